@@ -1,0 +1,180 @@
+// Package api holds the typed requests, responses and stable error codes of
+// the daemon's operations. The socket server, the Go client, and later the
+// HTTP API and MCP tools all speak these types, so each surface stays thin.
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Code is a stable, documented error code. Codes are an API: never rename one.
+type Code string
+
+const (
+	CodeInvalidArgs     Code = "invalid_args"      // 400
+	CodeNotFound        Code = "not_found"         // 404
+	CodeAgentRunning    Code = "agent_running"     // 409: delete of a live agent
+	CodeAgentExists     Code = "agent_exists"      // 409
+	CodeClaudeNotFound  Code = "claude_not_found"  // 424
+	CodeHarnessNotFound Code = "harness_not_found" // 424: codex/opencode binary missing
+	CodeConfigError     Code = "config_error"      // 422
+	CodeNotReady        Code = "not_ready"         // 503: boot restore still running
+	CodeDeliveryFailed  Code = "delivery_failed"   // 502: the message could not land
+	CodeQueueFull       Code = "queue_full"        // 429
+	CodeTmux            Code = "tmux_error"        // 500
+	CodeInternal        Code = "internal"          // 500
+	CodeDaemonDown      Code = "daemon_down"       // client side: no daemon answers
+)
+
+// ClaudeNotFoundMessage is the contract text of spec/managed-install.md.
+const ClaudeNotFoundMessage = "claude CLI not found; install it from https://claude.com/claude-code"
+
+// Error is an error with a stable code. It is what every route returns as
+// JSON: {"error": code, "message": text}.
+type Error struct {
+	Code    Code   `json:"error"`
+	Message string `json:"message,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return string(e.Code)
+	}
+	return e.Message
+}
+
+// Errorf builds an *Error.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf returns the code of err, CodeInternal for an uncoded error.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// HasCode reports whether err carries code.
+func HasCode(err error, code Code) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+// HTTPStatus maps a code to its HTTP status, in one place.
+func HTTPStatus(code Code) int {
+	switch code {
+	case CodeInvalidArgs:
+		return http.StatusBadRequest
+	case CodeNotFound:
+		return http.StatusNotFound
+	case CodeAgentRunning, CodeAgentExists:
+		return http.StatusConflict
+	case CodeClaudeNotFound, CodeHarnessNotFound:
+		return http.StatusFailedDependency
+	case CodeConfigError:
+		return http.StatusUnprocessableEntity
+	case CodeNotReady:
+		return http.StatusServiceUnavailable
+	case CodeDeliveryFailed:
+		return http.StatusBadGateway
+	case CodeQueueFull:
+		return http.StatusTooManyRequests
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// Health is GET /health.
+type Health struct {
+	Version string      `json:"version"`
+	PID     int         `json:"pid"`
+	Ready   bool        `json:"ready"`
+	Home    string      `json:"home"`
+	Claude  ClaudeState `json:"claude"`
+	Agents  int         `json:"agents"`
+}
+
+// ClaudeState is {"found": false} or {"found": true, "path": "/…/claude"}.
+type ClaudeState struct {
+	Found bool   `json:"found"`
+	Path  string `json:"path,omitempty"`
+}
+
+// AgentState is an agent's lifecycle state.
+type AgentState string
+
+const (
+	StateStarting AgentState = "starting"
+	StateRunning  AgentState = "running"
+	StateStopped  AgentState = "stopped"
+)
+
+// Agent is an agent as listings show it. It never carries env values.
+type Agent struct {
+	Name          string     `json:"name"`
+	Template      string     `json:"template"`
+	Harness       string     `json:"harness"`
+	Model         string     `json:"model,omitempty"`
+	Workspace     string     `json:"workspace"`
+	State         AgentState `json:"state"`
+	WakeOnMessage bool       `json:"wake_on_message"`
+	SessionID     string     `json:"session_id,omitempty"`
+	TmuxSession   string     `json:"tmux_session"`
+	EnvKeys       []string   `json:"env_keys,omitempty"`
+	Restarts      int        `json:"restarts"`
+	CreatedAt     time.Time  `json:"created_at"`
+	StartedAt     *time.Time `json:"started_at,omitempty"`
+	LastExit      *Exit      `json:"last_exit,omitempty"`
+	// Error says why a stopped agent is stopped, when leo stopped it
+	// (e.g. claude not found at boot).
+	Error string `json:"error,omitempty"`
+}
+
+// Exit is how an agent's TUI last ended abnormally.
+type Exit struct {
+	At         time.Time `json:"at"`
+	Status     int       `json:"status"`
+	Signal     string    `json:"signal,omitempty"`
+	StderrTail string    `json:"stderr_tail,omitempty"`
+}
+
+// SpawnRequest is POST /agents/spawn.
+type SpawnRequest struct {
+	Template string `json:"template"`
+	Name     string `json:"name,omitempty"`
+}
+
+// SendRequest is POST /agents/{name}/send.
+type SendRequest struct {
+	Message string `json:"message"`
+}
+
+// SendResult acknowledges a queued message. Delivery is fire-and-forget: the
+// caller learns the message was accepted in order; a delivery that later
+// fails is recorded on the agent and in the log, never reported as sent.
+type SendResult struct {
+	ID       string `json:"id"`
+	Agent    string `json:"agent"`
+	Queued   int    `json:"queued"`
+	Woke     bool   `json:"woke,omitempty"`
+	Delivery string `json:"delivery"` // "queued" | "delivered" | "failed"
+	Error    string `json:"error,omitempty"`
+}
+
+// Logs is GET /agents/{name}/logs.
+type Logs struct {
+	Agent string `json:"agent"`
+	Text  string `json:"text"`
+}
+
+// ReloadResult is POST /config/reload.
+type ReloadResult struct {
+	OK       bool     `json:"ok"`
+	Warnings []string `json:"warnings,omitempty"`
+}

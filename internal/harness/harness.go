@@ -1,0 +1,221 @@
+// Package harness defines what a coding-agent CLI adapter is: its option
+// schema, its model rules, how a harness-neutral launch spec becomes argv and
+// env, and how its TUI screen and session ids are read. Adapters live in
+// internal/harness/<name> and register themselves in init(), the way caddy
+// modules do; nothing above an adapter knows a harness-specific flag.
+package harness
+
+import (
+	"context"
+	"time"
+)
+
+// Kind is a leo primitive a harness may run.
+type Kind string
+
+const (
+	// KindTask is a one-shot scheduled task: a headless run.
+	KindTask Kind = "task"
+	// KindAgent is an ephemeral agent: a resident TUI in tmux.
+	KindAgent Kind = "agent"
+	// KindPersistent is a persistent task: it delivers into an agent.
+	KindPersistent Kind = "persistent"
+)
+
+// Harness is one adapter. Implementations must be safe for concurrent use.
+type Harness interface {
+	// Name is the registry key and the value of `harness:` in leo.yaml.
+	Name() string
+	// Binary is the executable looked up on PATH ("claude", "codex", "opencode").
+	Binary() string
+
+	// OptionsSchema lists every harness_options key the adapter accepts, in
+	// display order. It drives DecodeOptions and the web forms.
+	OptionsSchema() []OptionField
+	// DecodeOptions strictly validates a raw harness_options map. Errors are
+	// relative to the map ("unknown option \"foo\" (valid: …)"); the caller
+	// prefixes the scope ("templates.x.harness_options: ").
+	DecodeOptions(raw map[string]any) (Options, error)
+	// ValidateModel accepts "" always (the harness picks its default).
+	ValidateModel(model string) error
+	// SupportsChannels reports whether channels:/dev_channels: are valid.
+	SupportsChannels() bool
+	// SupportsKind reports whether the harness can run a primitive.
+	SupportsKind(k Kind) bool
+
+	// Interactive builds the resident TUI launch of an agent.
+	Interactive(spec LaunchSpec) (Command, error)
+	// Headless builds a one-shot run of spec.Prompt.
+	Headless(spec LaunchSpec) (Command, error)
+
+	// Sessions tells how conversation ids are chosen, found and checked.
+	Sessions() SessionPolicy
+	// Screen classifies a capture of the harness's TUI pane.
+	Screen() ScreenReader
+}
+
+// Preparer is implemented by adapters that must set something up outside the
+// launch itself before an agent's first start (trusting a workspace, writing
+// a managed block). It must be idempotent and touch only what it owns.
+type Preparer interface {
+	Prepare(ctx context.Context, spec LaunchSpec) error
+}
+
+// Options is a decoded harness_options map. Values are canonical Go types:
+// bool, string, []string, or map[string]any (for OptionYAMLMap).
+type Options map[string]any
+
+// Bool returns the value of a tri-state bool option and whether it was set.
+func (o Options) Bool(key string) (value, set bool) {
+	v, ok := o[key].(bool)
+	return v, ok
+}
+
+// String returns a string option, "" when unset.
+func (o Options) String(key string) string {
+	v, _ := o[key].(string)
+	return v
+}
+
+// Strings returns a string-list option, nil when unset.
+func (o Options) Strings(key string) []string {
+	v, _ := o[key].([]string)
+	return v
+}
+
+// Map returns a YAML-map option, nil when unset.
+func (o Options) Map(key string) map[string]any {
+	v, _ := o[key].(map[string]any)
+	return v
+}
+
+// Clone returns a shallow copy, so a merge never writes into a caller's map.
+func (o Options) Clone() Options {
+	out := make(Options, len(o))
+	for k, v := range o {
+		out[k] = v
+	}
+	return out
+}
+
+// LaunchSpec is one resolved scope turned into plain data: everything an
+// adapter needs to build argv and env, and nothing that needs YAML.
+type LaunchSpec struct {
+	// Name is the agent or task name (used for display names, never for ids).
+	Name string
+	// Workspace is an absolute directory; the process runs there.
+	Workspace string
+	// Model is "" to let the harness choose.
+	Model    string
+	MaxTurns int
+	Options  Options
+	// Channels and DevChannels are only set on channel-supporting harnesses.
+	Channels    []string
+	DevChannels []string
+	// Env is the scope's env: map after ${VAR} expansion. It is passed to the
+	// process environment, never to argv.
+	Env map[string]string
+
+	// SessionID with Resume=false: claude pins a new conversation with this id.
+	// SessionID with Resume=true: continue that conversation.
+	// Empty: start fresh (codex/opencode ids are discovered after the first turn).
+	SessionID string
+	Resume    bool
+
+	// Prompt is the message of a headless run (unused by Interactive).
+	Prompt string
+
+	// Bridge wires leo's MCP server into the harness; nil leaves it out
+	// (web disabled, or state/api.token missing or empty).
+	Bridge *MCPBridge
+}
+
+// MCPBridge describes how a harness starts `leo mcp-server`. The server reads
+// the token itself from TokenFile, so no secret ever rides in argv.
+type MCPBridge struct {
+	// Command is the absolute path of the leo binary.
+	Command string
+	// Args are its arguments (e.g. ["mcp-server"]).
+	Args []string
+	// Env is the environment of the MCP server process (e.g. LEO_HOME).
+	Env map[string]string
+	// URL is the daemon's HTTP base URL the MCP server talks to.
+	URL string
+}
+
+// Command is an argv plus the environment the adapter adds on top of the
+// scope env (e.g. OPENCODE_CONFIG_CONTENT). Dir is the working directory.
+type Command struct {
+	Argv []string
+	Env  map[string]string
+	Dir  string
+}
+
+// SessionPolicy is the session-id bookkeeping of one harness.
+type SessionPolicy interface {
+	// PinsID reports whether leo chooses the id before the first launch
+	// (claude --session-id). Otherwise the id is discovered after the first turn.
+	PinsID() bool
+	// NewID returns a fresh id for a pinning harness ("" otherwise).
+	NewID() string
+	// Discover finds the id of the conversation the agent started in
+	// q.Workspace at or after q.Since. It returns "" and no error when there is
+	// none yet.
+	Discover(ctx context.Context, q SessionQuery) (string, error)
+	// Exists reports whether a conversation with this id can be resumed
+	// (claude transcript, codex rollout, opencode session).
+	Exists(ctx context.Context, q SessionQuery, id string) (bool, error)
+}
+
+// SessionQuery carries what a lookup needs: where the agent runs and the
+// environment it runs with (HOME, CODEX_HOME, CLAUDE_CONFIG_DIR, PATH…).
+type SessionQuery struct {
+	Workspace string
+	Env       map[string]string
+	Since     time.Time
+}
+
+// ScreenState is what a pane capture shows.
+type ScreenState int
+
+const (
+	// ScreenStarting: nothing recognisable yet (booting, or unknown screen).
+	ScreenStarting ScreenState = iota
+	// ScreenReady: the input line is visible and the TUI is idle.
+	ScreenReady
+	// ScreenBusy: a turn is in flight.
+	ScreenBusy
+	// ScreenDialog: a modal (trust, resume…) waits for keys.
+	ScreenDialog
+)
+
+func (s ScreenState) String() string {
+	switch s {
+	case ScreenReady:
+		return "ready"
+	case ScreenBusy:
+		return "busy"
+	case ScreenDialog:
+		return "dialog"
+	default:
+		return "starting"
+	}
+}
+
+// Screen is one classified capture.
+type Screen struct {
+	State ScreenState
+	// Input is the text currently in the input line (trimmed), when visible.
+	Input string
+	// DialogKeys answers a ScreenDialog (tmux send-keys arguments).
+	DialogKeys []string
+	// Dialog names the dialog, for logs.
+	Dialog string
+}
+
+// ScreenReader classifies plain-text captures (capture-pane -p -J, no SGR).
+type ScreenReader interface {
+	Classify(capture string) Screen
+	// Landed reports whether pasted text shows in the input of this screen.
+	Landed(s Screen, pasted string) bool
+}
