@@ -1,16 +1,23 @@
+// Command leo is the leo CLI and daemon. main only runs the command tree and
+// turns its error into the exit status (the mapping lives in internal/cli).
 package main
 
 import (
-	_ "github.com/spf13/cobra"
-	_ "github.com/goccy/go-yaml"
-	_ "github.com/netresearch/go-cron"
-	_ "github.com/gofrs/flock"
-	_ "github.com/google/renameio/v2"
-	_ "github.com/google/uuid"
-	_ "golang.org/x/term"
-	_ "golang.org/x/sys/unix"
-	_ "pgregory.net/rapid"
-	_ "github.com/creack/pty"
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/blackpaw-studio/leo/internal/cli"
 )
 
-func main() {}
+// version is set at build time: go build -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	f := cli.NewFactory(cli.System(), os.Getenv, version)
+	err := cli.Run(ctx, os.Args[1:], f)
+	stop()
+	os.Exit(int(cli.ExitCodeOf(err)))
+}
