@@ -1,0 +1,157 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The figure the issue sets for `leo validate` on the generated config.
+const validateTargetMS = 50.0
+
+var (
+	buildOnce sync.Once
+	leoBin    string
+	buildErr  error
+	buildDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// leoBinary builds cmd/leo once per test binary, the way a user installs it
+// (no race detector, default flags), and returns its path.
+func leoBinary(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "leo-bench-")
+		if buildErr != nil {
+			return
+		}
+		leoBin = filepath.Join(buildDir, "leo")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, goTool(), "build", "-o", leoBin, "github.com/blackpaw-studio/leo/cmd/leo")
+		cmd.Stdin = nil
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			buildErr = &buildFailure{err: err, output: out.String()}
+		}
+	})
+	if buildErr != nil {
+		tb.Fatalf("building leo: %v", buildErr)
+	}
+	return leoBin
+}
+
+type buildFailure struct {
+	err    error
+	output string
+}
+
+func (b *buildFailure) Error() string { return b.err.Error() + "\n" + b.output }
+
+// goTool is the go command of the toolchain running the tests.
+func goTool() string {
+	p := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return "go"
+}
+
+// runLeo runs the leo binary once with a clean environment (HOME=home, no
+// LEO_HOME leaking in) and returns its stdout, stderr and exit code.
+func runLeo(tb testing.TB, bin, home string, args ...string) (string, string, int) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "BENCH_TOKEN=bench-secret-value"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			tb.Fatalf("running leo %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// TestGeneratedConfigIsValid makes sure the benchmark measures a clean
+// validation of the whole config, not an early failure.
+func TestGeneratedConfigIsValid(t *testing.T) {
+	bin := leoBinary(t)
+	cfg, err := GenerateConfig(t.TempDir(), 1000, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runLeo(t, bin, t.TempDir(), "validate", "-c", cfg, "--json")
+	if code != 0 {
+		t.Fatalf("leo validate exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if !bytes.Contains([]byte(stdout), []byte(`"ok": true`)) {
+		t.Fatalf("leo validate --json did not report ok:\n%s", stdout)
+	}
+}
+
+// BenchmarkValidateProcess runs `leo validate` as a whole process on a
+// config of 1,000 templates and 1,000 tasks across the three harnesses. It
+// reports ms/op and, measured in the same run, the floor: `leo version`, a
+// process that starts and exits without reading any config.
+func BenchmarkValidateProcess(b *testing.B) {
+	bin := leoBinary(b)
+	cfg, err := GenerateConfig(b.TempDir(), 1000, 1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	home := b.TempDir()
+	if stdout, stderr, code := runLeo(b, bin, home, "validate", "-c", cfg); code != 0 {
+		b.Fatalf("leo validate exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	floor := measure(b, 20, func() { runLeo(b, bin, home, "version") })
+
+	b.ResetTimer()
+	start := time.Now()
+	n := 0
+	for b.Loop() {
+		if _, stderr, code := runLeo(b, bin, home, "validate", "-c", cfg); code != 0 {
+			b.Fatalf("leo validate exit %d: %s", code, stderr)
+		}
+		n++
+	}
+	perOp := float64(time.Since(start).Microseconds()) / 1000 / float64(n)
+	b.ReportMetric(perOp, "ms/op")
+	b.ReportMetric(floor, "floor-ms/op")
+	b.ReportMetric(validateTargetMS, "target-ms/op")
+	if perOp > validateTargetMS {
+		b.Logf("leo validate took %.1f ms/op, above the %.0f ms target", perOp, validateTargetMS)
+	}
+}
+
+// measure returns the mean wall time of fn over n runs, in milliseconds.
+func measure(b *testing.B, n int, fn func()) float64 {
+	b.Helper()
+	start := time.Now()
+	for range n {
+		fn()
+	}
+	return float64(time.Since(start).Microseconds()) / 1000 / float64(n)
+}
