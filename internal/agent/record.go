@@ -1,0 +1,185 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/statefile"
+)
+
+// Record is one agent as state/agents.json keeps it. It never holds an env
+// value: env is re-resolved from leo.yaml at every launch, and only the key
+// names are kept for listings.
+type Record struct {
+	Name      string         `json:"name"`
+	Template  string         `json:"template"`
+	Harness   string         `json:"harness"`
+	Workspace string         `json:"workspace"`
+	Model     string         `json:"model,omitempty"`
+	State     api.AgentState `json:"state"`
+	// WakeOnMessage: the idle sweep parked the agent; a message starts it.
+	WakeOnMessage bool `json:"wake_on_message,omitempty"`
+
+	// SessionID is the harness's conversation id: chosen by leo for a pinning
+	// harness (claude), discovered after the first turn otherwise.
+	SessionID string `json:"session_id,omitempty"`
+	// SessionUsed: a TUI has been launched on SessionID (pinned-not-yet-
+	// started ids are false). Informational; Exists decides resume.
+	SessionUsed bool `json:"session_used,omitempty"`
+
+	EnvKeys []string `json:"env_keys,omitempty"`
+
+	PaneID  string `json:"pane_id,omitempty"`
+	PanePID int    `json:"pane_pid,omitempty"`
+
+	CreatedAt time.Time  `json:"created_at"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	// Resumed: the current launch continued SessionID.
+	Resumed bool `json:"resumed,omitempty"`
+
+	// Restarts counts supervised relaunches after an exit.
+	Restarts int `json:"restarts"`
+	// Failures is the consecutive-exit count the backoff is computed from.
+	Failures int       `json:"failures,omitempty"`
+	LastExit *api.Exit `json:"last_exit,omitempty"`
+	Error    string    `json:"error,omitempty"`
+}
+
+func (r *Record) clone() *Record {
+	c := *r
+	c.EnvKeys = append([]string(nil), r.EnvKeys...)
+	if r.StartedAt != nil {
+		t := *r.StartedAt
+		c.StartedAt = &t
+	}
+	if r.LastExit != nil {
+		e := *r.LastExit
+		c.LastExit = &e
+	}
+	return &c
+}
+
+// TmuxSession is the tmux session name of an agent.
+func TmuxSession(name string) string { return "leo-" + name }
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// ValidName reports whether name is a valid agent name.
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
+// CheckName returns an invalid_args error for a bad agent name.
+func CheckName(name string) error {
+	if !ValidName(name) {
+		return api.Errorf(api.CodeInvalidArgs, "invalid agent name %q: use 1-63 lowercase letters, digits and '-', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// baseName turns a template name into an agent name stem: lowercase, every
+// other character a '-', trimmed to leave room for a collision suffix.
+func baseName(template string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(template) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	s := strings.Trim(b.String(), "-")
+	if s == "" {
+		s = "agent"
+	}
+	if len(s) > 56 {
+		s = strings.TrimRight(s[:56], "-")
+	}
+	return s
+}
+
+// uniqueName picks base, then base-2, base-3… until taken says no.
+func uniqueName(base string, taken func(string) bool) string {
+	if !taken(base) {
+		return base
+	}
+	for i := 2; ; i++ {
+		suffix := "-" + strconv.Itoa(i)
+		stem := base
+		if len(stem)+len(suffix) > 63 {
+			stem = strings.TrimRight(stem[:63-len(suffix)], "-")
+		}
+		if n := stem + suffix; !taken(n) {
+			return n
+		}
+	}
+}
+
+// storeFile is the on-disk shape of state/agents.json.
+type storeFile struct {
+	Version int       `json:"version"`
+	Agents  []*Record `json:"agents"`
+}
+
+// Store persists records atomically (0600). Saves are serialized so an older
+// snapshot never overwrites a newer one.
+type Store struct {
+	path string
+	mu   sync.Mutex
+}
+
+// NewStore keeps records at path.
+func NewStore(path string) *Store { return &Store{path: path} }
+
+// Load reads every record. A missing file is an empty store. A corrupt file
+// is moved aside by statefile and reported as *statefile.CorruptError along
+// with an empty list, so the daemon can log it and carry on without
+// overwriting what a person may want to recover.
+func (s *Store) Load() ([]*Record, error) {
+	var f storeFile
+	_, err := statefile.ReadJSON(s.path, &f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Record, 0, len(f.Agents))
+	seen := map[string]bool{}
+	for _, r := range f.Agents {
+		if r == nil || !ValidName(r.Name) || seen[r.Name] {
+			continue
+		}
+		seen[r.Name] = true
+		switch r.State {
+		case api.StateStarting, api.StateRunning, api.StateStopped:
+		default:
+			r.State = api.StateStopped
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Save writes snapshot (taken by the caller under its own lock) atomically.
+// snap is called with the store's save lock held, so snapshots are written
+// in the order they were taken.
+func (s *Store) Save(snap func() []*Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs := snap()
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
+	if err := statefile.WriteJSON(s.path, storeFile{Version: 1, Agents: recs}, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// IsCorrupt reports whether err is a corrupt-state-file report.
+func IsCorrupt(err error) bool {
+	var c *statefile.CorruptError
+	return errors.As(err, &c)
+}
+

@@ -1,0 +1,328 @@
+// Package delivery puts messages into an agent's TUI: one FIFO queue per
+// agent, and the paste protocol of reference/tmux-driving.md — paste only
+// into an idle input line, confirm the text landed, then Enter, then confirm
+// the TUI took it. A message that did not land is a failure, never "sent".
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/clock"
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+// Gates are the pane flags checked before anything is typed.
+type Gates struct {
+	Dead     bool
+	InMode   bool // copy mode or similar: keys would go to tmux, not the TUI
+	InputOff bool
+}
+
+// Pane is what delivery needs from tmux for one pane. The agent package
+// adapts the tmux server to it; tests script it.
+type Pane interface {
+	Gates(ctx context.Context) (Gates, error)
+	CancelMode(ctx context.Context) error
+	// Capture is the visible screen as plain text (no SGR, joined lines).
+	Capture(ctx context.Context) (string, error)
+	// Paste sends text as one bracketed paste (load-buffer + paste-buffer -p).
+	Paste(ctx context.Context, text string) error
+	// SendKeys sends tmux key names (e.g. "Enter").
+	SendKeys(ctx context.Context, keys ...string) error
+}
+
+// Target is one agent's pane and how to read its screen.
+type Target struct {
+	Pane   Pane
+	Screen harness.ScreenReader
+	// EnterDelay is the minimum time between the paste and Enter.
+	EnterDelay time.Duration
+}
+
+// DefaultEnterDelay is used for adapters without harness.PasteTiming. The
+// landing confirmation already proves the paste was read; this only keeps
+// Enter out of the same input burst.
+const DefaultEnterDelay = 20 * time.Millisecond
+
+// Driver runs the paste protocol. The zero durations get defaults.
+type Driver struct {
+	Clock clock.Clock
+	// Poll is the interval between screen captures while waiting.
+	Poll time.Duration
+	// ReadyTimeout bounds the wait for an idle, empty input line (a slow
+	// starting TUI, a turn in flight, a dialog being answered).
+	ReadyTimeout time.Duration
+	// LandTimeout bounds the wait for the pasted text to show in the input.
+	LandTimeout time.Duration
+	// SubmitTimeout bounds the wait for the input to clear after Enter.
+	SubmitTimeout time.Duration
+	// Observe, when set, is told about dialogs answered (for logs).
+	Observe func(event string)
+}
+
+func (d *Driver) clock() clock.Clock {
+	if d.Clock == nil {
+		return clock.New()
+	}
+	return d.Clock
+}
+
+func orDefault(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func (d *Driver) poll() time.Duration         { return orDefault(d.Poll, 10*time.Millisecond) }
+func (d *Driver) readyTimeout() time.Duration { return orDefault(d.ReadyTimeout, 60*time.Second) }
+func (d *Driver) landTimeout() time.Duration  { return orDefault(d.LandTimeout, 5*time.Second) }
+func (d *Driver) submitTimeout() time.Duration {
+	return orDefault(d.SubmitTimeout, 5*time.Second)
+}
+
+// Failure is a delivery that did not happen, with the stage it stopped at.
+type Failure struct {
+	Stage  string // "ready", "paste", "landed", "submit"
+	Reason string
+	Err    error
+}
+
+func (f *Failure) Error() string {
+	if f.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", f.Stage, f.Reason, f.Err)
+	}
+	return f.Stage + ": " + f.Reason
+}
+
+func (f *Failure) Unwrap() error { return f.Err }
+
+// ErrPaneDead is reported while the pane's process has exited.
+var ErrPaneDead = errors.New("pane is dead")
+
+// Normalize is the text that is pasted for message: one trailing newline
+// stripped (a newline inside a paste is text, not a submit), CRLF as LF.
+func Normalize(message string) string {
+	s := strings.ReplaceAll(message, "\r\n", "\n")
+	return strings.TrimSuffix(s, "\n")
+}
+
+// AwaitReady waits until the TUI shows an idle, empty input line, answering
+// any startup dialog from what the screen shows. It returns the ready screen.
+func (d *Driver) AwaitReady(ctx context.Context, t Target) (harness.Screen, error) {
+	c := d.clock()
+	deadline := c.Now().Add(d.readyTimeout())
+	var last harness.Screen
+	var lastErr error
+	lastDialog := ""
+	for {
+		s, err := d.look(ctx, t)
+		switch {
+		case err != nil:
+			lastErr = err
+		case s.State == harness.ScreenDialog:
+			lastErr = nil
+			// Answer once per appearance; a dialog that stays up after its
+			// keys gets them again only after a fresh capture shows it.
+			if len(s.DialogKeys) > 0 {
+				if d.Observe != nil && s.Dialog != lastDialog {
+					d.Observe("answering " + nameOr(s.Dialog, "dialog"))
+				}
+				lastDialog = s.Dialog
+				if err := t.Pane.SendKeys(ctx, s.DialogKeys...); err != nil {
+					lastErr = err
+				}
+				// Give the TUI a moment to take the dialog down before the
+				// next look, so the same keys are not sent twice to it.
+				if err := d.sleep(ctx, 10*d.poll()); err != nil {
+					return s, err
+				}
+				last = s
+				continue
+			}
+		case s.State == harness.ScreenReady && s.Input == "":
+			return s, nil
+		default:
+			lastErr = nil
+		}
+		last = s
+		if !c.Now().Before(deadline) {
+			return last, &Failure{Stage: "ready", Reason: notReadyReason(last, lastErr, d.readyTimeout()), Err: lastErr}
+		}
+		if err := d.sleep(ctx, d.poll()); err != nil {
+			return last, err
+		}
+	}
+}
+
+func nameOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func notReadyReason(s harness.Screen, err error, after time.Duration) string {
+	switch {
+	case errors.Is(err, ErrPaneDead):
+		return fmt.Sprintf("the agent's TUI exited (not back after %s)", after)
+	case err != nil:
+		return fmt.Sprintf("pane not usable after %s", after)
+	case s.State == harness.ScreenReady:
+		return fmt.Sprintf("input line not empty after %s (someone typing in an attached client?)", after)
+	case s.State == harness.ScreenDialog:
+		return fmt.Sprintf("dialog %q still open after %s", nameOr(s.Dialog, "unknown"), after)
+	default:
+		return fmt.Sprintf("TUI not ready after %s (screen %s)", after, s.State)
+	}
+}
+
+// look checks the gates (leaving copy mode if needed) and classifies a capture.
+func (d *Driver) look(ctx context.Context, t Target) (harness.Screen, error) {
+	g, err := t.Pane.Gates(ctx)
+	if err != nil {
+		return harness.Screen{}, err
+	}
+	if g.Dead {
+		return harness.Screen{}, ErrPaneDead
+	}
+	if g.InMode {
+		if err := t.Pane.CancelMode(ctx); err != nil {
+			return harness.Screen{}, err
+		}
+	}
+	if g.InputOff {
+		return harness.Screen{}, errors.New("pane input is off")
+	}
+	capture, err := t.Pane.Capture(ctx)
+	if err != nil {
+		return harness.Screen{}, err
+	}
+	return t.Screen.Classify(capture), nil
+}
+
+func (d *Driver) sleep(ctx context.Context, dur time.Duration) error {
+	tm := d.clock().NewTimer(dur)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C():
+		return nil
+	}
+}
+
+// Deliver puts message into the TUI and submits it:
+//  1. wait for an idle, empty input line (answering dialogs);
+//  2. paste it as one bracketed paste;
+//  3. poll until the screen shows it in the input (bounded; never re-paste);
+//  4. wait the adapter's enter delay, counted from the paste;
+//  5. Enter, then confirm the input cleared or a turn started — resending
+//     Enter once if the text still sits in the input.
+func (d *Driver) Deliver(ctx context.Context, t Target, message string) error {
+	text := Normalize(message)
+	if strings.TrimSpace(text) == "" {
+		return &Failure{Stage: "paste", Reason: "empty message"}
+	}
+	if _, err := d.AwaitReady(ctx, t); err != nil {
+		return err
+	}
+	c := d.clock()
+	pastedAt := c.Now()
+	if err := t.Pane.Paste(ctx, text); err != nil {
+		return &Failure{Stage: "paste", Reason: "paste failed", Err: err}
+	}
+
+	if err := d.awaitLanded(ctx, t, text); err != nil {
+		return err
+	}
+
+	if wait := orDefault(t.EnterDelay, DefaultEnterDelay) - c.Since(pastedAt); wait > 0 {
+		if err := d.sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+	return d.submit(ctx, t, text)
+}
+
+func (d *Driver) awaitLanded(ctx context.Context, t Target, text string) error {
+	c := d.clock()
+	deadline := c.Now().Add(d.landTimeout())
+	for {
+		s, err := d.look(ctx, t)
+		if err == nil && t.Screen.Landed(s, text) {
+			return nil
+		}
+		if errors.Is(err, ErrPaneDead) {
+			return &Failure{Stage: "landed", Reason: "the TUI exited before the pasted text showed", Err: err}
+		}
+		if !c.Now().Before(deadline) {
+			// Re-check what the screen shows to say why; the text may still
+			// be partly there, so it is never pasted again.
+			reason := fmt.Sprintf("pasted text did not show in the input within %s", d.landTimeout())
+			if err == nil {
+				reason += fmt.Sprintf(" (screen %s, input %q)", s.State, clip(s.Input, 60))
+			}
+			return &Failure{Stage: "landed", Reason: reason, Err: err}
+		}
+		if err := d.sleep(ctx, d.poll()); err != nil {
+			return err
+		}
+	}
+}
+
+func (d *Driver) submit(ctx context.Context, t Target, text string) error {
+	c := d.clock()
+	if err := t.Pane.SendKeys(ctx, "Enter"); err != nil {
+		return &Failure{Stage: "submit", Reason: "send Enter failed", Err: err}
+	}
+	start := c.Now()
+	deadline := start.Add(d.submitTimeout())
+	// If the text still sits in the input after this long, Enter was lost
+	// (swallowed by a paste burst window): send it once more.
+	resendAfter := d.submitTimeout() / 5
+	resent := false
+	for {
+		s, err := d.look(ctx, t)
+		if errors.Is(err, ErrPaneDead) {
+			// The message was submitted and the TUI exited on it (e.g. a
+			// command that quits): the text left the input.
+			return nil
+		}
+		if err == nil {
+			if s.State == harness.ScreenBusy {
+				return nil
+			}
+			if s.State == harness.ScreenReady && !t.Screen.Landed(s, text) {
+				return nil
+			}
+			if !resent && s.State == harness.ScreenReady && c.Since(start) >= resendAfter {
+				resent = true
+				if err := t.Pane.SendKeys(ctx, "Enter"); err != nil {
+					return &Failure{Stage: "submit", Reason: "resend Enter failed", Err: err}
+				}
+			}
+		}
+		if !c.Now().Before(deadline) {
+			reason := fmt.Sprintf("the input did not clear within %s of Enter", d.submitTimeout())
+			if err == nil {
+				reason += fmt.Sprintf(" (screen %s)", s.State)
+			}
+			return &Failure{Stage: "submit", Reason: reason, Err: err}
+		}
+		if err := d.sleep(ctx, d.poll()); err != nil {
+			return err
+		}
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

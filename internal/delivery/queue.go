@@ -1,0 +1,209 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Item is one queued piece of work for an agent's pane: a message, or an
+// internal job such as waiting for a freshly launched TUI to be ready.
+// Persistent tasks will enqueue items and wait on Done for the outcome.
+type Item struct {
+	ID      string
+	Message string
+	// Job, when set, runs instead of delivering Message (internal work
+	// that must not interleave with deliveries, e.g. the startup probe).
+	Job func(ctx context.Context) error
+	// Enqueued is when Push accepted the item.
+	Enqueued time.Time
+
+	done chan struct{}
+	err  error
+}
+
+// Done is closed when the item finished (delivered, failed or cancelled).
+func (it *Item) Done() <-chan struct{} { return it.done }
+
+// Err is the outcome once Done is closed: nil means delivered.
+func (it *Item) Err() error { return it.err }
+
+// ErrFull is returned by Push when the queue holds its maximum.
+var ErrFull = errors.New("queue full")
+
+// ErrCancelled is the outcome of items dropped by Cancel.
+var ErrCancelled = errors.New("cancelled")
+
+// Queue is one agent's FIFO. A worker goroutine exists only while the queue
+// has work, so an idle fleet costs no goroutines. Items run one at a time, in
+// the order they were pushed.
+type Queue struct {
+	// Max bounds pending items (in flight not counted); 0 means no bound.
+	Max int
+	// Work delivers one item; its error is the item's outcome.
+	Work func(ctx context.Context, it *Item) error
+	// Finished, when set, is called after each item with its outcome.
+	Finished func(it *Item, err error)
+	// Now stamps Enqueued.
+	Now func() time.Time
+
+	mu       sync.Mutex
+	pending  []*Item
+	inFlight *Item
+	cancel   context.CancelFunc
+	running  bool
+	idle     *sync.Cond
+	closed   bool
+}
+
+// Push appends it and starts a worker if none runs. It returns how many
+// items are ahead of it (in flight included).
+func (q *Queue) Push(it *Item) (ahead int, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return 0, ErrCancelled
+	}
+	if q.Max > 0 && len(q.pending) >= q.Max {
+		return 0, ErrFull
+	}
+	it.done = make(chan struct{})
+	if q.Now != nil {
+		it.Enqueued = q.Now()
+	} else {
+		it.Enqueued = time.Now()
+	}
+	ahead = len(q.pending)
+	if q.inFlight != nil {
+		ahead++
+	}
+	q.pending = append(q.pending, it)
+	if !q.running {
+		q.running = true
+		go q.run()
+	}
+	return ahead, nil
+}
+
+// PushFront puts it ahead of every pending item (after the one in flight):
+// used for the startup probe of a relaunch, which must precede deliveries.
+func (q *Queue) PushFront(it *Item) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return ErrCancelled
+	}
+	it.done = make(chan struct{})
+	it.Enqueued = time.Now()
+	if q.Now != nil {
+		it.Enqueued = q.Now()
+	}
+	q.pending = append([]*Item{it}, q.pending...)
+	if !q.running {
+		q.running = true
+		go q.run()
+	}
+	return nil
+}
+
+func (q *Queue) run() {
+	for {
+		q.mu.Lock()
+		if len(q.pending) == 0 {
+			q.running = false
+			q.inFlight = nil
+			q.cancel = nil
+			if q.idle != nil {
+				q.idle.Broadcast()
+			}
+			q.mu.Unlock()
+			return
+		}
+		it := q.pending[0]
+		q.pending[0] = nil
+		q.pending = q.pending[1:]
+		ctx, cancel := context.WithCancel(context.Background())
+		q.inFlight = it
+		q.cancel = cancel
+		q.mu.Unlock()
+
+		var err error
+		if it.Job != nil {
+			err = it.Job(ctx)
+		} else {
+			err = q.Work(ctx, it)
+		}
+		cancel()
+		if ctx.Err() != nil && err != nil && errors.Is(err, context.Canceled) {
+			err = ErrCancelled
+		}
+		it.err = err
+		q.mu.Lock()
+		q.inFlight = nil
+		q.cancel = nil
+		q.mu.Unlock()
+		close(it.done)
+		if q.Finished != nil {
+			q.Finished(it, err)
+		}
+	}
+}
+
+// Len is the number of items pending or in flight.
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := len(q.pending)
+	if q.inFlight != nil {
+		n++
+	}
+	return n
+}
+
+// Busy reports whether an item is in flight.
+func (q *Queue) Busy() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.inFlight != nil
+}
+
+// Cancel fails every pending item with ErrCancelled and interrupts the one
+// in flight. The queue stays usable.
+func (q *Queue) Cancel() {
+	q.mu.Lock()
+	dropped := q.pending
+	q.pending = nil
+	if q.cancel != nil {
+		q.cancel()
+	}
+	q.mu.Unlock()
+	for _, it := range dropped {
+		it.err = ErrCancelled
+		close(it.done)
+		if q.Finished != nil {
+			q.Finished(it, ErrCancelled)
+		}
+	}
+}
+
+// Close cancels everything, refuses new items and waits for the worker.
+func (q *Queue) Close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.Cancel()
+	q.Wait()
+}
+
+// Wait blocks until no worker runs.
+func (q *Queue) Wait() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.idle == nil {
+		q.idle = sync.NewCond(&q.mu)
+	}
+	for q.running {
+		q.idle.Wait()
+	}
+}

@@ -1,0 +1,138 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestQueueRunsItemsInOrderOneAtATime(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	inFlight := 0
+	maxInFlight := 0
+	q := &Queue{Work: func(ctx context.Context, it *Item) error {
+		mu.Lock()
+		inFlight++
+		maxInFlight = max(maxInFlight, inFlight)
+		mu.Unlock()
+		time.Sleep(time.Millisecond)
+		mu.Lock()
+		got = append(got, it.Message)
+		inFlight--
+		mu.Unlock()
+		return nil
+	}}
+	var items []*Item
+	for i := 0; i < 50; i++ {
+		it := &Item{ID: fmt.Sprint(i), Message: fmt.Sprint(i)}
+		if _, err := q.Push(it); err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, it)
+	}
+	for _, it := range items {
+		<-it.Done()
+		if it.Err() != nil {
+			t.Fatal(it.Err())
+		}
+	}
+	q.Wait()
+	for i, m := range got {
+		if m != fmt.Sprint(i) {
+			t.Fatalf("order %v", got)
+		}
+	}
+	if maxInFlight != 1 {
+		t.Fatalf("max in flight %d", maxInFlight)
+	}
+	if q.Len() != 0 || q.Busy() {
+		t.Fatal("queue not drained")
+	}
+}
+
+func TestQueueBoundAndCancel(t *testing.T) {
+	release := make(chan struct{})
+	var finished []error
+	var mu sync.Mutex
+	q := &Queue{Max: 2, Work: func(ctx context.Context, it *Item) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, Finished: func(it *Item, err error) {
+		mu.Lock()
+		finished = append(finished, err)
+		mu.Unlock()
+	}}
+	first := &Item{ID: "1"}
+	q.Push(first)
+	deadline := time.Now().Add(5 * time.Second)
+	for !q.Busy() {
+		if time.Now().After(deadline) {
+			t.Fatal("first item never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	a, b := &Item{ID: "2"}, &Item{ID: "3"}
+	if ahead, err := q.Push(a); err != nil || ahead != 1 {
+		t.Fatalf("push 2: ahead=%d err=%v", ahead, err)
+	}
+	if _, err := q.Push(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Push(&Item{ID: "4"}); !errors.Is(err, ErrFull) {
+		t.Fatalf("push beyond Max: %v, want ErrFull", err)
+	}
+	q.Cancel()
+	for _, it := range []*Item{first, a, b} {
+		<-it.Done()
+		if !errors.Is(it.Err(), ErrCancelled) {
+			t.Fatalf("item %s: %v, want ErrCancelled", it.ID, it.Err())
+		}
+	}
+	q.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(finished) != 3 {
+		t.Fatalf("Finished called %d times", len(finished))
+	}
+	close(release)
+}
+
+func TestQueuePushFrontJumpsPending(t *testing.T) {
+	release := make(chan struct{})
+	var order []string
+	var mu sync.Mutex
+	q := &Queue{Work: func(ctx context.Context, it *Item) error {
+		if it.ID == "first" {
+			<-release
+		}
+		mu.Lock()
+		order = append(order, it.ID)
+		mu.Unlock()
+		return nil
+	}}
+	q.Push(&Item{ID: "first"})
+	for !q.Busy() {
+		time.Sleep(time.Millisecond)
+	}
+	q.Push(&Item{ID: "msg"})
+	probe := &Item{ID: "probe", Job: func(context.Context) error {
+		mu.Lock()
+		order = append(order, "probe")
+		mu.Unlock()
+		return nil
+	}}
+	q.PushFront(probe)
+	close(release)
+	q.Wait()
+	if fmt.Sprint(order) != "[first probe msg]" {
+		t.Fatalf("order %v", order)
+	}
+}
