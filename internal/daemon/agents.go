@@ -1,0 +1,35 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+)
+
+// Agents is what the daemon needs of the agent manager (internal/agent).
+// The socket routes call it and nothing else, so the same operations can be
+// exposed over HTTP and MCP later. Errors are *api.Error with stable codes.
+type Agents interface {
+	// Restore adopts live sessions and relaunches agents that should run;
+	// the daemon reports ready only after it returns.
+	Restore(ctx context.Context) error
+	// Run supervises agents and sweeps idle ones until ctx is done.
+	Run(ctx context.Context)
+
+	Spawn(ctx context.Context, req api.SpawnRequest) (api.Agent, error)
+	List() []api.Agent
+	Get(name string) (api.Agent, error)
+	Start(ctx context.Context, name string) (api.Agent, error)
+	Stop(ctx context.Context, name string) (api.Agent, error)
+	Restart(ctx context.Context, name string) (api.Agent, error)
+	Reset(ctx context.Context, name string) (api.Agent, error)
+	Delete(ctx context.Context, name string) error
+	Logs(ctx context.Context, name string, lines int) (api.Logs, error)
+	Send(ctx context.Context, name, message string) (api.SendResult, error)
+
+	// ConfigChanged tells the manager a reload swapped the config.
+	ConfigChanged()
+	// Close stops supervision. It never kills agents' tmux sessions: the
+	// next daemon adopts them.
+	Close() error
+}

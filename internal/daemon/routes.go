@@ -1,0 +1,156 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+)
+
+// The socket API, all in one place. Each handler decodes its request,
+// makes one call on the agent manager (or the config store) and returns
+// the result; the HTTP API and MCP tools will expose the same operations.
+//
+//	GET    /health                    api.Health (never waits for restore)
+//	POST   /agents/spawn              api.SpawnRequest → api.Agent
+//	GET    /agents                    []api.Agent
+//	GET    /agents/{name}             api.Agent
+//	POST   /agents/{name}/start       api.Agent
+//	POST   /agents/{name}/stop        api.Agent
+//	POST   /agents/{name}/restart     api.Agent
+//	POST   /agents/{name}/reset       api.Agent (new conversation)
+//	POST   /agents/{name}/send        api.SendRequest → api.SendResult
+//	DELETE /agents/{name}             {"ok":true}; agent_running unless stopped
+//	GET    /agents/{name}/logs?lines=N api.Logs (pane capture)
+//	POST   /config/reload             api.ReloadResult; config_error keeps the old config
+//
+// Errors are {"error": code, "message": text} with api.HTTPStatus(code).
+func (s *server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", s.handle(false, s.getHealth))
+
+	mux.HandleFunc("POST /agents/spawn", s.handle(true, s.spawnAgent))
+	mux.HandleFunc("GET /agents", s.handle(true, s.listAgents))
+	mux.HandleFunc("GET /agents/{name}", s.handle(true, s.getAgent))
+	mux.HandleFunc("POST /agents/{name}/start", s.handle(true, s.agentAction(Agents.Start)))
+	mux.HandleFunc("POST /agents/{name}/stop", s.handle(true, s.agentAction(Agents.Stop)))
+	mux.HandleFunc("POST /agents/{name}/restart", s.handle(true, s.agentAction(Agents.Restart)))
+	mux.HandleFunc("POST /agents/{name}/reset", s.handle(true, s.agentAction(Agents.Reset)))
+	mux.HandleFunc("POST /agents/{name}/send", s.handle(true, s.sendToAgent))
+	mux.HandleFunc("DELETE /agents/{name}", s.handle(true, s.deleteAgent))
+	mux.HandleFunc("GET /agents/{name}/logs", s.handle(true, s.agentLogs))
+
+	mux.HandleFunc("POST /config/reload", s.handle(true, s.reloadConfig))
+
+	mux.Handle("/", s.noRoute(mux))
+	return mux
+}
+
+func (s *server) getHealth(*http.Request) (any, error) { return s.health(), nil }
+
+func (s *server) spawnAgent(r *http.Request) (any, error) {
+	var req api.SpawnRequest
+	if err := decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	if req.Template == "" {
+		return nil, api.Errorf(api.CodeInvalidArgs, "spawn: template is required")
+	}
+	return s.agents.Spawn(r.Context(), req)
+}
+
+func (s *server) listAgents(*http.Request) (any, error) {
+	list := s.agents.List()
+	if list == nil {
+		list = []api.Agent{} // [] not null: an empty fleet is still a list
+	}
+	return list, nil
+}
+
+func (s *server) getAgent(r *http.Request) (any, error) {
+	return s.agents.Get(r.PathValue("name"))
+}
+
+// agentAction serves the verbs that take only a name and answer the agent.
+func (s *server) agentAction(verb func(Agents, context.Context, string) (api.Agent, error)) endpoint {
+	return func(r *http.Request) (any, error) {
+		if err := decodeBody(r, &struct{}{}, true); err != nil {
+			return nil, err
+		}
+		return verb(s.agents, r.Context(), r.PathValue("name"))
+	}
+}
+
+func (s *server) sendToAgent(r *http.Request) (any, error) {
+	var req api.SendRequest
+	if err := decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(req.Message) == "" {
+		return nil, api.Errorf(api.CodeInvalidArgs, "send: message is empty")
+	}
+	return s.agents.Send(r.Context(), r.PathValue("name"), req.Message)
+}
+
+func (s *server) deleteAgent(r *http.Request) (any, error) {
+	if err := s.agents.Delete(r.Context(), r.PathValue("name")); err != nil {
+		return nil, err
+	}
+	return okResult{OK: true}, nil
+}
+
+// defaultLogLines is what `logs` shows when the caller names no count.
+const (
+	defaultLogLines = 100
+	maxLogLines     = 10000
+)
+
+func (s *server) agentLogs(r *http.Request) (any, error) {
+	lines := defaultLogLines
+	if v := r.URL.Query().Get("lines"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLogLines {
+			return nil, api.Errorf(api.CodeInvalidArgs, "logs: lines must be a number from 1 to %d, got %q", maxLogLines, v)
+		}
+		lines = n
+	}
+	return s.agents.Logs(r.Context(), r.PathValue("name"), lines)
+}
+
+func (s *server) reloadConfig(r *http.Request) (any, error) {
+	if err := decodeBody(r, &struct{}{}, true); err != nil {
+		return nil, err
+	}
+	return s.reload(r.Context())
+}
+
+type okResult struct {
+	OK bool `json:"ok"`
+}
+
+// noRoute answers every request no route takes: 405 when the path exists
+// under another method, else 404, both in the API's JSON error shape.
+func (s *server) noRoute(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allowed []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+			if m == r.Method {
+				continue
+			}
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+				allowed = append(allowed, m)
+			}
+		}
+		if len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			writeJSON(w, http.StatusMethodNotAllowed, api.Errorf(api.CodeInvalidArgs,
+				"%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allowed, ", ")))
+			return
+		}
+		writeJSON(w, http.StatusNotFound, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
+	})
+}

@@ -1,0 +1,166 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/binpath"
+)
+
+// maxRequestBody bounds a request body; the largest is a message to send.
+const maxRequestBody = 4 << 20
+
+// server answers the socket API. Its handlers (routes.go) are thin: decode,
+// call the manager or the config store, encode.
+type server struct {
+	version  string
+	homeRoot string
+	pid      int
+	resolver binpath.Resolver
+	agents   Agents
+	// reload re-reads and validates leo.yaml, swapping it in only when valid.
+	reload func(ctx context.Context) (api.ReloadResult, error)
+	log    *slog.Logger
+
+	// ready is closed when boot restore is done. Until then /health says
+	// ready:false and the other routes wait (up to readyWait) for it.
+	ready     chan struct{}
+	readyOnce sync.Once
+	readyWait time.Duration
+	// stopping is closed when shutdown begins, releasing waiting requests.
+	stopping chan struct{}
+	stopOnce sync.Once
+}
+
+func (s *server) stopServing() { s.stopOnce.Do(func() { close(s.stopping) }) }
+
+func (s *server) markReady() { s.readyOnce.Do(func() { close(s.ready) }) }
+
+func (s *server) isReady() bool {
+	select {
+	case <-s.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// awaitReady holds a request that arrived during boot restore until the
+// daemon is ready, so a command typed right after `leo service` starts just
+// takes a moment longer instead of failing.
+func (s *server) awaitReady(ctx context.Context) error {
+	if s.isReady() {
+		return nil
+	}
+	t := time.NewTimer(s.readyWait)
+	defer t.Stop()
+	select {
+	case <-s.ready:
+		return nil
+	case <-s.stopping:
+		return api.Errorf(api.CodeNotReady, "leo daemon is shutting down")
+	case <-ctx.Done():
+		return api.Errorf(api.CodeNotReady, "leo daemon is still restoring agents")
+	case <-t.C:
+		return api.Errorf(api.CodeNotReady, "leo daemon is still restoring agents; try again shortly")
+	}
+}
+
+// health is computed fresh on every call: claude is looked up each time, so
+// installing it while the daemon runs shows up without a restart.
+func (s *server) health() api.Health {
+	h := api.Health{
+		Version: s.version,
+		PID:     s.pid,
+		Ready:   s.isReady(),
+		Home:    s.homeRoot,
+		Agents:  len(s.agents.List()),
+	}
+	if p, err := s.resolver.Lookup("claude"); err == nil {
+		h.Claude = api.ClaudeState{Found: true, Path: p}
+	}
+	return h
+}
+
+// endpoint is a route's body: it returns the value to encode (status 200)
+// or an error (its code picks the status).
+type endpoint func(r *http.Request) (any, error)
+
+// handle adapts an endpoint; gated endpoints wait for boot restore first.
+func (s *server) handle(gated bool, fn endpoint) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		var (
+			v   any
+			err error
+		)
+		if gated {
+			err = s.awaitReady(r.Context())
+		}
+		if err == nil {
+			v, err = fn(r)
+		}
+		status := http.StatusOK
+		if err != nil {
+			e := asAPIError(err)
+			status = api.HTTPStatus(e.Code)
+			v = e
+			if status >= 500 {
+				s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "code", e.Code, "err", e.Message)
+			}
+		}
+		writeJSON(w, status, v)
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", status, "took", time.Since(start))
+	}
+}
+
+// asAPIError gives every error a stable code; an uncoded one is internal.
+func asAPIError(err error) *api.Error {
+	var e *api.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &api.Error{Code: api.CodeInternal, Message: err.Error()}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// decodeBody decodes a JSON object strictly into v: unknown fields, a
+// second value or a body over maxRequestBody are invalid_args. An empty
+// body is allowed only when optional.
+func decodeBody(r *http.Request, v any, optional bool) error {
+	body := http.MaxBytesReader(nil, r.Body, maxRequestBody)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			if optional {
+				return nil
+			}
+			return api.Errorf(api.CodeInvalidArgs, "request body is empty; expected a JSON object")
+		}
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return api.Errorf(api.CodeInvalidArgs, "request body is larger than %d bytes", maxRequestBody)
+		}
+		return api.Errorf(api.CodeInvalidArgs, "request body: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return api.Errorf(api.CodeInvalidArgs, "request body: unexpected data after the JSON object")
+	}
+	return nil
+}
