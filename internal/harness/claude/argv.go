@@ -1,0 +1,165 @@
+package claude
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+// Interactive builds the resident TUI launch:
+//
+//	claude [--session-id ID | --resume ID] [--model M] [--permission-mode X]
+//	       [--dangerously-skip-permissions] [--remote-control [NAME]]
+//	       [--agent A] [--allowedTools a,b] [--disallowedTools c,d]
+//	       [--append-system-prompt TEXT] [--channels C]...
+//	       [--dangerously-load-development-channels D]... [--mcp-config JSON]
+//
+// --remote-control takes the agent name as the session's display name.
+// Channel flags repeat once per value so no variadic flag can swallow a
+// following argument.
+func (Claude) Interactive(spec harness.LaunchSpec) (harness.Command, error) {
+	if err := checkSpec(spec); err != nil {
+		return harness.Command{}, err
+	}
+	argv := []string{"claude"}
+	argv = append(argv, sessionArgs(spec)...)
+	argv = append(argv, commonArgs(spec, true)...)
+	for _, c := range spec.Channels {
+		argv = append(argv, "--channels", c)
+	}
+	for _, c := range spec.DevChannels {
+		argv = append(argv, "--dangerously-load-development-channels", c)
+	}
+	argv = append(argv, mcpArgs(spec.Bridge)...)
+	return harness.Command{Argv: argv, Dir: spec.Workspace}, nil
+}
+
+// Headless builds a one-shot run:
+//
+//	claude -p PROMPT --output-format stream-json --verbose [--max-turns N]
+//	       [--session-id ID | --resume ID] [--model M] [permission, agent, tool
+//	       and system-prompt flags] [--mcp-config JSON]
+//
+// stream-json with -p requires --verbose. remote_control and channels are
+// left out: both only mean something for a live interactive session. A
+// prompt that starts with "-" goes last, after "--", so it is never parsed
+// as a flag.
+func (Claude) Headless(spec harness.LaunchSpec) (harness.Command, error) {
+	if err := checkSpec(spec); err != nil {
+		return harness.Command{}, err
+	}
+	if spec.Prompt == "" {
+		return harness.Command{}, errors.New("claude: a headless run needs a prompt")
+	}
+	dashPrompt := strings.HasPrefix(spec.Prompt, "-")
+	argv := []string{"claude", "-p"}
+	if !dashPrompt {
+		argv = append(argv, spec.Prompt)
+	}
+	argv = append(argv, "--output-format", "stream-json", "--verbose")
+	if spec.MaxTurns > 0 {
+		argv = append(argv, "--max-turns", strconv.Itoa(spec.MaxTurns))
+	}
+	argv = append(argv, sessionArgs(spec)...)
+	argv = append(argv, commonArgs(spec, false)...)
+	argv = append(argv, mcpArgs(spec.Bridge)...)
+	if dashPrompt {
+		argv = append(argv, "--", spec.Prompt)
+	}
+	return harness.Command{Argv: argv, Dir: spec.Workspace}, nil
+}
+
+func checkSpec(spec harness.LaunchSpec) error {
+	if spec.Workspace == "" {
+		return errors.New("claude: launch spec has no workspace")
+	}
+	return nil
+}
+
+func sessionArgs(spec harness.LaunchSpec) []string {
+	switch {
+	case spec.SessionID == "":
+		return nil
+	case spec.Resume:
+		return []string{"--resume", spec.SessionID}
+	default:
+		return []string{"--session-id", spec.SessionID}
+	}
+}
+
+// commonArgs are the model and harness_options flags shared by both launch
+// forms; remote control only applies to the interactive one.
+func commonArgs(spec harness.LaunchSpec, interactive bool) []string {
+	var argv []string
+	o := spec.Options
+	if spec.Model != "" {
+		argv = append(argv, "--model", spec.Model)
+	}
+	if m := o.String(optPermissionMode); m != "" {
+		argv = append(argv, "--permission-mode", m)
+	}
+	if bypass, _ := o.Bool(optBypassPermissions); bypass {
+		argv = append(argv, "--dangerously-skip-permissions")
+	}
+	if rc, _ := o.Bool(optRemoteControl); rc && interactive {
+		argv = append(argv, "--remote-control")
+		if spec.Name != "" {
+			argv = append(argv, spec.Name)
+		}
+	}
+	if a := o.String(optAgent); a != "" {
+		argv = append(argv, "--agent", a)
+	}
+	if t := o.Strings(optAllowedTools); len(t) > 0 {
+		argv = append(argv, "--allowedTools", strings.Join(t, ","))
+	}
+	if t := o.Strings(optDisallowedTools); len(t) > 0 {
+		argv = append(argv, "--disallowedTools", strings.Join(t, ","))
+	}
+	if p := o.String(optAppendSystemPrompt); p != "" {
+		argv = append(argv, "--append-system-prompt", p)
+	}
+	return argv
+}
+
+// mcpArgs wires leo's MCP server in as an inline --mcp-config JSON. Only the
+// bridge's own env (LEO_HOME, LEO_URL) rides along; the server reads its
+// token from a file, so no secret reaches argv.
+func mcpArgs(b *harness.MCPBridge) []string {
+	if b == nil {
+		return nil
+	}
+	server := map[string]any{
+		"type":    "stdio",
+		"command": b.Command,
+		"args":    nonNil(b.Args),
+	}
+	if env := bridgeEnv(b); len(env) > 0 {
+		server["env"] = env
+	}
+	cfg := map[string]any{"mcpServers": map[string]any{"leo": server}}
+	data, _ := json.Marshal(cfg) // maps of strings always marshal
+	return []string{"--mcp-config", string(data)}
+}
+
+// bridgeEnv is the MCP server's environment: the bridge env plus LEO_URL.
+func bridgeEnv(b *harness.MCPBridge) map[string]string {
+	env := map[string]string{}
+	for k, v := range b.Env {
+		env[k] = v
+	}
+	if _, set := env["LEO_URL"]; !set && b.URL != "" {
+		env["LEO_URL"] = b.URL
+	}
+	return env
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

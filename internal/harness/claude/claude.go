@@ -1,0 +1,52 @@
+// Package claude is the adapter for Anthropic's Claude Code CLI. It pins
+// conversation ids up front (--session-id), supports channel plugins, and
+// drives the TUI whose input line sits between two horizontal rules.
+package claude
+
+import (
+	"os"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+func init() { harness.Register(Claude{}) }
+
+// Claude implements harness.Harness, harness.Preparer and harness.PasteTiming.
+// It is stateless, so the zero value is ready and safe for concurrent use.
+type Claude struct{}
+
+var (
+	_ harness.Harness     = Claude{}
+	_ harness.Preparer    = Claude{}
+	_ harness.PasteTiming = Claude{}
+)
+
+// Name is the registry key.
+func (Claude) Name() string { return "claude" }
+
+// Binary is the executable looked up on PATH.
+func (Claude) Binary() string { return "claude" }
+
+// SupportsChannels: claude is the one harness with channel plugins.
+func (Claude) SupportsChannels() bool { return true }
+
+// SupportsKind: claude runs every leo primitive.
+func (Claude) SupportsKind(k harness.Kind) bool {
+	switch k {
+	case harness.KindTask, harness.KindAgent, harness.KindPersistent:
+		return true
+	}
+	return false
+}
+
+// EnterDelay lets claude commit a bracketed paste before Enter arrives.
+func (Claude) EnterDelay() time.Duration { return 100 * time.Millisecond }
+
+// getenv reads key from the launch environment, falling back to leo's own.
+func getenv(env map[string]string, key string) string {
+	if v, ok := env[key]; ok {
+		return v
+	}
+	return os.Getenv(key)
+}

@@ -1,0 +1,160 @@
+package claude
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+// The strings claude's TUI draws, kept as data: when the TUI changes, only
+// these and the fixtures under testdata/screens/claude change.
+var (
+	// promptPrefix starts the input line, which sits between two rules.
+	promptPrefix = "❯"
+	// ruleRune draws the rules above and below the input line.
+	ruleRune = '─'
+	// busyMarkers show while a turn runs.
+	busyMarkers = []string{"esc to interrupt"}
+	// dialogs are modals that block the input line, with the keys that
+	// answer them the way leo wants (trust the workspace).
+	dialogs = []dialog{
+		{name: "trust", markers: []string{
+			"Do you trust the files in this folder?",
+			"Is this a project you created or one you trust",
+			"Yes, I trust this folder",
+		}, keys: []string{"Enter"}},
+	}
+	// pastedPlaceholder is how claude shows a long or multi-line paste.
+	pastedPlaceholder = regexp.MustCompile(`\[Pasted text #\d+(?: \+\d+ lines?)?\]`)
+)
+
+type dialog struct {
+	name    string
+	markers []string
+	keys    []string
+}
+
+// tail is how many trailing lines of a capture are examined: the input box,
+// the busy line and any modal all live at the bottom of the pane.
+const tail = 40
+
+// Screen classifies captures of claude's TUI.
+func (Claude) Screen() harness.ScreenReader { return screen{} }
+
+type screen struct{}
+
+// Classify reads a plain capture (no SGR). A dialog wins over everything;
+// then the input box (a ❯ line between rules) is looked for; a busy marker
+// outside the input makes it busy, otherwise ready. No box: starting.
+func (screen) Classify(capture string) harness.Screen {
+	lines := lastLines(capture, tail)
+	top, input, boxed := findInputBox(lines)
+	// A modal replaces the input box, so only text below the last box (or
+	// anywhere, when there is none) can be a live dialog; an answered one
+	// left in scrollback above the box is history.
+	from := 0
+	if boxed {
+		from = top + 1
+	}
+	if d, ok := findDialog(lines[from:]); ok {
+		return harness.Screen{State: harness.ScreenDialog, Dialog: d.name, DialogKeys: append([]string(nil), d.keys...)}
+	}
+	if !boxed {
+		return harness.Screen{State: harness.ScreenStarting}
+	}
+	// The spinner line sits just above the box; older transcript text
+	// further up is not looked at.
+	for _, l := range lines[max(0, top-busyWindow):top] {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, ">") || strings.HasPrefix(t, "●") {
+			continue
+		}
+		for _, m := range busyMarkers {
+			if strings.Contains(t, m) {
+				return harness.Screen{State: harness.ScreenBusy, Input: input}
+			}
+		}
+	}
+	return harness.Screen{State: harness.ScreenReady, Input: input}
+}
+
+// busyWindow is how many lines above the input box may hold the spinner
+// (it can be separated from the box by a short todo list).
+const busyWindow = 8
+
+func findDialog(lines []string) (dialog, bool) {
+	for _, d := range dialogs {
+		for _, l := range lines {
+			for _, m := range d.markers {
+				if strings.Contains(l, m) {
+					return d, true
+				}
+			}
+		}
+	}
+	return dialog{}, false
+}
+
+// Landed reports whether pasted shows in the input: the same words (the box
+// wraps lines), or claude's [Pasted text #N +M lines] placeholder for a
+// multi-line paste.
+func (screen) Landed(s harness.Screen, pasted string) bool {
+	want := collapse(pasted)
+	if want == "" {
+		return false
+	}
+	got := collapse(s.Input)
+	if strings.Contains(got, want) {
+		return true
+	}
+	return pastedPlaceholder.MatchString(s.Input)
+}
+
+// findInputBox finds the last ❯ line with a rule right above it and a rule
+// below it (after any wrapped continuation lines). It returns the index of
+// the upper rule and the input text, continuation lines joined by "\n".
+func findInputBox(lines []string) (top int, input string, ok bool) {
+	for i := len(lines) - 1; i > 0; i-- {
+		l := lines[i]
+		if !strings.HasPrefix(l, promptPrefix) || !isRule(lines[i-1]) {
+			continue
+		}
+		parts := []string{strings.TrimSpace(strings.TrimPrefix(l, promptPrefix))}
+		for j := i + 1; j < len(lines); j++ {
+			if isRule(lines[j]) {
+				return i - 1, strings.TrimSpace(strings.Join(parts, "\n")), true
+			}
+			parts = append(parts, strings.TrimSpace(lines[j]))
+		}
+	}
+	return 0, "", false
+}
+
+// isRule: a line drawn with ─, possibly carrying a label ("──── name ──").
+func isRule(l string) bool {
+	l = strings.TrimSpace(l)
+	n := 0
+	for _, r := range l {
+		if r == ruleRune {
+			n++
+		}
+	}
+	return n >= 3 && strings.HasPrefix(l, string(ruleRune))
+}
+
+func lastLines(capture string, n int) []string {
+	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t\u00a0")
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

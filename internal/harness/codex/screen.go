@@ -1,0 +1,179 @@
+package codex
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+// The strings codex's TUI draws, kept as data (fixtures live under
+// testdata/screens/codex).
+var (
+	// composerPrefix starts the composer line (and, in history, a sent message).
+	composerPrefix = "›"
+	// placeholders are drawn dimmed in an empty composer; a plain capture
+	// can't tell dim from typed, so they are matched literally.
+	placeholders = []string{
+		"Ask Codex to do anything",
+		"Explain this codebase",
+		"Summarize recent commits",
+		"Implement {feature}",
+		"Find and fix a bug in @filename",
+		"Write tests for @filename",
+		"Improve documentation in @filename",
+		"Run /review on my current changes",
+		"Use /skills to list available skills",
+	}
+	// footerMarkers identify the hint lines under the composer.
+	footerMarkers = []string{"⏎ send", "⌃J newline", "for shortcuts", "context left", "tab to queue message"}
+	// busyMarkers show while a turn runs.
+	busyMarkers = []string{"esc to interrupt"}
+	dialogs     = []dialog{
+		{name: "trust", markers: []string{
+			"Do you trust the contents of this directory?",
+			"allow Codex to work in this folder",
+		}, keys: []string{"Enter"}},
+	}
+	// pastedPlaceholder is how codex shows a large paste.
+	pastedPlaceholder = regexp.MustCompile(`\[Pasted Content \d+ chars\]`)
+)
+
+type dialog struct {
+	name    string
+	markers []string
+	keys    []string
+}
+
+const (
+	tail       = 40
+	busyWindow = 8
+)
+
+// Screen classifies captures of codex's TUI.
+func (Codex) Screen() harness.ScreenReader { return screen{} }
+
+type screen struct{}
+
+// Classify: the composer is the last › line with nothing but its own
+// continuation lines, blanks and footer hints below it (sent messages in the
+// history also start with ›, but replies follow them). A dialog below the
+// composer (or anywhere, without one) wins; a busy marker just above it
+// makes the screen busy.
+func (screen) Classify(capture string) harness.Screen {
+	lines := lastLines(capture, tail)
+	at, input, ok := findComposer(lines)
+	from := 0
+	if ok {
+		from = at
+	}
+	if d, found := findDialog(lines[from:]); found {
+		return harness.Screen{State: harness.ScreenDialog, Dialog: d.name, DialogKeys: slices.Clone(d.keys)}
+	}
+	if !ok {
+		return harness.Screen{State: harness.ScreenStarting}
+	}
+	for _, l := range lines[max(0, at-busyWindow):at] {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, composerPrefix) {
+			continue
+		}
+		for _, m := range busyMarkers {
+			if strings.Contains(t, m) {
+				return harness.Screen{State: harness.ScreenBusy, Input: input}
+			}
+		}
+	}
+	return harness.Screen{State: harness.ScreenReady, Input: input}
+}
+
+// Landed reports whether pasted shows in the composer (same words, as the
+// composer wraps), or as codex's [Pasted Content N chars] placeholder.
+func (screen) Landed(s harness.Screen, pasted string) bool {
+	want := collapse(pasted)
+	if want == "" {
+		return false
+	}
+	if strings.Contains(collapse(s.Input), want) {
+		return true
+	}
+	return pastedPlaceholder.MatchString(s.Input)
+}
+
+func findComposer(lines []string) (at int, input string, ok bool) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i]
+		if !strings.HasPrefix(l, composerPrefix) {
+			if isComposerTail(l) {
+				continue
+			}
+			return 0, "", false
+		}
+		if isMenuChoice(l) {
+			return 0, "", false
+		}
+		parts := []string{strings.TrimSpace(strings.TrimPrefix(l, composerPrefix))}
+		for _, c := range lines[i+1:] {
+			if strings.TrimSpace(c) == "" || isFooter(c) {
+				break
+			}
+			parts = append(parts, strings.TrimSpace(c))
+		}
+		text := strings.TrimSpace(strings.Join(parts, "\n"))
+		if slices.Contains(placeholders, text) {
+			text = ""
+		}
+		return i, text, true
+	}
+	return 0, "", false
+}
+
+// isComposerTail: what may follow the composer line — blanks, footer hints,
+// and the indented continuation lines of a multi-line input.
+func isComposerTail(l string) bool {
+	return strings.TrimSpace(l) == "" || isFooter(l) || strings.HasPrefix(l, "  ")
+}
+
+func isFooter(l string) bool {
+	for _, m := range footerMarkers {
+		if strings.Contains(l, m) {
+			return true
+		}
+	}
+	return false
+}
+
+var menuChoice = regexp.MustCompile(`^›\s*\d+\.\s`)
+
+// isMenuChoice: "› 1. Yes, continue" is a dialog's selected option.
+func isMenuChoice(l string) bool { return menuChoice.MatchString(l) }
+
+func findDialog(lines []string) (dialog, bool) {
+	for _, d := range dialogs {
+		for _, l := range lines {
+			for _, m := range d.markers {
+				if strings.Contains(l, m) {
+					return d, true
+				}
+			}
+		}
+	}
+	return dialog{}, false
+}
+
+func lastLines(capture string, n int) []string {
+	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t\u00a0")
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
