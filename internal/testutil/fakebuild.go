@@ -1,0 +1,80 @@
+package testutil
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// FakeHarnessNames are the programs the fake harness impersonates.
+var FakeHarnessNames = []string{"claude", "codex", "opencode"}
+
+var (
+	fakeOnce sync.Once
+	fakeDir  string
+	fakeErr  error
+)
+
+// FakeHarnessDir builds internal/testutil/fakeharness once per test binary
+// and returns a directory holding claude, codex and opencode (symlinks to
+// it; the fake picks its role from the name it was run as). Put the
+// directory first on PATH.
+func FakeHarnessDir(t testing.TB) string {
+	t.Helper()
+	fakeOnce.Do(func() { fakeDir, fakeErr = buildFakeHarness() })
+	if fakeErr != nil {
+		t.Fatalf("building the fake harness: %v", fakeErr)
+	}
+	return fakeDir
+}
+
+// buildFakeHarness builds into a per-process temp dir. The dir outlives the
+// test binary (there is no per-binary cleanup hook), so each build first
+// removes the dirs of test processes that are gone.
+func buildFakeHarness() (string, error) {
+	removeStaleFakeDirs()
+	dir, err := os.MkdirTemp("", fmt.Sprintf("leo-fakeharness-%d-", os.Getpid()))
+	if err != nil {
+		return "", err
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		if goBin, err = exec.LookPath("go"); err != nil {
+			return "", fmt.Errorf("go toolchain not found: %w", err)
+		}
+	}
+	bin := filepath.Join(dir, "fakeharness")
+	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/blackpaw-studio/leo/internal/testutil/fakeharness")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build fakeharness: %v\n%s", err, out)
+	}
+	for _, name := range FakeHarnessNames {
+		if err := os.Symlink("fakeharness", filepath.Join(dir, name)); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func removeStaleFakeDirs() {
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "leo-fakeharness-*"))
+	for _, m := range matches {
+		rest := strings.TrimPrefix(filepath.Base(m), "leo-fakeharness-")
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			_ = os.RemoveAll(m)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+// Package testutil is shared test support: real tmux servers on private
+// sockets, the fake harness binaries, isolated homes and a poll helper.
+package testutil
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/tmux"
+)
+
+// UniqueSocket returns a tmux -L name no other test (or test binary) uses.
+func UniqueSocket() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("leo-test-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// NewTmux returns a Server on a fresh private socket; the server is killed
+// and the control client stopped when the test ends. opts may adjust the
+// options (PATH, DisableControl…) before the server is made.
+func NewTmux(t testing.TB, opts ...func(*tmux.Options)) *tmux.Server {
+	t.Helper()
+	o := tmux.Options{Socket: UniqueSocket()}
+	for _, f := range opts {
+		f(&o)
+	}
+	s, err := tmux.New(o)
+	if err != nil {
+		t.Fatalf("tmux.New: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.KillServer(ctx); err != nil {
+			t.Errorf("kill-server on %s: %v", o.Socket, err)
+		}
+		_ = s.Close()
+	})
+	return s
+}
+
+// WithPATH sets the PATH panes get.
+func WithPATH(path string) func(*tmux.Options) {
+	return func(o *tmux.Options) { o.PATH = path }
+}
+
+// WithoutControl makes every tmux command its own process.
+func WithoutControl() func(*tmux.Options) {
+	return func(o *tmux.Options) { o.DisableControl = true }
+}
+
+// WaitFor polls cond every 10 ms until it is true, failing the test with
+// msg if timeout passes first.
+func WaitFor(t testing.TB, timeout time.Duration, cond func() bool, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for: %s", timeout, msg)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// FakeHome makes an isolated home in a temp dir and returns the variables
+// that point the harnesses (real or fake) at it: HOME, CODEX_HOME and the
+// XDG base dirs. CLAUDE_CONFIG_DIR is left unset so the default
+// ($HOME/.claude) is what gets exercised.
+func FakeHome(t testing.TB) map[string]string {
+	t.Helper()
+	home := t.TempDir()
+	env := map[string]string{
+		"HOME":            home,
+		"CODEX_HOME":      filepath.Join(home, ".codex"),
+		"XDG_DATA_HOME":   filepath.Join(home, ".local", "share"),
+		"XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"XDG_STATE_HOME":  filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME":  filepath.Join(home, ".cache"),
+	}
+	for k, dir := range env {
+		if k == "HOME" {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatalf("FakeHome: %v", err)
+		}
+	}
+	return env
+}
