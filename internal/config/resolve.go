@@ -1,0 +1,563 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/home"
+)
+
+// ErrUnknownScope is wrapped by ResolveTemplate/ResolveTask for a name that
+// is not in the config.
+var ErrUnknownScope = errors.New("not in the config")
+
+// remoteControlKey is the one option whose template value never inherits
+// from defaults and defaults to true (ephemeral agents are
+// remote-controllable out of the box).
+const remoteControlKey = "remote_control"
+
+// Resolved is one template or task after the cascade: plain data a launcher
+// can use without reading YAML again.
+type Resolved struct {
+	// Scope is "templates.<name>" or "tasks.<name>".
+	Scope string
+	Name  string
+
+	Harness          harness.Harness
+	HarnessName      string
+	HarnessInherited bool // the scope names no harness of its own
+
+	Model          string
+	ModelInherited bool // Model came from defaults.model
+	MaxTurns       int
+
+	// Options is the decoded, merged harness_options; OptionsInherited marks
+	// the keys that came from defaults.harness_options (or, for a template's
+	// remote_control, from the built-in default).
+	Options          harness.Options
+	OptionsInherited map[string]bool
+
+	Channels    []string
+	DevChannels []string
+	// Env holds expanded values: secrets. Show EnvKeys in listings, never Env.
+	Env     map[string]string
+	EnvKeys []string
+
+	Workspace        string
+	IdleSuspendAfter time.Duration // 0: never suspended
+	QueueMax         int
+
+	// Task-only fields.
+	Schedule     string
+	Timezone     string
+	PromptFile   string // absolute
+	Timeout      time.Duration
+	Retries      int
+	Enabled      bool
+	NotifyOnFail bool
+	Runtime      string
+	Template     string
+}
+
+// LaunchSpec turns the resolved scope into the adapter's launch spec. The
+// caller adds SessionID/Resume, Prompt and Bridge.
+func (r *Resolved) LaunchSpec() harness.LaunchSpec {
+	spec := harness.LaunchSpec{
+		Name:      r.Name,
+		Workspace: r.Workspace,
+		Model:     r.Model,
+		MaxTurns:  r.MaxTurns,
+		Options:   r.Options.Clone(),
+		Env:       make(map[string]string, len(r.Env)),
+	}
+	for k, v := range r.Env {
+		spec.Env[k] = v
+	}
+	if r.Harness != nil && r.Harness.SupportsChannels() {
+		spec.Channels = append([]string(nil), r.Channels...)
+		spec.DevChannels = append([]string(nil), r.DevChannels...)
+	}
+	return spec
+}
+
+// ResolveTemplate applies the cascade to templates.<name>. It fails when the
+// scope cannot be resolved (unknown harness, invalid harness_options, model
+// or duration); the error is a *ValidationError naming each field.
+func (c *Config) ResolveTemplate(name string) (*Resolved, error) {
+	t, ok := c.Templates[name]
+	if !ok {
+		return nil, fmt.Errorf("templates.%s: %w", name, ErrUnknownScope)
+	}
+	r, fs := c.resolveTemplate(name, t)
+	return r, asError(fs)
+}
+
+// ResolveTask applies the cascade to tasks.<name>; see ResolveTemplate.
+func (c *Config) ResolveTask(name string) (*Resolved, error) {
+	t, ok := c.Tasks[name]
+	if !ok {
+		return nil, fmt.Errorf("tasks.%s: %w", name, ErrUnknownScope)
+	}
+	r, fs := c.resolveTask(name, t)
+	return r, asError(fs)
+}
+
+// TaskModel is the model a task runs with. An unset model falls through to
+// defaults.model only when the task resolves to the same harness as defaults:
+// model names are harness-specific, so a claude default must never reach a
+// codex or opencode task. "" means "let the harness choose".
+func (c *Config) TaskModel(name string) string {
+	t, ok := c.Tasks[name]
+	if !ok {
+		return ""
+	}
+	m, _ := c.cascadeModel(t.Model, c.scopeHarnessName(t.Harness))
+	return m
+}
+
+// TemplateModel is TaskModel's rule for templates.
+func (c *Config) TemplateModel(name string) string {
+	t, ok := c.Templates[name]
+	if !ok {
+		return ""
+	}
+	m, _ := c.cascadeModel(t.Model, c.scopeHarnessName(t.Harness))
+	return m
+}
+
+// DefaultsHarnessName is defaults.harness, or the built-in default.
+func (c *Config) DefaultsHarnessName() string {
+	if c.Defaults.Harness != "" {
+		return c.Defaults.Harness
+	}
+	return harness.Default
+}
+
+func (c *Config) scopeHarnessName(own string) string {
+	if own != "" {
+		return own
+	}
+	return c.DefaultsHarnessName()
+}
+
+func (c *Config) cascadeModel(own, harnessName string) (model string, inherited bool) {
+	if own != "" {
+		return own, false
+	}
+	if harnessName == c.DefaultsHarnessName() && c.Defaults.Model != "" {
+		return c.Defaults.Model, true
+	}
+	return "", false
+}
+
+// HarnessesInUse lists the resolved harness of defaults and of every
+// template and task, sorted and without repeats (e.g. opencode's managed
+// AGENTS.md block is only written when opencode is configured somewhere).
+func (c *Config) HarnessesInUse() []string {
+	seen := map[string]bool{c.DefaultsHarnessName(): true}
+	for _, t := range c.Templates {
+		seen[c.scopeHarnessName(t.Harness)] = true
+	}
+	for _, t := range c.Tasks {
+		seen[c.scopeHarnessName(t.Harness)] = true
+	}
+	return sortedKeys(seen)
+}
+
+// scopeFields is what templates and tasks have in common.
+type scopeFields struct {
+	harness, model   string
+	maxTurns         *int
+	options          map[string]any
+	channels, devCh  []string
+	env              map[string]string
+	workspace        string
+	idleSuspendAfter string
+	queueMax         *int
+}
+
+// resolver collects the findings of one resolution.
+type resolver struct {
+	c        *Config
+	findings []Finding
+}
+
+func (rv *resolver) add(sev, path, posPath, msg string) {
+	rv.findings = append(rv.findings, Finding{Severity: sev, Path: path, Message: msg, posPath: posPath})
+}
+
+func (rv *resolver) errorf(path, format string, args ...any) {
+	rv.add(SeverityError, path, path, path+": "+fmt.Sprintf(format, args...))
+}
+
+func (rv *resolver) warnf(path, format string, args ...any) {
+	rv.add(SeverityWarning, path, path, path+": "+fmt.Sprintf(format, args...))
+}
+
+// lookupHarness finds the adapter of a scope. A bad own name is reported on
+// the scope; a bad inherited name is reported once, on defaults.
+func (rv *resolver) lookupHarness(scope, own string) (harness.Harness, string) {
+	name := rv.c.scopeHarnessName(own)
+	h, ok := harness.Lookup(name)
+	if ok {
+		return h, name
+	}
+	where := "defaults.harness"
+	if own != "" {
+		where = scope + ".harness"
+	}
+	rv.add(SeverityError, where, where, unregisteredHarness(where, name))
+	return nil, name
+}
+
+func unregisteredHarness(field, name string) string {
+	return fmt.Sprintf("%s %q is not a registered harness (available: %s)",
+		field, name, strings.Join(harness.Names(), ", "))
+}
+
+// decodeOptions runs the adapter's strict decoder; each problem becomes its
+// own finding on <scope>.harness_options.
+func (rv *resolver) decodeOptions(scope string, h harness.Harness, raw map[string]any) (harness.Options, bool) {
+	if len(raw) == 0 {
+		return harness.Options{}, true
+	}
+	opts, err := h.DecodeOptions(raw)
+	if err == nil {
+		if opts == nil {
+			opts = harness.Options{}
+		}
+		return opts, true
+	}
+	path := scope + ".harness_options"
+	var many harness.OptionErrors
+	var one *harness.OptionError
+	switch {
+	case errors.As(err, &many):
+		for _, e := range many {
+			rv.add(SeverityError, path, path+"."+e.Key, path+": "+e.Msg)
+		}
+	case errors.As(err, &one):
+		rv.add(SeverityError, path, path+"."+one.Key, path+": "+one.Msg)
+	default:
+		rv.add(SeverityError, path, path, path+": "+err.Error())
+	}
+	return nil, false
+}
+
+// defaultsOptions decodes defaults.harness_options with the defaults harness.
+func (rv *resolver) defaultsOptions() harness.Options {
+	h, ok := harness.Lookup(rv.c.DefaultsHarnessName())
+	if !ok {
+		return nil
+	}
+	inner := &resolver{c: rv.c}
+	opts, _ := inner.decodeOptions("defaults", h, rv.c.Defaults.HarnessOptions)
+	return opts // its findings are reported once, by validateDefaults
+}
+
+// common resolves the fields templates and tasks share.
+func (rv *resolver) common(r *Resolved, s scopeFields, template bool) {
+	c := rv.c
+	r.HarnessInherited = s.harness == ""
+	h, name := rv.lookupHarness(r.Scope, s.harness)
+	r.Harness, r.HarnessName = h, name
+
+	// harness_options: key-wise over defaults, same harness only.
+	r.OptionsInherited = map[string]bool{}
+	if h != nil {
+		own, ok := rv.decodeOptions(r.Scope, h, s.options)
+		if ok {
+			merged := harness.Options{}
+			if name == c.DefaultsHarnessName() {
+				for k, v := range rv.defaultsOptions() {
+					if template && k == remoteControlKey {
+						continue // template-own-only
+					}
+					merged[k] = v
+					r.OptionsInherited[k] = true
+				}
+			}
+			for k, v := range own {
+				merged[k] = v
+				delete(r.OptionsInherited, k)
+			}
+			if template && hasOption(h, remoteControlKey) {
+				if _, set := merged[remoteControlKey]; !set {
+					merged[remoteControlKey] = true
+					r.OptionsInherited[remoteControlKey] = true
+				}
+			}
+			r.Options = merged
+		}
+		if s.model != "" {
+			if err := h.ValidateModel(s.model); err != nil {
+				rv.errorf(r.Scope+".model", "%v", err)
+			}
+		}
+		if s.maxTurns != nil && *s.maxTurns != 0 && !supportsMaxTurns(h) {
+			rv.warnf(r.Scope+".max_turns", "the %s harness has no turn limit; max_turns is ignored", name)
+		}
+		if !h.SupportsChannels() {
+			if len(s.channels) > 0 {
+				rv.errorf(r.Scope+".channels", channelsUnsupported, name)
+			}
+			if len(s.devCh) > 0 {
+				rv.errorf(r.Scope+".dev_channels", channelsUnsupported, name)
+			}
+		}
+	}
+	if r.Options == nil {
+		r.Options = harness.Options{}
+	}
+
+	r.Model, r.ModelInherited = c.cascadeModel(s.model, name)
+
+	switch {
+	case s.maxTurns != nil:
+		r.MaxTurns = *s.maxTurns
+	case c.Defaults.MaxTurns != nil:
+		r.MaxTurns = *c.Defaults.MaxTurns
+	}
+	if s.maxTurns != nil && *s.maxTurns < 0 {
+		rv.errorf(r.Scope+".max_turns", "must be 0 (no limit) or more, got %d", *s.maxTurns)
+	}
+
+	r.Channels = append([]string(nil), s.channels...)
+	r.DevChannels = append([]string(nil), s.devCh...)
+
+	r.Env, r.EnvKeys = c.mergeEnv(s.env)
+
+	ws := s.workspace
+	wsField := r.Scope + ".workspace"
+	if ws == "" {
+		ws, wsField = c.Defaults.Workspace, "defaults.workspace"
+	}
+	if ws == "" {
+		if template {
+			ws = filepath.Join(c.Home, "agents")
+		} else {
+			ws = filepath.Join(c.Home, "workspace")
+		}
+	}
+	abs, err := c.absPath(ws)
+	if err != nil {
+		rv.errorf(wsField, "%v", err)
+	}
+	r.Workspace = abs
+
+	if s.idleSuspendAfter != "" {
+		r.IdleSuspendAfter = rv.positiveDuration(r.Scope+".idle_suspend_after", s.idleSuspendAfter)
+	}
+	r.QueueMax = DefaultQueueMax
+	if s.queueMax != nil {
+		r.QueueMax = *s.queueMax
+		if *s.queueMax < 1 {
+			rv.errorf(r.Scope+".queue_max", "must be at least 1, got %d", *s.queueMax)
+		}
+	}
+}
+
+const channelsUnsupported = "the %s harness does not support channel plugins; use leo's MCP tools for messaging"
+
+func hasOption(h harness.Harness, key string) bool {
+	for _, f := range h.OptionsSchema() {
+		if f.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// TurnLimiter may be implemented by an adapter to say whether max_turns has
+// an effect on it.
+type TurnLimiter interface {
+	SupportsMaxTurns() bool
+}
+
+var turnLimitCache sync.Map // harness name -> bool
+
+// supportsMaxTurns asks the adapter, or else looks at what it does: an
+// adapter whose headless launch is the same with and without a turn limit
+// ignores max_turns. The answer is fixed per adapter, so it is cached.
+func supportsMaxTurns(h harness.Harness) bool {
+	if tl, ok := h.(TurnLimiter); ok {
+		return tl.SupportsMaxTurns()
+	}
+	if v, ok := turnLimitCache.Load(h.Name()); ok {
+		return v.(bool)
+	}
+	probe := func(n int) (harness.Command, error) {
+		return h.Headless(harness.LaunchSpec{
+			Name: "probe", Workspace: os.TempDir(), MaxTurns: n,
+			Options: harness.Options{}, Env: map[string]string{}, Prompt: "probe",
+		})
+	}
+	without, err1 := probe(0)
+	with, err2 := probe(7)
+	supported := err1 != nil || err2 != nil || !reflect.DeepEqual(without, with)
+	turnLimitCache.Store(h.Name(), supported)
+	return supported
+}
+
+func (rv *resolver) positiveDuration(path, text string) time.Duration {
+	d, err := time.ParseDuration(text)
+	if err != nil {
+		rv.errorf(path, "invalid duration %q (use a number with a unit: 90s, 30m, 2h)", text)
+		return 0
+	}
+	if d <= 0 {
+		rv.errorf(path, "must be a positive duration, got %q", text)
+		return 0
+	}
+	return d
+}
+
+func (c *Config) resolveTemplate(name string, t *Template) (*Resolved, []Finding) {
+	rv := &resolver{c: c}
+	r := &Resolved{Scope: "templates." + name, Name: name}
+	rv.common(r, scopeFields{
+		harness: t.Harness, model: t.Model, maxTurns: t.MaxTurns, options: t.HarnessOptions,
+		channels: t.Channels, devCh: t.DevChannels, env: t.Env, workspace: t.Workspace,
+		idleSuspendAfter: t.IdleSuspendAfter, queueMax: t.QueueMax,
+	}, true)
+	if r.Harness != nil && !r.Harness.SupportsKind(harness.KindAgent) {
+		rv.errorf(r.Scope+".harness", "the %s harness cannot run ephemeral agents yet (only scheduled tasks) — see %s", r.HarnessName, HarnessDocs)
+	}
+	return r, rv.findings
+}
+
+func (c *Config) resolveTask(name string, t *Task) (*Resolved, []Finding) {
+	rv := &resolver{c: c}
+	r := &Resolved{Scope: "tasks." + name, Name: name}
+	rv.common(r, scopeFields{
+		harness: t.Harness, model: t.Model, maxTurns: t.MaxTurns, options: t.HarnessOptions,
+		channels: t.Channels, devCh: t.DevChannels, env: t.Env, workspace: t.Workspace,
+		idleSuspendAfter: t.IdleSuspendAfter, queueMax: t.QueueMax,
+	}, false)
+	r.Schedule = t.Schedule
+	r.Timezone = t.Timezone
+	if t.PromptFile != "" {
+		p, err := c.expandTilde(t.PromptFile)
+		if err != nil {
+			rv.errorf(r.Scope+".prompt_file", "%v", err)
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(r.Workspace, p)
+		}
+		r.PromptFile = filepath.Clean(p)
+	}
+	timeout := t.Timeout
+	if timeout == "" {
+		timeout = DefaultTaskTimeout
+	}
+	r.Timeout = rv.positiveDuration(r.Scope+".timeout", timeout)
+	if t.Retries != nil {
+		r.Retries = *t.Retries
+		if *t.Retries < 0 {
+			rv.errorf(r.Scope+".retries", "must be 0 or more, got %d", *t.Retries)
+		}
+	}
+	r.Enabled = t.Enabled == nil || *t.Enabled
+	r.NotifyOnFail = t.NotifyOnFail
+	r.Template = t.Template
+	switch t.Runtime {
+	case "", RuntimeOneshot:
+		r.Runtime = RuntimeOneshot
+	case RuntimePersistent:
+		r.Runtime = RuntimePersistent
+	default:
+		r.Runtime = t.Runtime
+		rv.errorf(r.Scope+".runtime", "invalid value %q (valid: %s, %s)", t.Runtime, RuntimeOneshot, RuntimePersistent)
+	}
+	rv.checkTaskKind(r)
+	return r, rv.findings
+}
+
+// checkTaskKind asks the adapter that will actually run the task whether it
+// can: the task's own harness for a one-shot run or an implicit persistent
+// target, the target template's harness otherwise.
+func (rv *resolver) checkTaskKind(r *Resolved) {
+	switch r.Runtime {
+	case RuntimeOneshot:
+		if r.Harness != nil && !r.Harness.SupportsKind(harness.KindTask) {
+			rv.errorf(r.Scope+".harness", "the %s harness cannot run scheduled tasks yet (scheduled tasks run it headless) — see %s", r.HarnessName, HarnessDocs)
+		}
+	case RuntimePersistent:
+		if r.Template == "" {
+			if r.Harness != nil && !r.Harness.SupportsKind(harness.KindPersistent) {
+				rv.errorf(r.Scope+".harness", persistentUnsupported, r.HarnessName, HarnessDocs)
+			}
+			return
+		}
+		t, ok := rv.c.Templates[r.Template]
+		if !ok {
+			return // reported by Validate
+		}
+		if h, ok := harness.Lookup(rv.c.scopeHarnessName(t.Harness)); ok && !h.SupportsKind(harness.KindPersistent) {
+			rv.errorf(r.Scope+".template", "templates.%s uses the %s harness, which cannot run persistent tasks yet (persistent tasks deliver into agents) — see %s", r.Template, h.Name(), HarnessDocs)
+		}
+	}
+}
+
+const persistentUnsupported = "the %s harness cannot run persistent tasks yet (persistent tasks deliver into agents) — see %s"
+
+// mergeEnv layers the scope's env over defaults.env (key by key) and expands
+// ${VAR} and $VAR from leo's own environment; $$ is a literal $.
+func (c *Config) mergeEnv(own map[string]string) (map[string]string, []string) {
+	out := make(map[string]string, len(c.Defaults.Env)+len(own))
+	for k, v := range c.Defaults.Env {
+		out[k] = c.expandEnv(v)
+	}
+	for k, v := range own {
+		out[k] = c.expandEnv(v)
+	}
+	keys := make([]string, 0, len(out))
+	for k := range out {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return out, keys
+}
+
+func (c *Config) expandEnv(v string) string {
+	if !strings.Contains(v, "$") {
+		return v
+	}
+	return os.Expand(v, func(name string) string {
+		if name == "$" {
+			return "$"
+		}
+		return c.env(name)
+	})
+}
+
+func (c *Config) env(name string) string {
+	if c.getenv == nil {
+		return os.Getenv(name)
+	}
+	return c.getenv(name)
+}
+
+func (c *Config) expandTilde(p string) (string, error) {
+	return home.Expand(p, c.env)
+}
+
+// absPath expands ~ and makes a relative path absolute against the home.
+func (c *Config) absPath(p string) (string, error) {
+	p, err := c.expandTilde(p)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(c.Home, p)
+	}
+	return filepath.Clean(p), nil
+}

@@ -1,0 +1,381 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+// Severities of a Finding.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+)
+
+// Finding is one problem in a config. Message is the whole text, starting
+// with Path (e.g. `templates.foo.harness_options: unknown option "x" (…)`).
+// Line and Column point into the file when the path could be located.
+type Finding struct {
+	Severity string `json:"severity"`
+	Path     string `json:"path"`
+	Message  string `json:"message"`
+	Line     int    `json:"line,omitempty"`
+	Column   int    `json:"column,omitempty"`
+
+	posPath string // a more precise path to locate (e.g. the option key)
+}
+
+// IsError reports whether the finding fails validation.
+func (f Finding) IsError() bool { return f.Severity == SeverityError }
+
+// ValidationError is a config with at least one error-severity finding.
+// Findings holds every finding (errors and warnings), sorted by path.
+type ValidationError struct {
+	Findings []Finding
+}
+
+// Error lists the errors, one per line; warnings are only in Findings.
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	for _, f := range e.Findings {
+		if !f.IsError() {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(f.Message)
+	}
+	return b.String()
+}
+
+// Errors returns only the error-severity findings.
+func (e *ValidationError) Errors() []Finding {
+	var out []Finding
+	for _, f := range e.Findings {
+		if f.IsError() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// asError wraps findings into a *ValidationError when any is an error.
+func asError(fs []Finding) error {
+	for _, f := range fs {
+		if f.IsError() {
+			return &ValidationError{Findings: fs}
+		}
+	}
+	return nil
+}
+
+// Validate checks the whole config and reports every problem at once. It is
+// the one check used by `leo validate`, CLI start-up, daemon boot and reload,
+// and every web save. It returns a *ValidationError when there is at least
+// one error; warnings alone return nil (see Findings).
+func (c *Config) Validate() error {
+	fs := c.Findings()
+	if err := asError(fs); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Findings returns every error and warning, sorted by path.
+func (c *Config) Findings() []Finding {
+	var all []Finding
+	all = append(all, c.findings...)
+	all = append(all, c.validateDefaults()...)
+	for _, name := range c.TemplateNames() {
+		all = append(all, c.validateTemplate(name)...)
+	}
+	for _, name := range c.TaskNames() {
+		all = append(all, c.validateTask(name)...)
+	}
+	all = append(all, c.validateWeb()...)
+	return c.finish(all)
+}
+
+// finish removes repeats (an inherited bad harness is reported by every
+// scope that inherits it), sorts by path and locates each finding in the file.
+func (c *Config) finish(all []Finding) []Finding {
+	seen := make(map[string]bool, len(all))
+	out := all[:0]
+	for _, f := range all {
+		key := f.Severity + "\x00" + f.Message
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, f)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Message < out[j].Message
+	})
+	if len(out) > 0 && c.file != nil {
+		pos := positions(c.file)
+		for i := range out {
+			p := out[i].posPath
+			if p == "" {
+				p = out[i].Path
+			}
+			out[i].Line, out[i].Column = pos.lookup(p)
+		}
+	}
+	return out
+}
+
+func (c *Config) validateDefaults() []Finding {
+	rv := &resolver{c: c}
+	d := c.Defaults
+	name := c.DefaultsHarnessName()
+	h, ok := harness.Lookup(name)
+	if !ok {
+		rv.add(SeverityError, "defaults.harness", "defaults.harness", unregisteredHarness("defaults.harness", name))
+	} else {
+		rv.decodeOptions("defaults", h, d.HarnessOptions)
+		if d.Model != "" {
+			if err := h.ValidateModel(d.Model); err != nil {
+				rv.errorf("defaults.model", "%v", err)
+			}
+		}
+		if d.MaxTurns != nil && *d.MaxTurns != 0 && !supportsMaxTurns(h) {
+			rv.warnf("defaults.max_turns", "the %s harness has no turn limit; max_turns is ignored", name)
+		}
+	}
+	if d.MaxTurns != nil && *d.MaxTurns < 0 {
+		rv.errorf("defaults.max_turns", "must be 0 (no limit) or more, got %d", *d.MaxTurns)
+	}
+	if d.Workspace != "" {
+		if _, err := c.absPath(d.Workspace); err != nil {
+			rv.errorf("defaults.workspace", "%v", err)
+		}
+	}
+	return rv.findings
+}
+
+// namePattern is the rule for template and task names (they become agent
+// names and tmux session names).
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+const nameRule = "use 1 to 63 lowercase letters, digits and dashes, starting with a letter or digit"
+
+func (c *Config) validateTemplate(name string) []Finding {
+	_, fs := c.resolveTemplate(name, c.Templates[name])
+	if !namePattern.MatchString(name) {
+		scope := "templates." + name
+		fs = append(fs, Finding{Severity: SeverityError, Path: scope, posPath: scope,
+			Message: fmt.Sprintf("%s: invalid template name %q (%s)", scope, name, nameRule)})
+	}
+	return fs
+}
+
+func (c *Config) validateTask(name string) []Finding {
+	t := c.Tasks[name]
+	r, fs := c.resolveTask(name, t)
+	rv := &resolver{c: c, findings: fs}
+	scope := r.Scope
+	if !namePattern.MatchString(name) {
+		rv.add(SeverityError, scope, scope, fmt.Sprintf("%s: invalid task name %q (%s)", scope, name, nameRule))
+	}
+
+	if t.Schedule != "" {
+		if err := checkSchedule(t.Schedule, t.Timezone); err != nil {
+			rv.errorf(scope+".schedule", "%v", err)
+		}
+	}
+	if t.Timezone != "" {
+		if _, err := loadLocation(t.Timezone); err != nil {
+			rv.errorf(scope+".timezone", "%v", err)
+		}
+	}
+
+	if t.PromptFile == "" {
+		rv.errorf(scope+".prompt_file", "required: the file holding the task's prompt, relative to the task workspace (%s)", r.Workspace)
+	} else if msg := checkPromptFile(t.PromptFile, r.PromptFile, r.Workspace); msg != "" {
+		rv.errorf(scope+".prompt_file", "%s", msg)
+	}
+
+	if t.Template != "" {
+		target, ok := c.Templates[t.Template]
+		switch {
+		case r.Runtime != RuntimePersistent:
+			rv.errorf(scope+".template", "only used with runtime: %s (the task delivers into that template's agent)", RuntimePersistent)
+		case !ok:
+			rv.errorf(scope+".template", "no template named %q", t.Template)
+		default:
+			rv.subset(scope+".channels", t.Channels, target.Channels, "templates."+t.Template+".channels")
+			rv.subset(scope+".dev_channels", t.DevChannels, target.DevChannels, "templates."+t.Template+".dev_channels")
+		}
+	}
+	return rv.findings
+}
+
+// subset requires every item of have to be in of: a persistent task can only
+// use channels its target agent was started with.
+func (rv *resolver) subset(path string, have, of []string, ofPath string) {
+	in := make(map[string]bool, len(of))
+	for _, s := range of {
+		in[s] = true
+	}
+	for _, s := range have {
+		if !in[s] {
+			rv.errorf(path, "%q is not in %s (a persistent task can only use its target agent's channels)", s, ofPath)
+		}
+	}
+}
+
+// checkPromptFile requires the prompt file to exist inside the task
+// workspace, lexically and after following symlinks.
+func checkPromptFile(written, abs, workspace string) string {
+	if !within(workspace, abs) {
+		return fmt.Sprintf("%q is outside the task workspace (%s)", written, workspace)
+	}
+	realWS, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return fmt.Sprintf("%q not found: the task workspace %s does not exist", written, workspace)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Sprintf("%q not found in the task workspace (%s)", written, workspace)
+		}
+		return fmt.Sprintf("%q cannot be read: %v", written, err)
+	}
+	if !within(realWS, real) {
+		return fmt.Sprintf("%q resolves outside the task workspace (%s) through a symlink", written, workspace)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return fmt.Sprintf("%q cannot be read: %v", written, err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Sprintf("%q is not a regular file", written)
+	}
+	return ""
+}
+
+// within reports whether p is strictly inside dir (both clean and absolute).
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == "." || filepath.IsAbs(rel) {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func (c *Config) validateWeb() []Finding {
+	rv := &resolver{c: c}
+	w := c.Web
+	if w.Port != nil && (*w.Port < 1 || *w.Port > 65535) {
+		rv.errorf("web.port", "must be between 1 and 65535, got %d", *w.Port)
+	}
+	bind := w.BindAddr()
+	loopback := false
+	switch {
+	case w.Bind != "" && strings.TrimSpace(w.Bind) != w.Bind:
+		rv.errorf("web.bind", "%q has surrounding spaces", w.Bind)
+	case hasPort(bind):
+		rv.errorf("web.bind", "%q includes a port; put the address in web.bind and the port in web.port", bind)
+	case !validHost(bind):
+		rv.errorf("web.bind", "%q is not an IP address or host name", bind)
+	default:
+		loopback = isLoopback(bind)
+	}
+	if !loopback && validHost(bind) && !hasPort(bind) && len(w.AllowedHosts) == 0 {
+		rv.errorf("web.allowed_hosts", "required when web.bind (%s) is not a loopback address: list the host names browsers use to reach leo", bind)
+	}
+	for _, h := range w.AllowedHosts {
+		host := h
+		if hh, port, ok := splitPort(h); ok {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				rv.errorf("web.allowed_hosts", "%q has an invalid port", h)
+				continue
+			}
+			host = hh
+		}
+		if !validHost(host) {
+			rv.errorf("web.allowed_hosts", "%q is not a host name (write host or host:port, without a scheme or path)", h)
+		}
+	}
+	return rv.findings
+}
+
+// splitPort splits host:port when addr is a valid host followed by a
+// numeric port ("http://x" is not: its "port" is "//x").
+func splitPort(addr string) (host, port string, ok bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !validHost(host) || port == "" {
+		return "", "", false
+	}
+	for _, r := range port {
+		if r < '0' || r > '9' {
+			return "", "", false
+		}
+	}
+	return host, port, true
+}
+
+func hasPort(addr string) bool {
+	_, _, ok := splitPort(addr)
+	return ok
+}
+
+// validHost accepts an IP literal or a DNS-style host name.
+func validHost(h string) bool {
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isLoopback(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isWildcard(h string) bool {
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsUnspecified()
+}
+
+func joinHostPort(host string, port int) string {
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+func loadLocation(tz string) (*time.Location, error) {
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("unknown time zone %q (use an IANA name such as Europe/Berlin or America/New_York)", tz)
+	}
+	return loc, nil
+}
