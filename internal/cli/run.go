@@ -1,0 +1,323 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/home"
+)
+
+func init() { register(newRunCmd) }
+
+// RunOptions are the inputs of `leo run`.
+type RunOptions struct {
+	IO     *IOStreams
+	Config *config.Config
+	Home   home.Home
+	// Executable is the leo binary the MCP bridge would start.
+	Executable string
+	Task       string
+	DryRun     bool
+	JSON       bool
+}
+
+func newRunCmd(f *Factory) *cobra.Command {
+	opts := &RunOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "run <task>",
+		Short: "Run a task now (--dry-run: show exactly what would be launched)",
+		Long: `Run tasks.<task> once, the way its schedule would.
+
+With --dry-run nothing is started: leo prints the resolved harness, model and
+workspace and the argv and environment of the headless run (for a persistent
+task: of its target agent's launch). Values from env: and anything that looks
+like a credential are shown as ***.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Task = args[0]
+			if !opts.DryRun {
+				return api.Errorf(CodeUnsupported,
+					"running tasks arrives with the scheduler; 'leo run %s --dry-run' shows what would run", opts.Task)
+			}
+			cfg, h, err := f.LoadConfig()
+			if err != nil {
+				return err
+			}
+			opts.Config, opts.Home = cfg, h
+			if exe, err := os.Executable(); err == nil {
+				opts.Executable = exe
+			}
+			return runRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what would be launched instead of running it")
+	addJSONFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+// envVarJSON is one variable the run would add to leo's own environment.
+type envVarJSON struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`  // "***" when masked
+	Source string `json:"source"` // "env" (the scope's env:) | "harness" (added by the adapter)
+	Masked bool   `json:"masked"`
+}
+
+// dryRunJSON is `leo run <task> --dry-run --json`. Field names are an API.
+type dryRunJSON struct {
+	Task             string       `json:"task"`
+	Scope            string       `json:"scope"`
+	Runtime          string       `json:"runtime"` // "oneshot" | "persistent"
+	Launch           string       `json:"launch"`  // "headless" | "interactive"
+	Agent            string       `json:"agent,omitempty"`
+	Harness          string       `json:"harness"`
+	HarnessInherited bool         `json:"harness_inherited"`
+	Model            string       `json:"model"`
+	ModelInherited   bool         `json:"model_inherited"`
+	Workspace        string       `json:"workspace"`
+	Dir              string       `json:"dir"`
+	PromptFile       string       `json:"prompt_file"`
+	Timeout          string       `json:"timeout"`
+	Retries          int          `json:"retries"`
+	Argv             []string     `json:"argv"`
+	Env              []envVarJSON `json:"env"`
+}
+
+func runRun(opts *RunOptions) error {
+	cfg := opts.Config
+	task, err := cfg.ResolveTask(opts.Task)
+	if err != nil {
+		if _, ok := cfg.Tasks[opts.Task]; !ok {
+			return unknownScopeError("task", opts.Task, cfg.TaskNames())
+		}
+		return invalidConfigError(cfg.Path, err)
+	}
+	prompt, err := os.ReadFile(task.PromptFile)
+	if err != nil {
+		return api.Errorf(api.CodeConfigError, "%s.prompt_file: cannot read %s: %v", task.Scope, task.PromptFile, err)
+	}
+
+	out := dryRunJSON{
+		Task: opts.Task, Scope: task.Scope, Runtime: task.Runtime,
+		PromptFile: task.PromptFile, Timeout: formatDuration(task.Timeout), Retries: task.Retries,
+	}
+	launch := task // the scope whose harness and env the launch uses
+	var cmd harness.Command
+	if task.Runtime == config.RuntimePersistent {
+		// A persistent task delivers its prompt into an agent: the agent of
+		// its template, or an implicit one named after the task. What leo
+		// launches is that agent's TUI.
+		out.Launch, out.Agent = "interactive", opts.Task
+		if task.Template != "" {
+			out.Agent = task.Template
+			if launch, err = cfg.ResolveTemplate(task.Template); err != nil {
+				return invalidConfigError(cfg.Path, err)
+			}
+		}
+		spec := launch.LaunchSpec()
+		spec.Name = out.Agent
+		spec.Bridge = mcpBridge(opts.Home, cfg, opts.Executable)
+		cmd, err = launch.Harness.Interactive(spec)
+	} else {
+		out.Launch = "headless"
+		spec := launch.LaunchSpec()
+		spec.Prompt = string(prompt)
+		spec.Bridge = mcpBridge(opts.Home, cfg, opts.Executable)
+		cmd, err = launch.Harness.Headless(spec)
+	}
+	if err != nil {
+		return api.Errorf(api.CodeConfigError, "%s: the %s harness cannot build the launch: %v", launch.Scope, launch.HarnessName, err)
+	}
+
+	out.Harness, out.HarnessInherited = launch.HarnessName, launch.HarnessInherited
+	out.Model, out.ModelInherited = launch.Model, launch.ModelInherited
+	out.Workspace, out.Dir = launch.Workspace, cmd.Dir
+	s := newScrubber(launch.Env)
+	out.Argv = maskArgv(s, cmd.Argv)
+	out.Env = maskEnv(s, launch.Env, cmd.Env)
+
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, out)
+	}
+	return printDryRun(opts.IO.Out, out, len(prompt))
+}
+
+// mcpBridge is the bridge a run gets: leo's MCP server, only when the web UI
+// is enabled and state/api.token is readable and non-empty. The server reads
+// the token from the home itself, so no secret is in the bridge.
+func mcpBridge(h home.Home, cfg *config.Config, executable string) *harness.MCPBridge {
+	if !cfg.WebEnabled() || executable == "" {
+		return nil
+	}
+	token, err := os.ReadFile(h.TokenPath())
+	if err != nil || len(bytes.TrimSpace(token)) == 0 {
+		return nil
+	}
+	args := []string{"mcp-server"}
+	if h.ExplicitConfig {
+		args = []string{"--config", h.ConfigPath, "mcp-server"}
+	}
+	return &harness.MCPBridge{
+		Command: executable,
+		Args:    args,
+		Env:     map[string]string{"LEO_HOME": h.Root},
+		URL:     cfg.WebLocalURL(),
+	}
+}
+
+// maskArgv hides secrets in argv: scope env values wherever they appear,
+// secret-named keys inside JSON arguments (--mcp-config) and the value of a
+// secret-named key=value argument (codex -c overrides).
+func maskArgv(s *scrubber, argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		switch {
+		case strings.HasPrefix(a, "{") || strings.HasPrefix(a, "["):
+			out[i] = s.maskJSON(a)
+		default:
+			if k, _, ok := strings.Cut(a, "="); ok && looksSecret(strings.TrimLeft(k, "-")) {
+				out[i] = k + "=" + masked
+				continue
+			}
+			out[i] = s.scrub(a)
+		}
+	}
+	return out
+}
+
+// maskEnv lists what the run adds to leo's environment, sorted by name:
+// every env: value masked; an adapter's variable masked when its name looks
+// like a credential, its JSON (OPENCODE_CONFIG_CONTENT) shown with secret
+// keys masked, and any env: value inside it scrubbed.
+func maskEnv(s *scrubber, scopeEnv, adapterEnv map[string]string) []envVarJSON {
+	vars := []envVarJSON{}
+	for name := range scopeEnv {
+		if _, overridden := adapterEnv[name]; overridden {
+			continue
+		}
+		vars = append(vars, envVarJSON{Name: name, Value: masked, Source: "env", Masked: true})
+	}
+	for name, value := range adapterEnv {
+		v := envVarJSON{Name: name, Source: "harness"}
+		switch {
+		case looksSecret(name):
+			v.Value, v.Masked = masked, true
+		case strings.HasPrefix(strings.TrimSpace(value), "{"):
+			v.Value = s.maskJSON(value)
+			v.Masked = v.Value != value
+		default:
+			v.Value = s.scrub(value)
+			v.Masked = v.Value != value
+		}
+		vars = append(vars, v)
+	}
+	sort.Slice(vars, func(i, j int) bool { return vars[i].Name < vars[j].Name })
+	return vars
+}
+
+// maxShownArg is the longest argument printed whole in the human view (the
+// prompt usually); --json always carries the whole argv.
+const maxShownArg = 200
+
+func printDryRun(w io.Writer, d dryRunJSON, promptBytes int) error {
+	p := &fieldPrinter{w: w}
+	if d.Runtime == config.RuntimePersistent {
+		p.title("%s (dry run: nothing is started) — persistent: delivers the prompt into agent %q", d.Scope, d.Agent)
+	} else {
+		p.title("%s (dry run: nothing is started) — one-shot headless run", d.Scope)
+	}
+	p.field("harness", markInherited(d.Harness, d.HarnessInherited))
+	p.field("model", markInherited(orDefault(d.Model), d.ModelInherited))
+	p.field("workspace", d.Workspace)
+	p.field("prompt_file", fmt.Sprintf("%s (%d bytes)", d.PromptFile, promptBytes))
+	p.field("timeout", fmt.Sprintf("%s, retries %d", d.Timeout, d.Retries))
+	if d.Launch == "interactive" {
+		p.printf("  launch of agent %q when it is not running (tmux session leo-%s, in %s):\n", d.Agent, d.Agent, d.Dir)
+	} else {
+		p.printf("  argv (run in %s):\n", d.Dir)
+	}
+	shown := make([]string, len(d.Argv))
+	for i, a := range d.Argv {
+		shown[i] = shellQuote(shorten(a))
+	}
+	p.printf("    %s\n", strings.Join(shown, " "))
+	p.printf("  env (added to leo's own environment; env: values hidden):\n")
+	if len(d.Env) == 0 {
+		p.printf("    (none)\n")
+	}
+	for _, v := range d.Env {
+		value := v.Value
+		if value != masked {
+			value = shellQuote(shorten(value))
+		}
+		p.printf("    %s=%s  (%s)\n", v.Name, value, sourceLabel(v.Source))
+	}
+	return p.err
+}
+
+// shorten cuts a very long argument (a prompt, usually) for the human view.
+func shorten(a string) string {
+	if len(a) <= maxShownArg {
+		return a
+	}
+	cut := maxShownArg
+	for cut > 0 && !utf8.RuneStart(a[cut]) {
+		cut--
+	}
+	return a[:cut] + fmt.Sprintf("… (%d bytes)", len(a))
+}
+
+// shellQuote renders an argument the way a POSIX shell would read it back:
+// bare when safe, in single quotes otherwise, and as $'…' when it holds
+// control characters such as newlines.
+func shellQuote(a string) string {
+	if a != "" && strings.Trim(a, safeShellChars) == "" {
+		return a
+	}
+	if strings.ContainsFunc(a, unicode.IsControl) {
+		var b strings.Builder
+		b.WriteString("$'")
+		for _, r := range a {
+			switch r {
+			case '\\', '\'':
+				b.WriteRune('\\')
+				b.WriteRune(r)
+			case '\n':
+				b.WriteString(`\n`)
+			case '\t':
+				b.WriteString(`\t`)
+			case '\r':
+				b.WriteString(`\r`)
+			default:
+				if unicode.IsControl(r) {
+					fmt.Fprintf(&b, `\x%02x`, r)
+				} else {
+					b.WriteRune(r)
+				}
+			}
+		}
+		b.WriteString("'")
+		return b.String()
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
+const safeShellChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-"
+
+func sourceLabel(source string) string {
+	if source == "env" {
+		return "env:"
+	}
+	return "set by the " + source
+}
