@@ -1,0 +1,83 @@
+package harnesstest
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files with the current output")
+
+// Golden compares got with the file at path (relative to the test's package
+// directory). With -update it writes got there instead.
+func Golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// RenderCommand prints a command one argument per line (quoted with
+// strconv.Quote, so whitespace and newlines are visible), then its added env
+// sorted by key and its dir. Every occurrence of a replacement's key is
+// replaced by its value (e.g. a temp dir by "$ROOT"), so files are stable.
+func RenderCommand(title string, cmd harness.Command, err error, replace map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "== %s\n", title)
+	if err != nil {
+		fmt.Fprintf(&b, "error: %s\n", err)
+		return stable(b.String(), replace)
+	}
+	b.WriteString("argv:\n")
+	for _, a := range cmd.Argv {
+		fmt.Fprintf(&b, "  %s\n", strconv.Quote(a))
+	}
+	keys := make([]string, 0, len(cmd.Env))
+	for k := range cmd.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b.WriteString("env:\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %s=%s\n", k, cmd.Env[k])
+	}
+	fmt.Fprintf(&b, "dir: %s\n", cmd.Dir)
+	return stable(b.String(), replace)
+}
+
+// stable applies the replacements, longest key first, so a path and its
+// parent never fight.
+func stable(s string, replace map[string]string) string {
+	keys := make([]string, 0, len(replace))
+	for k := range replace {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return len(keys[i]) > len(keys[j]) })
+	for _, k := range keys {
+		s = strings.ReplaceAll(s, k, replace[k])
+	}
+	return s
+}
