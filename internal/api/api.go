@@ -134,6 +134,19 @@ type Agent struct {
 	// Error says why a stopped agent is stopped, when leo stopped it
 	// (e.g. claude not found at boot).
 	Error string `json:"error,omitempty"`
+	// Queued counts messages waiting for (or being put into) the pane.
+	Queued int `json:"queued,omitempty"`
+	// Deliveries are the outcomes of the most recent messages, oldest
+	// first: a message that could not land shows here as failed.
+	Deliveries []Delivery `json:"deliveries,omitempty"`
+}
+
+// Delivery is the outcome of one message sent to an agent.
+type Delivery struct {
+	ID     string    `json:"id"`
+	Status string    `json:"status"` // "delivered" | "failed"
+	At     time.Time `json:"at"`
+	Error  string    `json:"error,omitempty"`
 }
 
 // Exit is how an agent's TUI last ended abnormally.

@@ -114,6 +114,20 @@ func Normalize(message string) string {
 // AwaitReady waits until the TUI shows an idle, empty input line, answering
 // any startup dialog from what the screen shows. It returns the ready screen.
 func (d *Driver) AwaitReady(ctx context.Context, t Target) (harness.Screen, error) {
+	return d.await(ctx, t, func(s harness.Screen) bool {
+		return s.State == harness.ScreenReady && s.Input == ""
+	})
+}
+
+// AwaitStarted waits until the TUI is up (its input line shows, idle or in a
+// turn), answering startup dialogs on the way.
+func (d *Driver) AwaitStarted(ctx context.Context, t Target) (harness.Screen, error) {
+	return d.await(ctx, t, func(s harness.Screen) bool {
+		return s.State == harness.ScreenReady || s.State == harness.ScreenBusy
+	})
+}
+
+func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen) bool) (harness.Screen, error) {
 	c := d.clock()
 	deadline := c.Now().Add(d.readyTimeout())
 	var last harness.Screen
@@ -144,7 +158,7 @@ func (d *Driver) AwaitReady(ctx context.Context, t Target) (harness.Screen, erro
 				last = s
 				continue
 			}
-		case s.State == harness.ScreenReady && s.Input == "":
+		case accept(s):
 			return s, nil
 		default:
 			lastErr = nil

@@ -1,0 +1,442 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/delivery"
+	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/tmux"
+)
+
+// resolve applies the cascade to the template from the current config.
+func (m *Manager) resolve(cfg *config.Config, template string) (*config.Resolved, error) {
+	res, err := cfg.ResolveTemplate(template)
+	if errors.Is(err, config.ErrUnknownScope) {
+		return nil, api.Errorf(api.CodeNotFound, "template %q not found in %s", template, m.configName(cfg))
+	}
+	if err != nil {
+		return nil, api.Errorf(api.CodeConfigError, "%v", err)
+	}
+	if res.Harness == nil {
+		return nil, api.Errorf(api.CodeConfigError, "templates.%s: harness %q is not registered", template, res.HarnessName)
+	}
+	return res, nil
+}
+
+func (m *Manager) configName(cfg *config.Config) string {
+	if cfg.Path != "" {
+		return cfg.Path
+	}
+	return "leo.yaml"
+}
+
+// lookupBinary finds a harness's program now (never cached: installing it
+// needs no daemon restart).
+func (m *Manager) lookupBinary(binary, harnessName string) (string, error) {
+	p, err := m.opts.Resolver.Lookup(binary)
+	if err == nil {
+		return p, nil
+	}
+	if harnessName == "claude" {
+		return "", &api.Error{Code: api.CodeClaudeNotFound, Message: api.ClaudeNotFoundMessage}
+	}
+	return "", api.Errorf(api.CodeHarnessNotFound, "%s CLI not found (harness %q): install it or add its directory to PATH", binary, harnessName)
+}
+
+// bridge wires leo's MCP server into the harness when the web API is
+// enabled and the token file is readable and non-empty.
+func (m *Manager) bridge(cfg *config.Config) *harness.MCPBridge {
+	if !cfg.WebEnabled() || m.opts.LeoBinary == "" {
+		return nil
+	}
+	data, err := os.ReadFile(m.opts.Home.TokenPath())
+	if err != nil || strings.TrimSpace(string(data)) == "" {
+		return nil
+	}
+	return &harness.MCPBridge{
+		Command: m.opts.LeoBinary,
+		Args:    []string{"mcp-server"},
+		Env:     map[string]string{"LEO_HOME": m.opts.Home.Root},
+		URL:     cfg.WebLocalURL(),
+	}
+}
+
+// launchPlan is everything a launch decided before touching tmux.
+type launchPlan struct {
+	res       *config.Resolved
+	spec      harness.LaunchSpec
+	cmd       harness.Command
+	env       map[string]string
+	sessionID string
+	resume    bool
+}
+
+// sessionEnv is the environment session lookups see: the launch env over
+// leo's own (adapters fall back to the process env), with the PATH panes get.
+func (m *Manager) sessionEnv(res *config.Resolved) map[string]string {
+	env := make(map[string]string, len(res.Env)+1)
+	for k, v := range res.Env {
+		env[k] = v
+	}
+	if _, ok := env["PATH"]; !ok {
+		env["PATH"] = m.opts.Resolver.SearchPath()
+	}
+	return env
+}
+
+// plan resolves the template and walks the harness's session ladder:
+//   - a stored id whose conversation exists → resume it;
+//   - a stored id without one → pinning harness (claude): launch pinned on
+//     that id (it was chosen but never used); others: start fresh, clearing it;
+//   - no id → pinning harness: a new pinned id; others: fresh (the id is
+//     discovered after the first turn).
+func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
+	cfg := m.opts.Config()
+	if cfg == nil {
+		return nil, api.Errorf(api.CodeConfigError, "no config loaded")
+	}
+	res, err := m.resolve(cfg, rec.Template)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := m.lookupBinary(res.Harness.Binary(), res.HarnessName)
+	if err != nil {
+		return nil, err
+	}
+	h := res.Harness
+	pol := h.Sessions()
+	spec := res.LaunchSpec()
+	spec.Name = rec.Name
+	q := harness.SessionQuery{Workspace: res.Workspace, Env: m.sessionEnv(res)}
+
+	id, resume := rec.SessionID, false
+	if id != "" {
+		ok, err := pol.Exists(ctx, q, id)
+		switch {
+		case err != nil:
+			m.log.Warn("cannot check the stored conversation; starting it fresh", "agent", rec.Name, "session", id, "err", err)
+			if !pol.PinsID() {
+				id = ""
+			} else {
+				id = pol.NewID()
+			}
+		case ok:
+			resume = true
+		case !pol.PinsID():
+			m.log.Warn("stored conversation not found; starting fresh", "agent", rec.Name, "harness", res.HarnessName, "session", id)
+			id = ""
+		}
+	}
+	if id == "" && pol.PinsID() {
+		id = pol.NewID()
+	}
+	spec.SessionID, spec.Resume = id, resume
+	spec.Bridge = m.bridge(cfg)
+
+	if p, ok := h.(harness.Preparer); ok {
+		if err := p.Prepare(ctx, spec); err != nil {
+			// Not fatal: a dialog it would have prevented is answered
+			// from the pane.
+			m.log.Warn("preparing the harness failed", "agent", rec.Name, "harness", res.HarnessName, "err", err)
+		}
+	}
+	cmd, err := h.Interactive(spec)
+	if err != nil {
+		return nil, api.Errorf(api.CodeConfigError, "templates.%s: %v", rec.Template, err)
+	}
+	if len(cmd.Argv) == 0 {
+		return nil, api.Errorf(api.CodeInternal, "harness %s built an empty command", res.HarnessName)
+	}
+	// Run the very program the lookup found.
+	if cmd.Argv[0] == h.Binary() {
+		cmd.Argv = append([]string{bin}, cmd.Argv[1:]...)
+	}
+	env := make(map[string]string, len(spec.Env)+len(cmd.Env)+2)
+	for k, v := range spec.Env {
+		env[k] = v
+	}
+	for k, v := range cmd.Env {
+		env[k] = v
+	}
+	if _, ok := env["PATH"]; !ok {
+		env["PATH"] = m.opts.Resolver.SearchPath()
+	}
+	env["LEO_AGENT"] = rec.Name
+	env["LEO_HOME"] = m.opts.Home.Root
+	return &launchPlan{res: res, spec: spec, cmd: cmd, env: env, sessionID: id, resume: resume}, nil
+}
+
+// launch starts (or restarts in place) a's TUI. a.op must be held. The
+// record is saved as starting before tmux is touched, so a crash at any
+// point leaves either a record to relaunch or a session it claims.
+func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
+	m.mu.Lock()
+	rec := a.rec.clone()
+	m.mu.Unlock()
+	name := rec.Name
+
+	p, err := m.plan(ctx, rec)
+	if err != nil {
+		return err
+	}
+	dir := p.cmd.Dir
+	if dir == "" {
+		dir = p.res.Workspace
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return api.Errorf(api.CodeConfigError, "templates.%s: workspace %s: %v", rec.Template, dir, err)
+	}
+
+	now := m.clk.Now()
+	m.mu.Lock()
+	if a.probeCancel != nil {
+		a.probeCancel()
+		a.probeCancel = nil
+	}
+	a.launchGen++
+	gen := a.launchGen
+	a.lastLaunch = now
+	a.lastActivity = now
+	a.exitHandled = false
+	a.nextRestart = time.Time{}
+	r := a.rec
+	r.State = api.StateStarting
+	r.WakeOnMessage = false
+	r.Harness = p.res.HarnessName
+	r.Workspace = p.res.Workspace
+	r.Model = p.res.Model
+	r.EnvKeys = append([]string(nil), p.res.EnvKeys...)
+	r.SessionID = p.sessionID
+	r.SessionUsed = p.sessionID != ""
+	r.Resumed = p.resume
+	r.StartedAt = &now
+	r.Error = ""
+	oldPane := r.PaneID
+	m.mu.Unlock()
+	if err := m.save(); err != nil {
+		return api.Errorf(api.CodeInternal, "agent %s: %v", name, err)
+	}
+
+	spec := tmux.SessionSpec{
+		Name:   TmuxSession(name),
+		Dir:    dir,
+		Argv:   p.cmd.Argv,
+		Env:    p.env,
+		Width:  m.opts.Width,
+		Height: m.opts.Height,
+	}
+	pane, err := m.startPane(ctx, name, oldPane, spec)
+	if err != nil {
+		m.mu.Lock()
+		a.rec.Error = err.Error()
+		m.mu.Unlock()
+		m.save()
+		return api.Errorf(api.CodeTmux, "agent %s: %v", name, err)
+	}
+	m.mu.Lock()
+	a.rec.PaneID = pane.PaneID
+	a.rec.PanePID = pane.PID
+	m.mu.Unlock()
+	m.save()
+	m.log.Info("agent launched", "agent", name, "why", why, "harness", p.res.HarnessName,
+		"session", p.sessionID, "resume", p.resume, "pane", pane.PaneID)
+	m.probe(a, gen)
+	return nil
+}
+
+// startPane respawns the agent's own pane in place when it still exists
+// (the pane id stays stable), else creates the session.
+func (m *Manager) startPane(ctx context.Context, name, oldPane string, spec tmux.SessionSpec) (tmux.Pane, error) {
+	if oldPane != "" {
+		// Pane ids are reused by a new tmux server: respawn only a pane
+		// that really belongs to this agent's session.
+		info, err := m.tmux.PaneInfo(ctx, oldPane)
+		if err == nil && info.SessionName == spec.Name {
+			if err := m.tmux.RespawnPane(ctx, oldPane, spec); err == nil {
+				info, err := m.tmux.PaneInfo(ctx, oldPane)
+				if err == nil {
+					return tmux.Pane{SessionID: info.SessionID, PaneID: oldPane, PID: info.PID}, nil
+				}
+			} else if !tmux.IsNotFound(err) {
+				return tmux.Pane{}, err
+			}
+		}
+	}
+	pane, err := m.tmux.NewSession(ctx, spec)
+	if err != nil && isDuplicateSession(err) {
+		// A session of this name exists but is not the pane on record
+		// (split, or created by an interrupted launch): it is ours by name.
+		if kerr := m.tmux.KillSession(ctx, spec.Name); kerr != nil {
+			return tmux.Pane{}, kerr
+		}
+		pane, err = m.tmux.NewSession(ctx, spec)
+	}
+	return pane, err
+}
+
+func isDuplicateSession(err error) bool {
+	var te *tmux.Error
+	return errors.As(err, &te) && strings.Contains(te.Msg, "duplicate session")
+}
+
+// probe queues, ahead of any message, the wait for the new TUI to show its
+// input line (answering startup dialogs from the screen), then marks the
+// agent running. It is a queue job so it never interleaves with a delivery.
+func (m *Manager) probe(a *agent, gen int) {
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.mu.Lock()
+	a.probeCancel = cancel
+	m.mu.Unlock()
+	it := &delivery.Item{ID: fmt.Sprintf("startup-%d", gen), Job: func(jobCtx context.Context) error {
+		defer cancel()
+		ctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go func() {
+			select {
+			case <-jobCtx.Done():
+				stop()
+			case <-ctx.Done():
+			}
+		}()
+		t, ok := m.target(a)
+		if !ok {
+			return nil
+		}
+		_, err := m.driver.AwaitStarted(ctx, t)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if a.launchGen != gen || a.rec.State == api.StateStopped {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				a.rec.Error = "startup: " + err.Error()
+				m.log.Warn("agent TUI did not come up", "agent", a.rec.Name, "err", err)
+			}
+			return nil
+		}
+		a.rec.State = api.StateRunning
+		a.rec.Error = ""
+		go m.save()
+		return nil
+	}}
+	if err := a.queue.PushFront(it); err != nil {
+		cancel()
+	}
+}
+
+// target is a's pane as delivery sees it; the pane id is read afresh at
+// every call, so a wait survives a respawn.
+func (m *Manager) target(a *agent) (delivery.Target, bool) {
+	m.mu.Lock()
+	harnessName := a.rec.Harness
+	m.mu.Unlock()
+	h, ok := harness.Lookup(harnessName)
+	if !ok {
+		return delivery.Target{}, false
+	}
+	t := delivery.Target{Pane: agentPane{m: m, a: a}, Screen: h.Screen()}
+	if pt, ok := h.(harness.PasteTiming); ok {
+		t.EnterDelay = pt.EnterDelay()
+	}
+	return t, true
+}
+
+// agentPane adapts the tmux server to delivery.Pane for one agent.
+type agentPane struct {
+	m *Manager
+	a *agent
+}
+
+func (p agentPane) pane() (string, error) {
+	p.m.mu.Lock()
+	defer p.m.mu.Unlock()
+	if p.a.rec.PaneID == "" || p.a.exitHandled {
+		return "", delivery.ErrPaneDead
+	}
+	return p.a.rec.PaneID, nil
+}
+
+func (p agentPane) Gates(ctx context.Context) (delivery.Gates, error) {
+	id, err := p.pane()
+	if err != nil {
+		return delivery.Gates{Dead: true}, nil
+	}
+	info, err := p.m.tmux.PaneInfo(ctx, id)
+	if tmux.IsNotFound(err) {
+		return delivery.Gates{Dead: true}, nil
+	}
+	if err != nil {
+		return delivery.Gates{}, err
+	}
+	return delivery.Gates{Dead: info.Dead, InMode: info.InMode, InputOff: info.InputOff}, nil
+}
+
+func (p agentPane) CancelMode(ctx context.Context) error {
+	id, err := p.pane()
+	if err != nil {
+		return err
+	}
+	return p.m.tmux.CancelMode(ctx, id)
+}
+
+func (p agentPane) Capture(ctx context.Context) (string, error) {
+	id, err := p.pane()
+	if err != nil {
+		return "", err
+	}
+	return p.m.tmux.Capture(ctx, id)
+}
+
+func (p agentPane) Paste(ctx context.Context, text string) error {
+	id, err := p.pane()
+	if err != nil {
+		return err
+	}
+	return p.m.tmux.Paste(ctx, id, text)
+}
+
+func (p agentPane) SendKeys(ctx context.Context, keys ...string) error {
+	id, err := p.pane()
+	if err != nil {
+		return err
+	}
+	return p.m.tmux.SendKeys(ctx, id, keys...)
+}
+
+// stderrTail keeps the last lines a dead pane showed (its exit message).
+func stderrTail(capture string) string {
+	return lastN(trimTrailingBlank(capture), 12)
+}
+
+func trimTrailingBlank(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func lastN(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	out := strings.Join(lines, "\n")
+	const maxTail = 4096
+	if len(out) > maxTail {
+		out = out[len(out)-maxTail:]
+	}
+	return out
+}
+

@@ -1,0 +1,158 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+)
+
+// RestoreStats says what a boot restore did.
+type RestoreStats struct {
+	Adopted, Relaunched, Stopped, Failed int
+}
+
+// Restore loads the records and reconciles them with tmux, once, at boot:
+//   - a record whose tmux session lives is adopted as is (never relaunched;
+//     a dead pane in it is an exit the first sweep restarts);
+//   - a running/starting record whose session is gone is relaunched,
+//     resuming its conversation (a claude agent with claude missing is kept
+//     stopped with the reason; other harnesses are unaffected);
+//   - a stopped record stays stopped; a session it still has (a stop
+//     interrupted by a crash) is killed to finish the stop;
+//   - a leo-* session no record claims is left alone and logged: leo never
+//     kills a session it cannot account for.
+//
+// It returns when every agent is settled, so the daemon can report ready.
+func (m *Manager) Restore(ctx context.Context) error {
+	_, err := m.restore(ctx)
+	return err
+}
+
+func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
+	var st RestoreStats
+	recs, err := m.store.Load()
+	if err != nil {
+		if IsCorrupt(err) {
+			// statefile kept the bad file aside; start from no agents
+			// rather than refuse to run.
+			m.log.Error("agent records were corrupt; starting with none", "err", err)
+		} else {
+			return st, err
+		}
+	}
+	list, err := m.tmux.ListPanes(ctx)
+	if err != nil {
+		return st, err
+	}
+	panes := panesBySession(list)
+	now := m.clk.Now()
+
+	claimed := map[string]bool{}
+	var relaunch, kill []*agent
+	m.mu.Lock()
+	for _, r := range recs {
+		a := m.newAgent(r)
+		m.agents[r.Name] = a
+		session := TmuxSession(r.Name)
+		p, live := panes[session]
+		claimed[session] = live
+		a.lastLaunch = now
+		a.lastActivity = now
+		switch {
+		case r.State == api.StateStopped && live:
+			kill = append(kill, a)
+		case r.State == api.StateStopped:
+		case live:
+			r.PaneID, r.PanePID = p.PaneID, p.PID
+			// Launched before this daemon: the first sweep may judge it.
+			a.lastLaunch = now.Add(-1)
+			st.Adopted++
+		default:
+			relaunch = append(relaunch, a)
+		}
+	}
+	m.mu.Unlock()
+
+	for session, p := range panes {
+		if strings.HasPrefix(session, "leo-") && !claimed[session] {
+			m.log.Warn("tmux session has no agent record; leaving it alone", "session", session, "pane", p.PaneID)
+		}
+	}
+	for _, a := range kill {
+		if err := m.tmux.KillSession(ctx, TmuxSession(a.rec.Name)); err != nil {
+			m.log.Error("finishing an interrupted stop failed", "agent", a.rec.Name, "err", err)
+		}
+	}
+	// Adopted agents still starting get their startup probe again.
+	m.mu.Lock()
+	var probes []*agent
+	for _, a := range m.agents {
+		if a.rec.State == api.StateStarting && a.rec.PaneID != "" && !contains(relaunch, a) {
+			probes = append(probes, a)
+		}
+	}
+	m.mu.Unlock()
+	for _, a := range probes {
+		m.mu.Lock()
+		a.launchGen++
+		gen := a.launchGen
+		m.mu.Unlock()
+		m.probe(a, gen)
+	}
+
+	var mu sync.Mutex
+	sem := make(chan struct{}, restoreParallel)
+	var wg sync.WaitGroup
+	for _, a := range relaunch {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(a *agent) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			a.op.Lock()
+			defer a.op.Unlock()
+			err := m.launch(ctx, a, "boot restore")
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				st.Relaunched++
+				return
+			}
+			m.mu.Lock()
+			name := a.rec.Name
+			switch api.CodeOf(err) {
+			case api.CodeClaudeNotFound, api.CodeHarnessNotFound, api.CodeNotFound, api.CodeConfigError:
+				a.rec.State = api.StateStopped
+				a.rec.Error = err.Error()
+				st.Stopped++
+			default:
+				// Transient (tmux): the supervisor retries with backoff.
+				a.rec.State = api.StateStarting
+				a.rec.Error = err.Error()
+				a.exitHandled = true
+				a.nextRestart = m.clk.Now().Add(m.policy.Backoff(a.rec.Failures))
+				st.Failed++
+			}
+			m.mu.Unlock()
+			m.log.Error("agent not relaunched at boot", "agent", name, "err", err)
+		}(a)
+	}
+	wg.Wait()
+	if err := m.save(); err != nil {
+		return st, err
+	}
+	m.log.Info("agents restored", "adopted", st.Adopted, "relaunched", st.Relaunched, "stopped", st.Stopped, "failed", st.Failed)
+	return st, nil
+}
+
+func contains(list []*agent, a *agent) bool {
+	for _, x := range list {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+

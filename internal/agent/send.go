@@ -1,0 +1,216 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/delivery"
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+// Send queues message for the agent and returns at once. Messages to one
+// agent are delivered in order. An agent the idle sweep parked
+// (wake_on_message) is started first, resuming its conversation. The
+// outcome of each message shows in the agent's Deliveries and the log; a
+// message that could not land is recorded as failed, never as sent.
+func (m *Manager) Send(ctx context.Context, name, message string) (api.SendResult, error) {
+	if strings.TrimSpace(message) == "" {
+		return api.SendResult{}, api.Errorf(api.CodeInvalidArgs, "send: message is empty")
+	}
+	it, res, err := m.Enqueue(ctx, name, message)
+	if err != nil {
+		return api.SendResult{}, err
+	}
+	_ = it
+	return res, nil
+}
+
+// Enqueue is Send returning the queue item, whose Done channel closes with
+// the delivery's outcome (persistent tasks wait on it).
+func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.Item, api.SendResult, error) {
+	a, err := m.lookup(name)
+	if err != nil {
+		return nil, api.SendResult{}, err
+	}
+	woke, err := m.wake(ctx, a)
+	if err != nil {
+		return nil, api.SendResult{}, err
+	}
+	it := &delivery.Item{ID: uuid.NewString(), Message: message}
+	ahead, err := a.queue.Push(it)
+	if errors.Is(err, delivery.ErrFull) {
+		return nil, api.SendResult{}, api.Errorf(api.CodeQueueFull, "agent %s: queue full (%d messages waiting)", name, m.opts.SendQueueMax)
+	}
+	if err != nil {
+		return nil, api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "agent %s: %v", name, err)
+	}
+	m.log.Info("message queued", "agent", name, "id", it.ID, "bytes", len(message), "ahead", ahead, "woke", woke)
+	return it, api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: "queued"}, nil
+}
+
+// wake starts a parked agent. A stopped agent that was not parked is not
+// started behind the user's back: sending to it is an error.
+func (m *Manager) wake(ctx context.Context, a *agent) (bool, error) {
+	m.mu.Lock()
+	state, wake, name := a.rec.State, a.rec.WakeOnMessage, a.rec.Name
+	m.mu.Unlock()
+	if state != api.StateStopped {
+		return false, nil
+	}
+	if !wake {
+		return false, api.Errorf(api.CodeDeliveryFailed, "agent %s is stopped; start it first (leo agent start %s)", name, name)
+	}
+	a.op.Lock()
+	defer a.op.Unlock()
+	m.mu.Lock()
+	state = a.rec.State
+	m.mu.Unlock()
+	if state != api.StateStopped {
+		return false, nil // someone else woke it meanwhile
+	}
+	if err := m.startLocked(ctx, a, "wake on message"); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// deliverItem runs the paste protocol for one message (queue worker).
+func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) error {
+	t, ok := m.target(a)
+	if !ok {
+		return errors.New("harness not registered")
+	}
+	m.mu.Lock()
+	a.lastActivity = m.clk.Now()
+	m.mu.Unlock()
+	err := m.driver.Deliver(ctx, t, it.Message)
+	m.mu.Lock()
+	a.lastActivity = m.clk.Now()
+	m.mu.Unlock()
+	if err == nil {
+		m.afterTurn(a)
+	}
+	return err
+}
+
+// finished records a message's outcome.
+func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
+	if it.Job != nil {
+		return
+	}
+	d := api.Delivery{ID: it.ID, Status: "delivered", At: m.clk.Now()}
+	m.mu.Lock()
+	name := a.rec.Name
+	if err != nil {
+		d.Status = "failed"
+		d.Error = err.Error()
+		if errors.Is(err, delivery.ErrCancelled) {
+			d.Error = "cancelled: the agent was stopped or leo shut down"
+		}
+	}
+	a.deliveries = append(a.deliveries, d)
+	if len(a.deliveries) > recentDeliveries {
+		a.deliveries = a.deliveries[len(a.deliveries)-recentDeliveries:]
+	}
+	m.mu.Unlock()
+	if err != nil {
+		m.log.Warn("message not delivered", "agent", name, "id", it.ID, "err", d.Error)
+	} else {
+		m.log.Info("message delivered", "agent", name, "id", it.ID, "waited", m.clk.Since(it.Enqueued).Round(time.Millisecond))
+	}
+}
+
+// afterTurn starts, for a harness that picks its own ids (codex, opencode)
+// and has none stored yet, the search for the conversation the first turn
+// created.
+func (m *Manager) afterTurn(a *agent) {
+	m.mu.Lock()
+	h, ok := harness.Lookup(a.rec.Harness)
+	if !ok || h.Sessions().PinsID() || a.rec.SessionID != "" || a.discovering || m.closed {
+		m.mu.Unlock()
+		return
+	}
+	a.discovering = true
+	gen := a.launchGen
+	since := time.Time{}
+	if a.rec.StartedAt != nil {
+		since = *a.rec.StartedAt
+	}
+	rec := a.rec.clone()
+	m.bg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.bg.Done()
+		defer func() {
+			m.mu.Lock()
+			a.discovering = false
+			m.mu.Unlock()
+		}()
+		m.discover(a, h, rec, gen, since)
+	}()
+}
+
+// discover polls the harness's session store until the new conversation
+// shows, then stores its id.
+func (m *Manager) discover(a *agent, h harness.Harness, rec *Record, gen int, since time.Time) {
+	cfg := m.opts.Config()
+	if cfg == nil {
+		return
+	}
+	res, err := m.resolve(cfg, rec.Template)
+	if err != nil {
+		return
+	}
+	q := harness.SessionQuery{Workspace: rec.Workspace, Env: m.sessionEnv(res), Since: since}
+	ctx, cancel := context.WithTimeout(m.ctx, m.opts.DiscoverTimeout)
+	defer cancel()
+	poll := 100 * time.Millisecond
+	for {
+		id, err := h.Sessions().Discover(ctx, q)
+		if err != nil && ctx.Err() == nil {
+			m.log.Debug("session discovery", "agent", rec.Name, "err", err)
+		}
+		if id != "" && !m.claimed(id, rec.Name) {
+			m.mu.Lock()
+			if a.launchGen != gen || a.rec.SessionID != "" || a.deleted {
+				m.mu.Unlock()
+				return
+			}
+			a.rec.SessionID = id
+			a.rec.SessionUsed = true
+			m.mu.Unlock()
+			m.save()
+			m.log.Info("conversation id discovered", "agent", rec.Name, "harness", rec.Harness, "session", id)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			if m.ctx.Err() == nil {
+				m.log.Warn("conversation id not found after the first turn; a restart will start fresh", "agent", rec.Name, "harness", rec.Harness)
+			}
+			return
+		case <-m.clk.After(poll):
+		}
+		if poll < time.Second {
+			poll *= 2
+		}
+	}
+}
+
+// claimed reports whether another agent already owns conversation id (two
+// agents in one workspace must not resume each other's).
+func (m *Manager) claimed(id, self string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for n, a := range m.agents {
+		if n != self && a.rec.SessionID == id {
+			return true
+		}
+	}
+	return false
+}

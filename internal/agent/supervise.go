@@ -1,0 +1,280 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/tmux"
+	"golang.org/x/sys/unix"
+)
+
+// Run supervises until ctx ends or Close: each tick (or Kick) is one sweep.
+// It also wakes exactly when the earliest scheduled restart is due.
+func (m *Manager) Run(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-m.ctx.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		m.Sweep(ctx)
+		wait := m.opts.Tick
+		if due, ok := m.nextDue(); ok {
+			if d := due.Sub(m.clk.Now()); d < wait {
+				wait = max(d, time.Millisecond)
+			}
+		}
+		t := m.clk.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-m.kick:
+		case <-t.C():
+		}
+		t.Stop()
+	}
+}
+
+func (m *Manager) nextDue() (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var due time.Time
+	for _, a := range m.agents {
+		if a.exitHandled && (due.IsZero() || a.nextRestart.Before(due)) {
+			due = a.nextRestart
+		}
+	}
+	return due, !due.IsZero()
+}
+
+// SweepStats says what one sweep cost and did (benchmarks, logs).
+type SweepStats struct {
+	TmuxCalls int64
+	Actions   int
+}
+
+// Sweep lists every pane once and acts on what it shows: exits, vanished
+// sessions, due restarts, idle agents. Its tmux cost is one call however
+// many agents there are, plus one per agent that needs something done.
+func (m *Manager) Sweep(ctx context.Context) SweepStats {
+	before := m.tmux.CallCount()
+	listedAt := m.clk.Now()
+	list, err := m.tmux.ListPanes(ctx)
+	if err != nil {
+		m.log.Warn("supervisor: list panes failed", "err", err)
+		return SweepStats{TmuxCalls: m.tmux.CallCount() - before}
+	}
+	panes := panesBySession(list)
+	views := m.views()
+	plan := planSweep(m.clk.Now(), listedAt, views, panes)
+	for _, act := range plan {
+		if ctx.Err() != nil {
+			break
+		}
+		m.act(ctx, act, listedAt)
+	}
+	return SweepStats{TmuxCalls: m.tmux.CallCount() - before, Actions: len(plan)}
+}
+
+// views snapshots what planning needs.
+func (m *Manager) views() []agentView {
+	cfg := m.opts.Config()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cfg != m.idleFor {
+		m.idleFor = cfg
+		m.idleCache = map[string]time.Duration{}
+	}
+	out := make([]agentView, 0, len(m.agents))
+	for _, a := range m.agents {
+		if a.deleted {
+			continue
+		}
+		idle, ok := m.idleCache[a.rec.Template]
+		if !ok && cfg != nil {
+			if res, err := cfg.ResolveTemplate(a.rec.Template); err == nil {
+				idle = res.IdleSuspendAfter
+			}
+			m.idleCache[a.rec.Template] = idle
+		}
+		out = append(out, agentView{
+			Name:         a.rec.Name,
+			State:        a.rec.State,
+			PaneID:       a.rec.PaneID,
+			ExitHandled:  a.exitHandled,
+			NextRestart:  a.nextRestart,
+			LastLaunch:   a.lastLaunch,
+			IdleAfter:    idle,
+			LastActivity: a.lastActivity,
+			Queued:       a.queue.Len(),
+		})
+	}
+	return out
+}
+
+// act carries out one planned action under the agent's op lock. An agent
+// busy with another operation is skipped; the next sweep sees it again.
+func (m *Manager) act(ctx context.Context, act sweepAction, listedAt time.Time) {
+	m.mu.Lock()
+	a, ok := m.agents[act.Name]
+	m.mu.Unlock()
+	if !ok || !a.op.TryLock() {
+		return
+	}
+	defer a.op.Unlock()
+	m.mu.Lock()
+	stale := a.deleted || a.rec.State == api.StateStopped ||
+		(act.Kind != actRestart && !a.lastLaunch.Before(listedAt)) ||
+		(act.Kind == actRestart && !a.exitHandled)
+	m.mu.Unlock()
+	if stale {
+		return
+	}
+	switch act.Kind {
+	case actExited:
+		m.onExit(ctx, a, act.Pane, true)
+	case actVanished:
+		m.onExit(ctx, a, tmux.PaneInfo{}, false)
+	case actRestart:
+		m.restartDue(ctx, a)
+	case actSuspend:
+		m.suspend(ctx, a, act)
+	case actAdopt:
+		m.mu.Lock()
+		a.rec.PaneID = act.Pane.PaneID
+		a.rec.PanePID = act.Pane.PID
+		m.mu.Unlock()
+		m.save()
+	}
+}
+
+// onExit records how the TUI ended and schedules its restart.
+func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLeft bool) {
+	now := m.clk.Now()
+	var exit api.Exit
+	exit.At = now
+	if paneLeft {
+		if p.HasStatus {
+			exit.Status = p.DeadStatus
+		}
+		if p.DeadSignal != 0 {
+			exit.Signal = signalName(p.DeadSignal)
+		}
+		if text, err := m.tmux.CaptureHistory(ctx, p.PaneID, 50); err == nil {
+			exit.StderrTail = stderrTail(dropDeadBanner(text))
+		}
+	} else {
+		exit.Status = -1
+		exit.StderrTail = "the tmux session disappeared (killed outside leo, or the tmux server stopped)"
+	}
+
+	m.mu.Lock()
+	r := a.rec
+	launched := now
+	if r.StartedAt != nil {
+		launched = *r.StartedAt
+	}
+	d := m.policy.OnExit(ExitFacts{LaunchedAt: launched, ExitedAt: now, Resumed: r.Resumed, Failures: r.Failures})
+	dropped := ""
+	if d.DropSession {
+		dropped = r.SessionID
+		r.SessionID = ""
+		r.SessionUsed = false
+	}
+	r.Failures = d.Failures
+	abnormal := !paneLeft || exit.Status != 0 || exit.Signal != ""
+	if abnormal {
+		e := exit
+		r.LastExit = &e
+	}
+	r.State = api.StateStarting
+	r.Resumed = false
+	if !paneLeft {
+		r.PaneID, r.PanePID = "", 0
+	}
+	a.exitHandled = true
+	a.nextRestart = now.Add(d.Delay)
+	if a.probeCancel != nil {
+		a.probeCancel()
+		a.probeCancel = nil
+	}
+	name := r.Name
+	m.mu.Unlock()
+	m.save()
+	m.log.Warn("agent exited; restarting", "agent", name, "status", exit.Status, "signal", exit.Signal,
+		"up", now.Sub(launched).Round(time.Millisecond), "restart_in", d.Delay)
+	if dropped != "" {
+		m.log.Warn("agent exited right after resuming its conversation; the next launch starts fresh",
+			"agent", name, "dropped_session", dropped)
+	}
+}
+
+// restartDue relaunches after the backoff.
+func (m *Manager) restartDue(ctx context.Context, a *agent) {
+	err := m.launch(ctx, a, "restart after exit")
+	m.mu.Lock()
+	name := a.rec.Name
+	if err == nil {
+		a.rec.Restarts++
+		m.mu.Unlock()
+		m.save()
+		return
+	}
+	code := api.CodeOf(err)
+	if code == api.CodeClaudeNotFound || code == api.CodeHarnessNotFound || code == api.CodeNotFound || code == api.CodeConfigError {
+		// Nothing a retry fixes: park it with the reason, like boot restore.
+		a.exitHandled = false
+		a.rec.State = api.StateStopped
+		a.rec.Error = err.Error()
+		m.mu.Unlock()
+		m.save()
+		m.log.Error("agent cannot be restarted; stopped", "agent", name, "err", err)
+		return
+	}
+	a.rec.Failures++
+	delay := m.policy.Backoff(a.rec.Failures - 1)
+	a.exitHandled = true
+	a.nextRestart = m.clk.Now().Add(delay)
+	a.rec.Error = err.Error()
+	m.mu.Unlock()
+	m.save()
+	m.log.Error("agent restart failed; retrying", "agent", name, "err", err, "retry_in", delay)
+}
+
+// suspend parks an idle agent: stopped, wake_on_message, session killed.
+func (m *Manager) suspend(ctx context.Context, a *agent, act sweepAction) {
+	if a.queue.Len() > 0 {
+		return
+	}
+	if err := m.stopLocked(ctx, a, true, "suspended (idle)"); err != nil {
+		m.log.Error("idle suspend failed", "agent", act.Name, "err", err)
+	}
+}
+
+// dropDeadBanner removes tmux's own "Pane is dead" line from a capture.
+func dropDeadBanner(s string) string {
+	lines := strings.Split(s, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "Pane is dead") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+func signalName(n int) string {
+	if name := unix.SignalName(unix.Signal(n)); name != "" {
+		return name
+	}
+	return fmt.Sprintf("signal %d", n)
+}
