@@ -439,4 +439,3 @@ func lastN(s string, n int) string {
 	}
 	return out
 }
-

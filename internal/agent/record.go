@@ -182,4 +182,3 @@ func IsCorrupt(err error) bool {
 	var c *statefile.CorruptError
 	return errors.As(err, &c)
 }
-

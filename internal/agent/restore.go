@@ -155,4 +155,3 @@ func contains(list []*agent, a *agent) bool {
 	}
 	return false
 }
-
