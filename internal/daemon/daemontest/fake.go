@@ -1,0 +1,237 @@
+// Package daemontest has a small in-memory agent manager that satisfies
+// daemon.Agents, for tests of the daemon's socket API, the client and the
+// CLI. It runs nothing: agents are records whose state flips on command.
+package daemontest
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+)
+
+// Agents is a fake agent manager. Set the hooks before handing it to the
+// daemon; they are read without locking.
+type Agents struct {
+	// RestoreGate, when non-nil, makes Restore block until it is closed
+	// (or ctx is done), so tests can watch /health say ready:false.
+	RestoreGate chan struct{}
+	// SpawnErr, when it returns non-nil, fails a spawn with that error.
+	SpawnErr func(api.SpawnRequest) error
+	// SendResult, when set, decides what Send answers.
+	SendResult func(name, message string) (api.SendResult, error)
+	// Harness is the harness spawned agents report (default "claude").
+	Harness string
+
+	mu      sync.Mutex
+	agents  map[string]*api.Agent
+	sent    []Sent
+	restore chan struct{} // closed when Restore was entered
+
+	configChanged atomic.Int32
+	closed        atomic.Bool
+	running       atomic.Bool
+}
+
+// Sent is one message Send accepted.
+type Sent struct{ Agent, Message string }
+
+// New returns an empty fake.
+func New() *Agents {
+	return &Agents{agents: map[string]*api.Agent{}, restore: make(chan struct{})}
+}
+
+// RestoreStarted is closed once Restore has been called.
+func (f *Agents) RestoreStarted() <-chan struct{} { return f.restore }
+
+// ConfigChangedCalls counts ConfigChanged calls.
+func (f *Agents) ConfigChangedCalls() int { return int(f.configChanged.Load()) }
+
+// Closed reports whether Close was called.
+func (f *Agents) Closed() bool { return f.closed.Load() }
+
+// Running reports whether Run is running.
+func (f *Agents) Running() bool { return f.running.Load() }
+
+// Messages returns what Send accepted, in order.
+func (f *Agents) Messages() []Sent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Sent(nil), f.sent...)
+}
+
+// Put adds or replaces an agent record.
+func (f *Agents) Put(a api.Agent) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if a.TmuxSession == "" {
+		a.TmuxSession = "leo-" + a.Name
+	}
+	f.agents[a.Name] = &a
+}
+
+func (f *Agents) Restore(ctx context.Context) error {
+	close(f.restore)
+	if f.RestoreGate == nil {
+		return nil
+	}
+	select {
+	case <-f.RestoreGate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *Agents) Run(ctx context.Context) {
+	f.running.Store(true)
+	defer f.running.Store(false)
+	<-ctx.Done()
+}
+
+func (f *Agents) Spawn(_ context.Context, req api.SpawnRequest) (api.Agent, error) {
+	if f.SpawnErr != nil {
+		if err := f.SpawnErr(req); err != nil {
+			return api.Agent{}, err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	name := req.Name
+	if name == "" {
+		name = req.Template
+	}
+	base := name
+	for i := 2; f.agents[name] != nil; i++ {
+		name = base + "-" + itoa(i)
+	}
+	harness := f.Harness
+	if harness == "" {
+		harness = "claude"
+	}
+	now := time.Now().UTC()
+	a := &api.Agent{
+		Name: name, Template: req.Template, Harness: harness, State: api.StateRunning,
+		TmuxSession: "leo-" + name, CreatedAt: now, StartedAt: &now,
+	}
+	f.agents[name] = a
+	return *a, nil
+}
+
+func (f *Agents) List() []api.Agent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]api.Agent, 0, len(f.agents))
+	for _, a := range f.agents {
+		out = append(out, *a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (f *Agents) Get(name string) (api.Agent, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a, ok := f.agents[name]
+	if !ok {
+		return api.Agent{}, notFound(name)
+	}
+	return *a, nil
+}
+
+func (f *Agents) setState(name string, st api.AgentState, restarted bool) (api.Agent, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a, ok := f.agents[name]
+	if !ok {
+		return api.Agent{}, notFound(name)
+	}
+	a.State = st
+	a.WakeOnMessage = false
+	if restarted {
+		a.Restarts++
+	}
+	return *a, nil
+}
+
+func (f *Agents) Start(_ context.Context, name string) (api.Agent, error) {
+	return f.setState(name, api.StateRunning, false)
+}
+
+func (f *Agents) Stop(_ context.Context, name string) (api.Agent, error) {
+	return f.setState(name, api.StateStopped, false)
+}
+
+func (f *Agents) Restart(_ context.Context, name string) (api.Agent, error) {
+	return f.setState(name, api.StateRunning, true)
+}
+
+func (f *Agents) Reset(_ context.Context, name string) (api.Agent, error) {
+	f.mu.Lock()
+	if a, ok := f.agents[name]; ok {
+		a.SessionID = ""
+	}
+	f.mu.Unlock()
+	return f.setState(name, api.StateRunning, false)
+}
+
+func (f *Agents) Delete(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a, ok := f.agents[name]
+	if !ok {
+		return notFound(name)
+	}
+	if a.State != api.StateStopped {
+		return api.Errorf(api.CodeAgentRunning, "agent %q is %s; stop it before deleting it", name, a.State)
+	}
+	delete(f.agents, name)
+	return nil
+}
+
+func (f *Agents) Logs(_ context.Context, name string, lines int) (api.Logs, error) {
+	if _, err := f.Get(name); err != nil {
+		return api.Logs{}, err
+	}
+	return api.Logs{Agent: name, Text: "pane of " + name + " (" + itoa(lines) + " lines)\n"}, nil
+}
+
+func (f *Agents) Send(_ context.Context, name, message string) (api.SendResult, error) {
+	if _, err := f.Get(name); err != nil {
+		return api.SendResult{}, err
+	}
+	if f.SendResult != nil {
+		res, err := f.SendResult(name, message)
+		if err != nil {
+			return res, err
+		}
+		f.record(name, message)
+		return res, nil
+	}
+	n := f.record(name, message)
+	return api.SendResult{ID: "msg-" + itoa(n), Agent: name, Queued: 1, Delivery: "queued"}, nil
+}
+
+func (f *Agents) record(name, message string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, Sent{Agent: name, Message: message})
+	return len(f.sent)
+}
+
+func (f *Agents) ConfigChanged() { f.configChanged.Add(1) }
+
+func (f *Agents) Close() error {
+	f.closed.Store(true)
+	return nil
+}
+
+func notFound(name string) error {
+	return api.Errorf(api.CodeNotFound, "agent %q not found", name)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,203 @@
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/client"
+	"github.com/blackpaw-studio/leo/internal/home"
+)
+
+// raw sends one request over the socket without the typed client, so the
+// status codes and bodies on the wire are what is checked.
+func raw(t *testing.T, h home.Home, method, path, body string) (int, string) {
+	t.Helper()
+	hc := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", h.SocketPath())
+		},
+	}}
+	defer hc.CloseIdleConnections()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, "http://leo"+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s %s: Content-Type %q", method, path, ct)
+	}
+	return resp.StatusCode, string(data)
+}
+
+func decodeErr(t *testing.T, body string) api.Error {
+	t.Helper()
+	var e api.Error
+	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Code == "" {
+		t.Fatalf("not an API error body: %q (%v)", body, err)
+	}
+	return e
+}
+
+func TestSpawnMapsClaudeNotFoundTo424WithTheContractMessage(t *testing.T) {
+	h := newHome(t)
+	r := startReady(t, h)
+	r.agents.SpawnErr = func(req api.SpawnRequest) error {
+		return &api.Error{Code: api.CodeClaudeNotFound, Message: api.ClaudeNotFoundMessage}
+	}
+	status, body := raw(t, h, "POST", "/agents/spawn", `{"template":"assistant"}`)
+	if status != http.StatusFailedDependency {
+		t.Fatalf("status %d, want 424; body %s", status, body)
+	}
+	e := decodeErr(t, body)
+	if e.Code != "claude_not_found" || e.Message != "claude CLI not found; install it from https://claude.com/claude-code" {
+		t.Fatalf("body %s", body)
+	}
+	_, err := r.client.Spawn(context.Background(), api.SpawnRequest{Template: "assistant"})
+	if !client.IsClaudeNotFound(err) || err.Error() != api.ClaudeNotFoundMessage {
+		t.Fatalf("client: %v", err)
+	}
+}
+
+func TestAgentRoutesRoundTrip(t *testing.T) {
+	h := newHome(t)
+	r := startReady(t, h)
+	ctx := context.Background()
+	c := r.client
+
+	list, err := c.List(ctx)
+	if err != nil || list == nil || len(list) != 0 {
+		t.Fatalf("empty list = %#v, %v", list, err)
+	}
+	if status, body := raw(t, h, "GET", "/agents", ""); status != 200 || strings.TrimSpace(body) != "[]" {
+		t.Fatalf("empty list on the wire: %d %q, want []", status, body)
+	}
+
+	a, err := c.Spawn(ctx, api.SpawnRequest{Template: "assistant", Name: "bob"})
+	if err != nil || a.Name != "bob" || a.State != api.StateRunning {
+		t.Fatalf("spawn = %+v, %v", a, err)
+	}
+	if got, err := c.Get(ctx, "bob"); err != nil || got.TmuxSession != "leo-bob" {
+		t.Fatalf("get = %+v, %v", got, err)
+	}
+	if _, err := c.Get(ctx, "nobody"); !client.IsNotFound(err) {
+		t.Fatalf("get missing: %v", err)
+	}
+
+	status, body := raw(t, h, "DELETE", "/agents/bob", "")
+	if status != http.StatusConflict || decodeErr(t, body).Code != api.CodeAgentRunning {
+		t.Fatalf("delete running: %d %s", status, body)
+	}
+	if err := c.Delete(ctx, "bob"); !client.IsAgentRunning(err) {
+		t.Fatalf("client delete running: %v", err)
+	}
+
+	res, err := c.Send(ctx, "bob", "hello there")
+	if err != nil || res.Delivery != "queued" {
+		t.Fatalf("send = %+v, %v", res, err)
+	}
+	if msgs := r.agents.Messages(); len(msgs) != 1 || msgs[0].Message != "hello there" {
+		t.Fatalf("manager got %+v", msgs)
+	}
+	logs, err := c.Logs(ctx, "bob", 7)
+	if err != nil || !strings.Contains(logs.Text, "7 lines") {
+		t.Fatalf("logs = %+v, %v", logs, err)
+	}
+	logs, err = c.Logs(ctx, "bob", 0)
+	if err != nil || !strings.Contains(logs.Text, "100 lines") {
+		t.Fatalf("logs with the default count = %+v, %v", logs, err)
+	}
+
+	if a, err := c.Restart(ctx, "bob"); err != nil || a.Restarts != 1 {
+		t.Fatalf("restart = %+v, %v", a, err)
+	}
+	if _, err := c.Reset(ctx, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := c.Stop(ctx, "bob"); err != nil || a.State != api.StateStopped {
+		t.Fatalf("stop = %+v, %v", a, err)
+	}
+	if a, err := c.Start(ctx, "bob"); err != nil || a.State != api.StateRunning {
+		t.Fatalf("start = %+v, %v", a, err)
+	}
+	c.Stop(ctx, "bob")
+	if status, body := raw(t, h, "DELETE", "/agents/bob", ""); status != 200 || !strings.Contains(body, `"ok":true`) {
+		t.Fatalf("delete stopped: %d %s", status, body)
+	}
+	if _, err := c.Get(ctx, "bob"); !client.IsNotFound(err) {
+		t.Fatalf("get after delete: %v", err)
+	}
+}
+
+func TestRequestsAreDecodedStrictly(t *testing.T) {
+	h := newHome(t)
+	r := startReady(t, h)
+	if _, err := r.client.Spawn(context.Background(), api.SpawnRequest{Template: "assistant", Name: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		code               api.Code
+		mentions           string
+	}{
+		{"POST", "/agents/spawn", `{"template":"assistant","nmae":"typo"}`, 400, api.CodeInvalidArgs, `unknown field "nmae"`},
+		{"POST", "/agents/spawn", `{"template":"assistant"} {"template":"again"}`, 400, api.CodeInvalidArgs, "after the JSON object"},
+		{"POST", "/agents/spawn", ``, 400, api.CodeInvalidArgs, "empty"},
+		{"POST", "/agents/spawn", `{}`, 400, api.CodeInvalidArgs, "template is required"},
+		{"POST", "/agents/spawn", `[1]`, 400, api.CodeInvalidArgs, "request body"},
+		{"POST", "/agents/x/send", `{"message":""}`, 400, api.CodeInvalidArgs, "message is empty"},
+		{"POST", "/agents/x/send", `{"message":"hi","urgent":true}`, 400, api.CodeInvalidArgs, `unknown field "urgent"`},
+		{"POST", "/agents/x/stop", `{"force":true}`, 400, api.CodeInvalidArgs, `unknown field "force"`},
+		{"GET", "/agents/x/logs?lines=abc", ``, 400, api.CodeInvalidArgs, "lines must be a number"},
+		{"GET", "/agents/x/logs?lines=0", ``, 400, api.CodeInvalidArgs, "lines must be a number"},
+		{"POST", "/config/reload", `{"path":"/etc/passwd"}`, 400, api.CodeInvalidArgs, `unknown field "path"`},
+		{"GET", "/nope", ``, 404, api.CodeNotFound, "no route GET /nope"},
+		{"POST", "/health", ``, 405, api.CodeInvalidArgs, "allowed: GET"},
+		{"PUT", "/agents/x", ``, 405, api.CodeInvalidArgs, "allowed: GET, DELETE"},
+	} {
+		status, body := raw(t, h, tc.method, tc.path, tc.body)
+		e := decodeErr(t, body)
+		if status != tc.status || e.Code != tc.code || !strings.Contains(e.Message, tc.mentions) {
+			t.Errorf("%s %s %s: %d %s; want %d %s mentioning %q", tc.method, tc.path, tc.body, status, body, tc.status, tc.code, tc.mentions)
+		}
+	}
+	if n := len(r.agents.Messages()); n != 0 {
+		t.Fatalf("a rejected request reached the manager: %d messages", n)
+	}
+	// Stop with no body and with {} are both fine.
+	if status, body := raw(t, h, "POST", "/agents/x/stop", `{}`); status != 200 {
+		t.Fatalf("stop with {}: %d %s", status, body)
+	}
+	if status, body := raw(t, h, "POST", "/agents/x/start", ``); status != 200 {
+		t.Fatalf("start with no body: %d %s", status, body)
+	}
+}
+
+func TestSendFailureIsReportedNotSent(t *testing.T) {
+	h := newHome(t)
+	r := startReady(t, h)
+	r.client.Spawn(context.Background(), api.SpawnRequest{Template: "assistant", Name: "a"})
+	r.agents.SendResult = func(name, message string) (api.SendResult, error) {
+		return api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "agent %q: the input line never became idle", name)
+	}
+	status, body := raw(t, h, "POST", "/agents/a/send", `{"message":"hi"}`)
+	if status != http.StatusBadGateway || decodeErr(t, body).Code != api.CodeDeliveryFailed {
+		t.Fatalf("failed delivery: %d %s", status, body)
+	}
+}
