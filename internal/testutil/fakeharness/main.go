@@ -1,0 +1,171 @@
+// Command fakeharness impersonates the claude, codex and opencode CLIs for
+// leo's tests, choosing its role from the name it was run as. As a TUI it
+// draws the screens leo's screen readers know, takes bracketed pastes and
+// echoes what is submitted; headless it prints the event streams of the
+// real tools. It writes session files where the real tools do, so resume
+// logic can be tested end to end. Knobs come from FAKE_* variables; see
+// the leo brief ("Fake harnesses").
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type role string
+
+const (
+	roleClaude   role = "claude"
+	roleCodex    role = "codex"
+	roleOpencode role = "opencode"
+)
+
+func main() {
+	r := role(filepath.Base(os.Args[0]))
+	switch r {
+	case roleClaude, roleCodex, roleOpencode:
+	default:
+		// FAKE_ROLE lets the binary run under any name (e.g. in go run).
+		r = role(os.Getenv("FAKE_ROLE"))
+		if r != roleClaude && r != roleCodex && r != roleOpencode {
+			fmt.Fprintf(os.Stderr, "fakeharness: run me as claude, codex or opencode (not %q)\n", os.Args[0])
+			os.Exit(2)
+		}
+	}
+	logArgv(os.Args)
+	startCrashTimer()
+	os.Exit(run(r, os.Args[1:]))
+}
+
+func run(r role, args []string) int {
+	switch r {
+	case roleClaude:
+		return runClaude(args)
+	case roleCodex:
+		return runCodex(args)
+	default:
+		return runOpencode(args)
+	}
+}
+
+// ---- knobs -----------------------------------------------------------------
+
+func envMS(name string, def int) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return time.Duration(def) * time.Millisecond
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return time.Duration(def) * time.Millisecond
+	}
+	return time.Duration(n) * time.Millisecond
+}
+
+func turnDuration() time.Duration { return envMS("FAKE_TURN_MS", 50) }
+
+func scenario() string {
+	if s := os.Getenv("FAKE_SCENARIO"); s != "" {
+		return s
+	}
+	return "success"
+}
+
+// exitOnResume returns the code to exit with when launched to resume.
+func exitOnResume() (int, bool) {
+	v := os.Getenv("FAKE_EXIT_ON_RESUME")
+	if v == "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// startCrashTimer makes the process exit 3 after FAKE_CRASH_AFTER_MS.
+func startCrashTimer() {
+	if os.Getenv("FAKE_CRASH_AFTER_MS") == "" {
+		return
+	}
+	d := envMS("FAKE_CRASH_AFTER_MS", 0)
+	time.AfterFunc(d, func() {
+		restoreTerminal()
+		fmt.Fprintf(os.Stderr, "fake: crashing after %d ms\n", d.Milliseconds())
+		logEvent(map[string]any{"event": "exit", "code": 3, "reason": "crash"})
+		os.Exit(3)
+	})
+}
+
+// ---- FAKE_HARNESS_LOG -----------------------------------------------------
+
+// logLine appends one JSON object to $FAKE_HARNESS_LOG. O_APPEND writes of
+// one line are atomic enough for the several processes a test may run.
+func logLine(v any) {
+	path := os.Getenv("FAKE_HARNESS_LOG")
+	if path == "" {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.Write(append(b, '\n'))
+}
+
+func logArgv(argv []string) {
+	logLine(map[string]any{"argv": argv, "pid": os.Getpid()})
+}
+
+func logEvent(fields map[string]any) {
+	fields["pid"] = os.Getpid()
+	logLine(fields)
+}
+
+// fail prints msg on stderr and returns code (for `return fail(...)`).
+func fail(code int, format string, a ...any) int {
+	restoreTerminal()
+	msg := fmt.Sprintf(format, a...)
+	fmt.Fprintln(os.Stderr, msg)
+	logEvent(map[string]any{"event": "exit", "code": code, "stderr": msg})
+	return code
+}
+
+func cwd() string {
+	d, err := os.Getwd()
+	if err != nil {
+		return "/"
+	}
+	return d
+}
+
+func homeDir() string {
+	if h := os.Getenv("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+func nonAlnumToDash(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}

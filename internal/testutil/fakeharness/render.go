@@ -1,0 +1,239 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+)
+
+// draw repaints the whole screen: home, every line followed by
+// erase-to-end-of-line, then erase below. Unlike a full clear this does
+// not push copies of the screen into tmux's history (scroll-on-clear), so
+// capture-pane shows exactly the current state and scrollback stays clean.
+func (t *tui) draw() {
+	width, height, err := term.GetSize(int(t.out.Fd()))
+	if err != nil || width <= 0 || height <= 0 {
+		width, height = 80, 24
+	}
+	top, bottom, curLine, curCol := t.layout(width)
+	lines := append(top, bottom...)
+	curLine += len(top)
+	if extra := len(lines) - height; extra > 0 {
+		// Too tall: drop the oldest transcript lines (just below the banner).
+		banner := t.bannerHeight()
+		if extra > len(top)-banner {
+			extra = len(top) - banner
+		}
+		lines = append(lines[:banner:banner], lines[banner+extra:]...)
+		curLine -= extra
+		if len(lines) > height {
+			cut := len(lines) - height
+			lines = lines[cut:]
+			curLine -= cut
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\x1b[H")
+	for i, l := range lines {
+		b.WriteString(truncate(l, width))
+		b.WriteString("\x1b[K")
+		if i < len(lines)-1 {
+			b.WriteString("\r\n")
+		}
+	}
+	b.WriteString("\x1b[J")
+	if curLine < 0 {
+		curLine = 0
+	}
+	fmt.Fprintf(&b, "\x1b[%d;%dH", curLine+1, min(curCol, width-1)+1)
+	os.Stdout.WriteString(b.String())
+}
+
+func truncate(s string, width int) string {
+	if utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:width])
+}
+
+func (t *tui) bannerHeight() int {
+	if t.trust {
+		return 0
+	}
+	return len(t.banner())
+}
+
+// layout returns the screen's upper part (banner and transcript, which may
+// be trimmed) and its lower part (busy line, input box, footer), and where
+// the cursor goes within the lower part.
+func (t *tui) layout(width int) (top, bottom []string, curLine, curCol int) {
+	if t.trust {
+		return nil, t.trustLines(), 0, 0
+	}
+	top = append(t.banner(), t.history...)
+	inputLines := strings.Split(t.inputDisplay(), "\n")
+	switch t.role {
+	case roleClaude:
+		rule := strings.Repeat("─", width)
+		if t.busy {
+			bottom = append(bottom, "✻ Thinking… (esc to interrupt)", "")
+		}
+		bottom = append(bottom, rule)
+		curLine = len(bottom) + len(inputLines) - 1
+		for i, l := range inputLines {
+			if i == 0 {
+				bottom = append(bottom, "❯ "+l)
+			} else {
+				bottom = append(bottom, "  "+l)
+			}
+		}
+		curCol = 2 + utf8.RuneCountInString(inputLines[len(inputLines)-1])
+		bottom = append(bottom, rule, "  ? for shortcuts")
+	case roleCodex:
+		if t.busy {
+			secs := int(time.Since(t.busySince).Seconds())
+			bottom = append(bottom, fmt.Sprintf("• Working (%ds • esc to interrupt)", secs), "")
+		}
+		curLine = len(bottom) + len(inputLines) - 1
+		if len(t.input) == 0 {
+			bottom = append(bottom, "› Ask Codex to do anything")
+			curCol = 2
+		} else {
+			for i, l := range inputLines {
+				if i == 0 {
+					bottom = append(bottom, "› "+l)
+				} else {
+					bottom = append(bottom, "  "+l)
+				}
+			}
+			curCol = 2 + utf8.RuneCountInString(inputLines[len(inputLines)-1])
+		}
+		bottom = append(bottom, "", "  ⏎ send   ⌃J newline")
+	case roleOpencode:
+		curLine = len(bottom) + len(inputLines) - 1
+		if len(t.input) == 0 {
+			bottom = append(bottom, "┃  Ask anything…")
+			curCol = 3
+		} else {
+			for _, l := range inputLines {
+				bottom = append(bottom, "┃  "+l)
+			}
+			curCol = 3 + utf8.RuneCountInString(inputLines[len(inputLines)-1])
+		}
+		bottom = append(bottom, "┃  Build · "+t.model, "")
+		if t.busy {
+			bottom = append(bottom, "  ⬝⬝⬝ esc interrupt")
+		}
+		bottom = append(bottom, "  ctrl+p commands")
+	}
+	return top, bottom, curLine, curCol
+}
+
+func (t *tui) banner() []string {
+	switch t.role {
+	case roleClaude:
+		return []string{"✻ Welcome to Claude Code (fake)", "", "  cwd: " + cwd(), ""}
+	case roleCodex:
+		inner := " >_ OpenAI Codex (fake) "
+		w := utf8.RuneCountInString(inner)
+		return []string{
+			"╭" + strings.Repeat("─", w) + "╮",
+			"│" + inner + "│",
+			"╰" + strings.Repeat("─", w) + "╯",
+			"",
+		}
+	default:
+		return []string{"  opencode (fake)", ""}
+	}
+}
+
+// indent renders a possibly multi-line message: first line after prefix,
+// the rest indented to match.
+func indent(prefix, cont, msg string) []string {
+	ls := strings.Split(msg, "\n")
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		if i == 0 {
+			out[i] = prefix + l
+		} else {
+			out[i] = cont + l
+		}
+	}
+	return out
+}
+
+func (t *tui) userLines(msg string) []string {
+	switch t.role {
+	case roleClaude:
+		return indent("> ", "  ", msg)
+	case roleCodex:
+		return indent("› ", "  ", msg)
+	default:
+		return indent("┃  ", "┃  ", msg)
+	}
+}
+
+func (t *tui) replyLines(reply string) []string {
+	switch t.role {
+	case roleClaude:
+		return append(indent("● ", "  ", reply), "")
+	case roleCodex:
+		return append(indent("• ", "  ", reply), "")
+	default:
+		return append(indent("  ", "  ", reply), "")
+	}
+}
+
+func (t *tui) interruptedLine() string {
+	switch t.role {
+	case roleClaude:
+		return "  ⎿  Interrupted by user"
+	case roleCodex:
+		return "■ Conversation interrupted"
+	default:
+		return "  Interrupted"
+	}
+}
+
+func (t *tui) trustLines() []string {
+	mark := func(i int, s string) string {
+		if t.trustSel == i {
+			if t.role == roleCodex {
+				return "› " + s
+			}
+			return "❯ " + s
+		}
+		return "  " + s
+	}
+	if t.role == roleCodex {
+		return []string{
+			"> You are running Codex in " + cwd(),
+			"",
+			"  Since this folder is not version controlled, we recommend requiring approval of all edits and commands.",
+			"",
+			"Do you trust the contents of this directory?",
+			"",
+			mark(0, "1. Yes, continue"),
+			mark(1, "2. No, quit"),
+			"",
+			"  Press enter to continue",
+		}
+	}
+	return []string{
+		"Do you trust the files in this folder?",
+		"",
+		cwd(),
+		"",
+		"Claude Code may read, write, or execute files contained in this directory.",
+		"",
+		mark(0, "1. Yes, proceed"),
+		mark(1, "2. No, exit"),
+		"",
+		"Enter to confirm · Esc to exit",
+	}
+}

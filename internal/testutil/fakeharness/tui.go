@@ -1,0 +1,363 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+)
+
+// pasteBurstWindow: like real codex, an Enter this soon after pasted (or
+// burst-typed) bytes is taken as a newline, not a submit.
+const pasteBurstWindow = 120 * time.Millisecond
+
+// store records a TUI session's turns in the tool's own files.
+type store interface {
+	submit(msg string)
+	reply(msg string)
+}
+
+// part of the input line: typed text, or a paste that claude shows as a
+// placeholder.
+type part struct {
+	text  string
+	label string
+}
+
+type tui struct {
+	role  role
+	model string
+	store store
+	out   *os.File
+
+	trust    bool // a trust dialog is showing
+	trustSel int
+	onTrust  func()
+
+	input      []part
+	pastes     int
+	history    []string
+	busy       bool
+	busySince  time.Time
+	current    string
+	queue      []string
+	lastBurst  time.Time
+	hung       bool
+	turnTimer  *time.Timer
+	turnDoneCh chan struct{}
+}
+
+var (
+	termMu    sync.Mutex
+	termState *term.State
+	termFd    = -1
+)
+
+// restoreTerminal undoes raw mode and bracketed paste; safe to call twice.
+func restoreTerminal() {
+	termMu.Lock()
+	defer termMu.Unlock()
+	if termState != nil {
+		os.Stdout.WriteString("\x1b[?2004l\r\n")
+		_ = term.Restore(termFd, termState)
+		termState = nil
+	}
+}
+
+func newTUI(r role, model string, st store) *tui {
+	return &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1)}
+}
+
+// run is the TUI main loop. It returns the exit code.
+func (t *tui) run() int {
+	fd := int(os.Stdin.Fd())
+	if term.IsTerminal(fd) {
+		st, err := term.MakeRaw(fd)
+		if err == nil {
+			termMu.Lock()
+			termState, termFd = st, fd
+			termMu.Unlock()
+		}
+	}
+	defer restoreTerminal()
+
+	inputCh := make(chan []byte)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := os.Stdin.Read(buf)
+			if n > 0 {
+				b := append([]byte(nil), buf[:n]...)
+				rawLog(b)
+				inputCh <- b // blocks while hung: input then piles up in the tty
+			}
+			if err != nil {
+				close(inputCh)
+				return
+			}
+		}
+	}()
+
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+
+	// Slow start: draw nothing and drop every byte until ready.
+	slow := time.After(envMS("FAKE_SLOW_START_MS", 0))
+	for waiting := true; waiting; {
+		select {
+		case <-slow:
+			waiting = false
+		case _, ok := <-inputCh:
+			if !ok {
+				return 0
+			}
+		}
+	}
+	os.Stdout.WriteString("\x1b[?2004h")
+	logEvent(map[string]any{"event": "ready"})
+	t.draw()
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var dec decoder
+	for {
+		if t.hung {
+			select {} // stop reading and drawing for good
+		}
+		select {
+		case b, ok := <-inputCh:
+			if !ok {
+				return 0
+			}
+			for _, ev := range dec.feed(b) {
+				if code, exit := t.handle(ev); exit {
+					return code
+				}
+				if t.hung {
+					break
+				}
+			}
+			if !t.hung {
+				t.draw()
+			}
+		case <-t.turnDoneCh:
+			t.finishTurn()
+			t.draw()
+		case <-tick.C:
+			if t.busy {
+				t.draw()
+			}
+		case <-winch:
+			t.draw()
+		}
+	}
+}
+
+// handle applies one input event; exit says the program should end.
+func (t *tui) handle(ev event) (int, bool) {
+	now := time.Now()
+	if t.trust {
+		switch ev.kind {
+		case evEnter:
+			if t.trustSel == 0 {
+				t.trust = false
+				logEvent(map[string]any{"event": "trust_accepted"})
+				if t.onTrust != nil {
+					t.onTrust()
+				}
+				return 0, false
+			}
+			return fail(1, "fake: trust declined"), true
+		case evUp, evDown:
+			t.trustSel = 1 - t.trustSel
+		case evText:
+			switch ev.text {
+			case "1":
+				t.trustSel = 0
+			case "2":
+				t.trustSel = 1
+			}
+		case evEscape, evCtrlC:
+			return fail(1, "fake: trust declined"), true
+		}
+		return 0, false
+	}
+	switch ev.kind {
+	case evText:
+		t.addText(ev.text)
+		if utf8.RuneCountInString(ev.text) >= 2 {
+			t.lastBurst = now
+		}
+	case evPaste:
+		t.addPaste(ev.text)
+		t.lastBurst = now
+	case evNewline:
+		t.addText("\n")
+	case evEnter:
+		if t.role == roleCodex && now.Sub(t.lastBurst) < pasteBurstWindow {
+			t.addText("\n")
+			return 0, false
+		}
+		msg := t.inputText()
+		t.input = nil
+		if strings.TrimSpace(msg) == "" {
+			return 0, false
+		}
+		return t.submit(msg)
+	case evBackspace:
+		t.backspace()
+	case evCtrlU:
+		t.input = nil
+	case evCtrlC:
+		if len(t.input) > 0 {
+			t.input = nil
+			return 0, false
+		}
+		return fail(0, "fake: interrupted"), true
+	case evEscape:
+		if t.busy {
+			t.turnTimer.Stop()
+			t.busy = false
+			t.history = append(t.history, t.interruptedLine())
+			logEvent(map[string]any{"event": "interrupted", "message": t.current})
+		}
+	}
+	return 0, false
+}
+
+func (t *tui) addText(s string) {
+	if n := len(t.input); n > 0 && t.input[n-1].label == "" {
+		t.input[n-1].text += s
+		return
+	}
+	t.input = append(t.input, part{text: s})
+}
+
+// addPaste keeps pasted text; claude shows a multi-line or long paste as a
+// placeholder, as the real one does.
+func (t *tui) addPaste(s string) {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	t.pastes++
+	if t.role == roleClaude && (strings.Contains(s, "\n") || len(s) > 800) {
+		label := fmt.Sprintf("[Pasted text #%d]", t.pastes)
+		if n := strings.Count(s, "\n"); n > 0 {
+			label = fmt.Sprintf("[Pasted text #%d +%d lines]", t.pastes, n)
+		}
+		t.input = append(t.input, part{text: s, label: label})
+		return
+	}
+	t.addText(s)
+}
+
+func (t *tui) backspace() {
+	n := len(t.input)
+	if n == 0 {
+		return
+	}
+	last := &t.input[n-1]
+	if last.label != "" {
+		t.input = t.input[:n-1]
+		return
+	}
+	_, size := utf8.DecodeLastRuneInString(last.text)
+	last.text = last.text[:len(last.text)-size]
+	if last.text == "" {
+		t.input = t.input[:n-1]
+	}
+}
+
+func (t *tui) inputText() string {
+	var b strings.Builder
+	for _, p := range t.input {
+		b.WriteString(p.text)
+	}
+	return b.String()
+}
+
+func (t *tui) inputDisplay() string {
+	var b strings.Builder
+	for _, p := range t.input {
+		if p.label != "" {
+			b.WriteString(p.label)
+		} else {
+			b.WriteString(p.text)
+		}
+	}
+	return b.String()
+}
+
+// submit starts a turn, or runs one of the fake's own commands.
+func (t *tui) submit(msg string) (int, bool) {
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(msg), "/exit"); ok && (rest == "" || rest[0] == ' ') {
+		code, _ := strconv.Atoi(strings.TrimSpace(rest))
+		logEvent(map[string]any{"event": "message", "message": msg})
+		restoreTerminal()
+		fmt.Fprintf(os.Stderr, "fake: exiting %d\n", code)
+		logEvent(map[string]any{"event": "exit", "code": code})
+		return code, true
+	}
+	if strings.TrimSpace(msg) == "/hang" {
+		logEvent(map[string]any{"event": "message", "message": msg})
+		logEvent(map[string]any{"event": "hang"})
+		t.hung = true
+		return 0, false
+	}
+	if t.busy {
+		t.queue = append(t.queue, msg)
+		return 0, false
+	}
+	t.startTurn(msg)
+	return 0, false
+}
+
+func (t *tui) startTurn(msg string) {
+	logLine(map[string]any{"message": msg, "pid": os.Getpid()})
+	t.history = append(t.history, t.userLines(msg)...)
+	t.store.submit(msg)
+	t.busy = true
+	t.busySince = time.Now()
+	t.current = msg
+	t.turnTimer = time.AfterFunc(turnDuration(), func() {
+		select {
+		case t.turnDoneCh <- struct{}{}:
+		default:
+		}
+	})
+}
+
+func (t *tui) finishTurn() {
+	if !t.busy {
+		return
+	}
+	t.busy = false
+	reply := "echo: " + t.current
+	t.history = append(t.history, t.replyLines(reply)...)
+	t.store.reply(reply)
+	if len(t.queue) > 0 {
+		next := t.queue[0]
+		t.queue = t.queue[1:]
+		t.startTurn(next)
+	}
+}
+
+// rawLog appends raw input bytes to $FAKE_RAW_LOG (tests assert exactly
+// what tmux delivered, bracketed-paste markers included).
+func rawLog(b []byte) {
+	path := os.Getenv("FAKE_RAW_LOG")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.Write(b)
+}
