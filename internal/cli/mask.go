@@ -75,11 +75,12 @@ func (s *scrubber) maskValue(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
+			shown := s.scrub(k) // a secret can hide in a key (a permission pattern)
 			if looksSecret(k) {
-				out[k] = masked
+				out[shown] = masked
 				continue
 			}
-			out[k] = s.maskValue(e)
+			out[shown] = s.maskValue(e)
 		}
 		return out
 	case []any:

@@ -143,7 +143,7 @@ func runRun(opts *RunOptions) error {
 	out.Harness, out.HarnessInherited = launch.HarnessName, launch.HarnessInherited
 	out.Model, out.ModelInherited = launch.Model, launch.ModelInherited
 	out.Workspace, out.Dir = launch.Workspace, cmd.Dir
-	s := newScrubber(launch.Env)
+	s := newScrubber(configSecrets(cfg))
 	out.Argv = maskArgv(s, cmd.Argv)
 	out.Env = maskEnv(s, launch.Env, cmd.Env)
 
@@ -151,6 +151,30 @@ func runRun(opts *RunOptions) error {
 		return writeJSON(opts.IO.Out, out)
 	}
 	return printDryRun(opts.IO.Out, out, len(prompt))
+}
+
+// configSecrets gathers every env: value of the config, expanded: a dry run
+// hides them all wherever they appear (a prompt quoting another scope's
+// token included), not only the launching scope's.
+func configSecrets(cfg *config.Config) map[string]string {
+	all := map[string]string{}
+	add := func(scope string, r *config.Resolved) {
+		if r == nil {
+			return
+		}
+		for k, v := range r.Env {
+			all[scope+"."+k] = v
+		}
+	}
+	for _, name := range cfg.TemplateNames() {
+		r, _ := cfg.ResolveTemplate(name)
+		add("templates."+name, r)
+	}
+	for _, name := range cfg.TaskNames() {
+		r, _ := cfg.ResolveTask(name)
+		add("tasks."+name, r)
+	}
+	return all
 }
 
 // mcpBridge is the bridge a run gets: leo's MCP server, only when the web UI
@@ -228,7 +252,7 @@ func maskEnv(s *scrubber, scopeEnv, adapterEnv map[string]string) []envVarJSON {
 
 // maxShownArg is the longest argument printed whole in the human view (the
 // prompt usually); --json always carries the whole argv.
-const maxShownArg = 200
+const maxShownArg = 400
 
 func printDryRun(w io.Writer, d dryRunJSON, promptBytes int) error {
 	p := &fieldPrinter{w: w}
