@@ -90,9 +90,6 @@ func Run(ctx context.Context, opts Options) error {
 	if h.Root == "" {
 		return errors.New("daemon: no leo home")
 	}
-	if opts.NewAgents == nil {
-		return errors.New("daemon: Options.NewAgents is required")
-	}
 	// An explicit --config is never created; refuse before creating the
 	// state directory beside a file that does not exist.
 	if h.ExplicitConfig {
@@ -145,6 +142,9 @@ func (o *Options) defaults() {
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
+	}
+	if o.NewAgents == nil {
+		o.NewAgents = newAgentManager
 	}
 	if o.LeoBinary == "" {
 		if exe, err := os.Executable(); err == nil {
