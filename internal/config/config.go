@@ -193,9 +193,9 @@ func LoadValid(path string, opts ...Option) (*Config, error) {
 // that is not a mapping fail Parse; every other problem (wrong types, removed
 // sections, bad values) is a finding reported by Validate, so all of them are
 // shown at once.
-func Parse(data []byte, path string, opts ...Option) (c *Config, err error) {
+func Parse(data []byte, path string, opts ...Option) (*Config, error) {
 	o := buildOptions(opts)
-	c = &Config{
+	c := &Config{
 		Path:      path,
 		Templates: map[string]*Template{},
 		Tasks:     map[string]*Task{},
@@ -212,39 +212,19 @@ func Parse(data []byte, path string, opts ...Option) (c *Config, err error) {
 		c.Home = wd
 	}
 
-	// The YAML library is third-party code fed with user input; a panic in
-	// it must become an error, never take the daemon down.
-	defer func() {
-		if r := recover(); r != nil {
-			c, err = nil, &ParseError{File: path, Msg: fmt.Sprintf("cannot parse YAML: %v", r)}
-		}
-	}()
-
-	file, err := parser.ParseBytes(data, 0)
+	file, body, raw, err := parseYAML(data, path)
 	if err != nil {
-		return nil, yamlError(path, err)
+		return nil, err
 	}
 	c.file = file
-	if len(file.Docs) > 1 {
-		return nil, &ParseError{File: path, Line: docLine(file.Docs[1]), Column: 1,
-			Msg: "more than one YAML document; leo.yaml holds exactly one"}
-	}
-	var body ast.Node
-	if len(file.Docs) == 1 {
-		body = file.Docs[0].Body
-	}
 	if body == nil {
 		return c, nil // an empty file is an empty config
-	}
-	var raw any
-	if err := yaml.NodeToValue(body, &raw); err != nil {
-		return nil, yamlError(path, err)
 	}
 	top, ok := raw.(map[string]any)
 	if raw != nil && !ok {
 		tk := body.GetToken()
 		line, col := 1, 1
-		if tk != nil {
+		if tk != nil && tk.Position != nil {
 			line, col = tk.Position.Line, tk.Position.Column
 		}
 		return nil, &ParseError{File: path, Line: line, Column: col,
@@ -254,6 +234,37 @@ func Parse(data []byte, path string, opts ...Option) (c *Config, err error) {
 	d.config(c, top)
 	c.findings = d.findings
 	return c, nil
+}
+
+// parseYAML parses one YAML document into its syntax tree (kept for
+// finding positions) and its generic value (aliases and merge keys resolved).
+func parseYAML(data []byte, path string) (file *ast.File, body ast.Node, raw any, err error) {
+	// The YAML library is third-party code fed with user input; a panic in
+	// it must become an error, never take the daemon down.
+	defer func() {
+		if r := recover(); r != nil {
+			file, body, raw = nil, nil, nil
+			err = &ParseError{File: path, Msg: fmt.Sprintf("cannot parse YAML: %v", r)}
+		}
+	}()
+	file, err = parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, nil, nil, yamlError(path, err)
+	}
+	if len(file.Docs) > 1 {
+		return nil, nil, nil, &ParseError{File: path, Line: docLine(file.Docs[1]), Column: 1,
+			Msg: "more than one YAML document; leo.yaml holds exactly one"}
+	}
+	if len(file.Docs) == 1 {
+		body = file.Docs[0].Body
+	}
+	if body == nil {
+		return file, nil, nil, nil
+	}
+	if err := yaml.NodeToValue(body, &raw); err != nil {
+		return nil, nil, nil, yamlError(path, err)
+	}
+	return file, body, raw, nil
 }
 
 func docLine(doc *ast.DocumentNode) int {

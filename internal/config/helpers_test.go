@@ -52,8 +52,8 @@ func (h *testHome) parse(t *testing.T, yaml string) *Config {
 	return c
 }
 
-// parseYAML parses yaml in a fresh home.
-func parseYAML(t *testing.T, yaml string) *Config {
+// parseTestYAML parses yaml in a fresh home.
+func parseTestYAML(t *testing.T, yaml string) *Config {
 	t.Helper()
 	return newTestHome(t).parse(t, yaml)
 }

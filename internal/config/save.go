@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/blackpaw-studio/leo/internal/statefile"
+	"github.com/google/renameio/v2"
 )
 
 // saveMu serializes saves within the process, so two web saves cannot
@@ -35,9 +35,25 @@ func Save(path string, data []byte, opts ...Option) error {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return err
 	}
-	// renameio writes a temp file in the same directory with exactly this
-	// mode, fsyncs it and renames it over the old file.
-	return statefile.Write(abs, data, 0o600)
+	return writeAtomic(abs, data)
+}
+
+// writeAtomic writes a temp file next to path with mode 0600 exactly, fsyncs
+// it and renames it over path. Unlike statefile.Write it does not keep the
+// mode of an existing file: leo.yaml may hold secrets in env:, so a file
+// someone made group-readable is narrowed again when leo writes it.
+func writeAtomic(path string, data []byte) error {
+	f, err := renameio.NewPendingFile(path,
+		renameio.WithTempDir(filepath.Dir(path)),
+		renameio.WithStaticPermissions(0o600))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Cleanup() }()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	return f.CloseAtomicallyReplace()
 }
 
 // defaultConfig is what `leo setup --defaults` and a managed first start
@@ -63,5 +79,5 @@ web:
   port: 8370
 `
 
-// DefaultConfig returns the setup wizard's default leo.yaml.
+// DefaultConfig returns the setup wizard's default leo.yaml (a fresh copy).
 func DefaultConfig() []byte { return []byte(defaultConfig) }

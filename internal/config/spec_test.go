@@ -56,7 +56,7 @@ func TestOldFlatFieldsAreSilentlyIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := parseYAML(t, string(data)+"defaults:\n  permission_mode: plan\n  allowed_tools: [Read]\n")
+	c := parseTestYAML(t, string(data)+"defaults:\n  permission_mode: plan\n  allowed_tools: [Read]\n")
 	wantClean(t, c)
 	r, err := c.ResolveTemplate("assistant")
 	if err != nil {
@@ -176,7 +176,7 @@ func TestSpecErrorTexts(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := parseYAML(t, tc.yaml)
+			c := parseTestYAML(t, tc.yaml)
 			f := wantFinding(t, c, tc.want)
 			if f.Severity != SeverityError {
 				t.Errorf("severity %q", f.Severity)
@@ -195,7 +195,7 @@ func TestSpecErrorTexts(t *testing.T) {
 // "Validation behavior": each mistake in one file, all reported at once,
 // each naming its scope and field.
 func TestValidateReportsEveryMistakeAtOnce(t *testing.T) {
-	c := parseYAML(t, `
+	c := parseTestYAML(t, `
 providers:
   zai: {}
 defaults:
@@ -259,7 +259,7 @@ tasks:
 // Several bad keys in one harness_options map are separate findings, each
 // located at its key.
 func TestEachBadOptionIsItsOwnFinding(t *testing.T) {
-	c := parseYAML(t, "templates:\n  bar:\n    harness_options:\n      foo: 1\n      permission_mode: sometimes\n")
+	c := parseTestYAML(t, "templates:\n  bar:\n    harness_options:\n      foo: 1\n      permission_mode: sometimes\n")
 	valid := "agent, allowed_tools, append_system_prompt, bypass_permissions, disallowed_tools, permission_mode, remote_control"
 	f1 := wantFinding(t, c, `templates.bar.harness_options: unknown option "foo" (valid: `+valid+`)`)
 	f2 := wantFinding(t, c, `templates.bar.harness_options: option "permission_mode": invalid value "sometimes" (valid: acceptEdits, auto, bypassPermissions, default, dontAsk, plan)`)

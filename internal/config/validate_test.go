@@ -138,7 +138,7 @@ func TestPromptFileMustBeInsideWorkspace(t *testing.T) {
 }
 
 func TestValidateNames(t *testing.T) {
-	c := parseYAML(t, "templates:\n  Foo: {}\n  -bar: {}\n  ok-1: {}\ntasks:\n  a_b:\n    prompt_file: x\n")
+	c := parseTestYAML(t, "templates:\n  Foo: {}\n  -bar: {}\n  ok-1: {}\ntasks:\n  a_b:\n    prompt_file: x\n")
 	wantFinding(t, c, `templates.Foo: invalid template name "Foo" (use 1 to 63 lowercase letters, digits and dashes, starting with a letter or digit)`)
 	wantFinding(t, c, `templates.-bar: invalid template name "-bar" (use 1 to 63 lowercase letters, digits and dashes, starting with a letter or digit)`)
 	wantFinding(t, c, `tasks.a_b: invalid task name "a_b" (use 1 to 63 lowercase letters, digits and dashes, starting with a letter or digit)`)
@@ -148,7 +148,7 @@ func TestValidateNames(t *testing.T) {
 		}
 	}
 	long := strings.Repeat("a", 64)
-	c = parseYAML(t, "templates:\n  "+long+": {}\n  "+long[:63]+": {}\n")
+	c = parseTestYAML(t, "templates:\n  "+long+": {}\n  "+long[:63]+": {}\n")
 	if got := errorMessages(c); len(got) != 1 || !strings.HasPrefix(got[0], "templates."+long+":") {
 		t.Errorf("64-char name: %q", got)
 	}
@@ -168,7 +168,7 @@ func TestValidateWeb(t *testing.T) {
 		{"web:\n  enabled: 1\n", "web.enabled: expected true or false, got an integer"},
 	}
 	for _, tc := range cases {
-		c := parseYAML(t, tc.yaml)
+		c := parseTestYAML(t, tc.yaml)
 		wantFinding(t, c, tc.want)
 	}
 	for _, ok := range []string{
@@ -177,20 +177,20 @@ func TestValidateWeb(t *testing.T) {
 		"web:\n  bind: \"::1\"\n",
 		"web:\n  enabled: true\n  bind: 0.0.0.0\n  allowed_hosts: [leo.example.com, \"box.lan:8370\"]\n",
 	} {
-		wantClean(t, parseYAML(t, ok))
+		wantClean(t, parseTestYAML(t, ok))
 	}
-	c := parseYAML(t, "web:\n  enabled: true\n  bind: 0.0.0.0\n  port: 9000\n  allowed_hosts: [x.example]\n")
+	c := parseTestYAML(t, "web:\n  enabled: true\n  bind: 0.0.0.0\n  port: 9000\n  allowed_hosts: [x.example]\n")
 	if !c.WebEnabled() || c.WebAddr() != "0.0.0.0:9000" || c.WebLocalURL() != "http://127.0.0.1:9000" {
 		t.Errorf("web: %v %s %s", c.WebEnabled(), c.WebAddr(), c.WebLocalURL())
 	}
-	c = parseYAML(t, "")
+	c = parseTestYAML(t, "")
 	if c.WebEnabled() || c.WebAddr() != "127.0.0.1:8370" {
 		t.Errorf("default web: %v %s", c.WebEnabled(), c.WebAddr())
 	}
 }
 
 func TestMaxTurnsIgnoredIsAWarning(t *testing.T) {
-	c := parseYAML(t, "templates:\n  a:\n    harness: codex\n    max_turns: 10\n  b:\n    harness: opencode\n    max_turns: 10\n  c:\n    max_turns: 10\n")
+	c := parseTestYAML(t, "templates:\n  a:\n    harness: codex\n    max_turns: 10\n  b:\n    harness: opencode\n    max_turns: 10\n  c:\n    max_turns: 10\n")
 	a := wantFinding(t, c, "templates.a.max_turns: the codex harness has no turn limit; max_turns is ignored")
 	wantFinding(t, c, "templates.b.max_turns: the opencode harness has no turn limit; max_turns is ignored")
 	if a.Severity != SeverityWarning {
@@ -227,7 +227,7 @@ func TestParseErrorsCarryPosition(t *testing.T) {
 }
 
 func TestFindingsCarryPosition(t *testing.T) {
-	c := parseYAML(t, "defaults:\n  model: sonnet\ntemplates:\n  foo:\n    harness: codex\n    channels: [x]\n")
+	c := parseTestYAML(t, "defaults:\n  model: sonnet\ntemplates:\n  foo:\n    harness: codex\n    channels: [x]\n")
 	f := wantFinding(t, c, "templates.foo.channels: the codex harness does not support channel plugins; use leo's MCP tools for messaging")
 	if f.Line != 6 || f.Column != 5 || f.Path != "templates.foo.channels" {
 		t.Errorf("finding = %+v", f)
@@ -236,7 +236,7 @@ func TestFindingsCarryPosition(t *testing.T) {
 
 // Anchors, aliases and merge keys work: they are plain YAML.
 func TestYAMLAnchorsAndMergeKeys(t *testing.T) {
-	c := parseYAML(t, `
+	c := parseTestYAML(t, `
 x-common: &common
   harness: codex
   model: gpt-5.3-codex
@@ -257,6 +257,6 @@ templates:
 
 func TestEmptyConfigIsValid(t *testing.T) {
 	for _, y := range []string{"", "# nothing\n", "templates:\ntasks:\n", "templates: {}\n"} {
-		wantClean(t, parseYAML(t, y))
+		wantClean(t, parseTestYAML(t, y))
 	}
 }
