@@ -29,7 +29,8 @@ func (Codex) Prepare(ctx context.Context, spec harness.LaunchSpec) error {
 // to the config.toml at path unless it already has an entry for dir (in any
 // state: a user's explicit "untrusted" is theirs to keep). The edit is at the
 // text level: every existing byte stays as it was. The file is written
-// atomically with mode 0600 and created (with its directory) when missing.
+// atomically, keeping its mode; a missing one is created 0600 (its
+// directory 0700).
 func TrustWorkspace(path, dir string) error {
 	dir = filepath.Clean(dir)
 	data, err := os.ReadFile(path)

@@ -1,0 +1,100 @@
+package codex
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+func TestPrepareAppendsTrustKeepingEveryByte(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, "config.toml")
+	orig := "# my codex config\nmodel = \"o3\"  # keep this comment\n\n[projects.\"/home/u/other\"]\ntrust_level = \"untrusted\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\""
+	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := harness.LaunchSpec{Workspace: "/home/u/agents/coder", Env: map[string]string{"CODEX_HOME": home}}
+	if err := (Codex{}).Prepare(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	want := orig + "\n\n[projects.\"/home/u/agents/coder\"]\ntrust_level = \"trusted\"\n"
+	if got := read(t, path); got != want {
+		t.Fatalf("config.toml\n got %q\nwant %q", got, want)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v, want the file's own 0644 kept", fi.Mode().Perm())
+	}
+
+	past := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(path, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Codex{}).Prepare(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); !fi.ModTime().Equal(past) || read(t, path) != want {
+		t.Fatal("a second Prepare rewrote the file")
+	}
+}
+
+func TestPrepareRespectsAnExistingEntry(t *testing.T) {
+	for _, orig := range []string{
+		"[projects.\"/w\"]\ntrust_level = \"untrusted\"\n",
+		"[projects.'/w']\ntrust_level = \"trusted\"\n",
+		"[ projects . \"/w\" ]\ntrust_level = \"trusted\"\n",
+		"projects.\"/w\".trust_level = \"trusted\"\n",
+	} {
+		home := t.TempDir()
+		path := filepath.Join(home, "config.toml")
+		if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := TrustWorkspace(path, "/w"); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, path); got != orig {
+			t.Errorf("existing entry %q was changed to %q", orig, got)
+		}
+	}
+	// A different dir sharing a prefix is not an entry for /w.
+	home := t.TempDir()
+	path := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(path, []byte("[projects.\"/w2\"]\ntrust_level = \"trusted\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := TrustWorkspace(path, "/w"); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, path); got != "[projects.\"/w2\"]\ntrust_level = \"trusted\"\n\n[projects.\"/w\"]\ntrust_level = \"trusted\"\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestPrepareCreatesConfig(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("CODEX_HOME", "")
+	spec := harness.LaunchSpec{Workspace: `/srv/a "quoted" dir\x`, Env: map[string]string{"HOME": home}}
+	if err := (Codex{}).Prepare(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(home, ".codex", "config.toml")
+	if got, want := read(t, path), "[projects.\"/srv/a \\\"quoted\\\" dir\\\\x\"]\ntrust_level = \"trusted\"\n"; got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", fi.Mode().Perm())
+	}
+}
+
+func read(t *testing.T, p string) string {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
