@@ -12,9 +12,11 @@ import (
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
-// fakeBin links the test binary as opencode into a fresh dir.
+// fakeBin links the test binary as opencode into a fresh dir. A -race test
+// binary sleeps 1 s at exit by default; the stand-in should not.
 func fakeBin(t *testing.T) string {
 	t.Helper()
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
