@@ -96,6 +96,8 @@ type agent struct {
 	queue *delivery.Queue
 
 	exitHandled  bool
+	deadSince    time.Time // first sweep that saw the pane dead without a status
+	deadPane     string
 	nextRestart  time.Time
 	lastLaunch   time.Time
 	lastActivity time.Time
@@ -398,7 +400,6 @@ func (m *Manager) stopLocked(ctx context.Context, a *agent, wake bool, why strin
 	}
 	a.exitHandled = false
 	a.nextRestart = time.Time{}
-	a.launchGen++
 	a.rec.State = api.StateStopped
 	a.rec.WakeOnMessage = wake
 	a.rec.PaneID = ""

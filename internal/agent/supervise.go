@@ -156,9 +156,25 @@ func (m *Manager) act(ctx context.Context, act sweepAction, listedAt time.Time) 
 	}
 }
 
+// statusGrace is how long a dead pane may show no exit status: tmux marks
+// the pane dead when the pty closes and fills in the status when it reaps
+// the child, a moment later.
+const statusGrace = 2 * time.Second
+
 // onExit records how the TUI ended and schedules its restart.
 func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLeft bool) {
 	now := m.clk.Now()
+	if paneLeft && !p.HasStatus && p.DeadSignal == 0 {
+		m.mu.Lock()
+		if a.deadSince.IsZero() || a.deadPane != p.PaneID {
+			a.deadSince, a.deadPane = now, p.PaneID
+		}
+		early := now.Sub(a.deadSince) < statusGrace
+		m.mu.Unlock()
+		if early {
+			return // the next sweep reads the status
+		}
+	}
 	var exit api.Exit
 	exit.At = now
 	if paneLeft {
@@ -202,6 +218,7 @@ func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLef
 	}
 	a.exitHandled = true
 	a.nextRestart = now.Add(d.Delay)
+	a.deadSince, a.deadPane = time.Time{}, ""
 	if a.probeCancel != nil {
 		a.probeCancel()
 		a.probeCancel = nil

@@ -1,0 +1,197 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+)
+
+// resumeArgs is what a resume launch of each harness must carry.
+func resumeArgs(h, id string) []string {
+	switch h {
+	case "claude":
+		return []string{"--resume", id}
+	case "codex":
+		return []string{"resume", id}
+	default:
+		return []string{"-s", id}
+	}
+}
+
+func hasSeq(argv, seq []string) bool {
+	for i := 0; i+len(seq) <= len(argv); i++ {
+		ok := true
+		for j := range seq {
+			if argv[i+j] != seq[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func isResume(h string, argv []string) bool {
+	for i, a := range argv {
+		switch {
+		case h == "claude" && a == "--resume",
+			h == "codex" && a == "resume" && i > 0,
+			h == "opencode" && (a == "-s" || a == "--session"):
+			return true
+		}
+	}
+	return false
+}
+
+// spawnWithSession spawns the harness's agent and, for harnesses that pick
+// their own ids, delivers a first turn and waits for leo to discover it.
+func spawnWithSession(t *testing.T, e *testEnv, m *Manager, h string) string {
+	t.Helper()
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: h}); err != nil {
+		t.Fatalf("Spawn: %v", err)
+	}
+	a := e.waitState(m, h, api.StateRunning)
+	if h == "claude" {
+		if a.SessionID == "" {
+			t.Fatal("claude agent has no pinned session id")
+		}
+		first := e.launches(h)[0]
+		if !hasSeq(first, []string{"--session-id", a.SessionID}) {
+			t.Fatalf("first claude launch %q lacks --session-id %s", first, a.SessionID)
+		}
+		return a.SessionID
+	}
+	if a.SessionID != "" {
+		t.Fatalf("%s agent has a session id %q before its first turn", h, a.SessionID)
+	}
+	res, err := m.Send(context.Background(), h, "hello "+h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDelivered(t, m, h, res.ID)
+	var id string
+	waitFor(t, h+" session id discovered", 20*time.Second, func() bool {
+		id = mustGet(t, m, h).SessionID
+		return id != ""
+	})
+	return id
+}
+
+func TestCrashedTUIRestartsAndResumesSameConversation(t *testing.T) {
+	for _, h := range harnesses {
+		for _, how := range []string{"exit 3", "SIGKILL"} {
+			t.Run(h+"/"+how, func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t)
+				m := e.manager()
+				id := spawnWithSession(t, e, m, h)
+				pid1 := e.panePID(h)
+				paneID := e.paneID(h)
+
+				if how == "exit 3" {
+					res, err := m.Send(context.Background(), h, "/exit 3")
+					if err != nil {
+						t.Fatal(err)
+					}
+					waitDelivered(t, m, h, res.ID)
+				} else if err := syscall.Kill(pid1, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "restart", 20*time.Second, func() bool {
+					a := mustGet(t, m, h)
+					return a.Restarts == 1 && a.State == api.StateRunning
+				})
+				a := mustGet(t, m, h)
+				switch {
+				case a.LastExit == nil:
+					t.Fatal("no last exit recorded")
+				case how == "exit 3" && (a.LastExit.Status != 3 || !strings.Contains(a.LastExit.StderrTail, "fake: exiting 3")):
+					t.Fatalf("last exit %+v, want status 3 and the stderr line", a.LastExit)
+				case how == "SIGKILL" && a.LastExit.Signal != "SIGKILL":
+					t.Fatalf("last exit %+v, want SIGKILL", a.LastExit)
+				}
+				if a.SessionID != id {
+					t.Fatalf("session id %q after restart, want %q", a.SessionID, id)
+				}
+				launches := e.launches(h)
+				if len(launches) != 2 {
+					t.Fatalf("launches %q, want 2", launches)
+				}
+				if want := resumeArgs(h, id); !hasSeq(launches[1], want) {
+					t.Fatalf("restart argv %q lacks %q", launches[1], want)
+				}
+				if e.panePID(h) == pid1 {
+					t.Fatal("pane pid unchanged after restart")
+				}
+				if got := e.paneID(h); got != paneID {
+					t.Fatalf("pane id %s after restart, want %s (respawned in place)", got, paneID)
+				}
+				// The resumed TUI takes messages.
+				res, err := m.Send(context.Background(), h, "after restart")
+				if err != nil {
+					t.Fatal(err)
+				}
+				waitDelivered(t, m, h, res.ID)
+			})
+		}
+	}
+}
+
+func TestQuickExitOnResumeStartsFresh(t *testing.T) {
+	for _, h := range harnesses {
+		t.Run(h, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, withEnv(map[string]string{"FAKE_EXIT_ON_RESUME": "7"}))
+			m := e.manager()
+			id := spawnWithSession(t, e, m, h)
+
+			res, err := m.Send(context.Background(), h, "/exit 3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitDelivered(t, m, h, res.ID)
+			// exit 3 → resume launch → exits 7 at once → fresh launch.
+			waitFor(t, "fresh launch after the poisoned resume", 20*time.Second, func() bool {
+				l := e.launches(h)
+				return len(l) >= 3 && mustGet(t, m, h).State == api.StateRunning
+			})
+			launches := e.launches(h)
+			if len(launches) != 3 {
+				t.Fatalf("launches %q, want exactly 3 (no crash loop)", launches)
+			}
+			if !hasSeq(launches[1], resumeArgs(h, id)) {
+				t.Fatalf("second launch %q should resume %s", launches[1], id)
+			}
+			if isResume(h, launches[2]) {
+				t.Fatalf("third launch %q should be fresh", launches[2])
+			}
+			a := mustGet(t, m, h)
+			if a.LastExit == nil || a.LastExit.Status != 7 {
+				t.Fatalf("last exit %+v, want status 7", a.LastExit)
+			}
+			if h == "claude" {
+				if a.SessionID == "" || a.SessionID == id {
+					t.Fatalf("claude session id %q, want a new pinned id (old %s)", a.SessionID, id)
+				}
+				if !hasSeq(launches[2], []string{"--session-id", a.SessionID}) {
+					t.Fatalf("fresh claude launch %q lacks --session-id %s", launches[2], a.SessionID)
+				}
+			} else if a.SessionID != "" {
+				t.Fatalf("%s session id %q kept after the poisoned resume; want it cleared", h, a.SessionID)
+			}
+			// And the fresh TUI works.
+			res, err = m.Send(context.Background(), h, "fresh start")
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitDelivered(t, m, h, res.ID)
+		})
+	}
+}
