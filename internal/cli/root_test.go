@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
 )
@@ -257,4 +259,34 @@ func TestRunVersionDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, "stdout", out.String(), `"version": "v9"`)
+}
+
+// TestEveryJSONCommandAnswersInvalidArgs walks the whole tree (helper
+// files' commands included): every command with --json answers a bad flag
+// with the invalid_args object on stdout and exit 2.
+func TestEveryJSONCommandAnswersInvalidArgs(t *testing.T) {
+	io, _, _, _ := TestStreams()
+	root := NewRoot(NewFactory(io, nil, ""))
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		if c.Flags().Lookup("json") != nil {
+			paths = append(paths, path)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub, append(append([]string{}, path...), sub.Name()))
+		}
+	}
+	walk(root, nil)
+	if len(paths) < 5 {
+		t.Fatalf("found only %d --json commands: %v", len(paths), paths)
+	}
+	e := newTestEnv(t)
+	for _, p := range paths {
+		t.Run(strings.Join(p, " "), func(t *testing.T) {
+			r := e.run(append(append([]string{}, p...), "--json", "--no-such-flag")...)
+			obj := assertJSONFailure(t, r, "invalid_args", ExitUsage)
+			assertKeys(t, "failure", obj, "error", "message")
+		})
+	}
 }
