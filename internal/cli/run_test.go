@@ -76,7 +76,7 @@ func TestRunDryRunArgvPerHarness(t *testing.T) {
 	if d.Launch != "interactive" || d.Agent != "assistant" {
 		t.Errorf("persistent task: launch %q agent %q", d.Launch, d.Agent)
 	}
-	mustContain(t, "interactive argv", argv, "--remote-control assistant", "--channels plugin:telegram@claude-plugins-official")
+	mustContain(t, "interactive argv", argv, "--remote-control", "assistant", "--channels plugin:telegram@claude-plugins-official")
 }
 
 // leakyYAML puts its task's own env values where a careless dry run would

@@ -1,0 +1,562 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/client"
+)
+
+func init() { register(newAgentCmd) }
+
+// agentCallTimeout bounds one call to the daemon. Spawn and restart wait
+// for a TUI to come up, so it is generous.
+const agentCallTimeout = 2 * time.Minute
+
+func newAgentCmd(f *Factory) *cobra.Command {
+	cmd := groupCommand("agent", "Spawn, list, steer and attach to agents")
+	cmd.Long = `Agents are harness TUIs (claude, codex, opencode) that the leo daemon keeps
+running in tmux, one session leo-<name> each. These commands talk to the
+daemon over <home>/state/leo.sock; start it with 'leo service'.`
+	cmd.AddCommand(
+		newAgentSpawnCmd(f),
+		newAgentListCmd(f),
+		newAgentStatusCmd(f),
+		newAgentVerbCmd(f, "start", "Start a stopped agent (resuming its conversation)", (*client.Client).Start),
+		newAgentVerbCmd(f, "stop", "Stop an agent (its tmux session ends; the record stays)", (*client.Client).Stop),
+		newAgentVerbCmd(f, "restart", "Restart an agent, resuming its conversation", (*client.Client).Restart),
+		newAgentVerbCmd(f, "reset", "Restart an agent with a new conversation", (*client.Client).Reset),
+		newAgentDeleteCmd(f),
+		newAgentLogsCmd(f),
+		newAgentSendCmd(f),
+		newAgentAttachCmd(f),
+	)
+	return cmd
+}
+
+// daemonClient is the client for f's home.
+func daemonClient(f *Factory) (*client.Client, error) {
+	h, err := f.Home()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(h), nil
+}
+
+func callContext(parent context.Context) (context.Context, context.CancelFunc) {
+	if parent == nil {
+		parent = context.Background()
+	}
+	return context.WithTimeout(parent, agentCallTimeout)
+}
+
+// --- spawn ---
+
+// AgentSpawnOptions are the inputs of `leo agent spawn`.
+type AgentSpawnOptions struct {
+	IO       *IOStreams
+	Client   *client.Client
+	Template string
+	Name     string
+	JSON     bool
+}
+
+func newAgentSpawnCmd(f *Factory) *cobra.Command {
+	opts := &AgentSpawnOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "spawn <template>",
+		Short: "Spawn an agent from a template",
+		Long: `Spawn an agent from templates.<template> in leo.yaml. Its name is --name, or
+the template's name; a name already taken gets a numeric suffix.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := daemonClient(f)
+			if err != nil {
+				return err
+			}
+			opts.Client, opts.Template = c, args[0]
+			return runAgentSpawn(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Name, "name", "", "agent name (lowercase letters, digits and -)")
+	addJSONFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runAgentSpawn(ctx context.Context, opts *AgentSpawnOptions) error {
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	a, err := opts.Client.Spawn(ctx, api.SpawnRequest{Template: opts.Template, Name: opts.Name})
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, a)
+	}
+	_, err = fmt.Fprintf(opts.IO.Out, "spawned %s (%s, %s) in tmux session %s — attach: leo attach %s\n",
+		a.Name, a.Harness, a.State, a.TmuxSession, a.Name)
+	return err
+}
+
+// --- list ---
+
+// AgentListOptions are the inputs of `leo agent list`.
+type AgentListOptions struct {
+	IO     *IOStreams
+	Client *client.Client
+	JSON   bool
+	Now    func() time.Time
+}
+
+// agentListJSON is `leo agent list --json`. Field names are an API (those
+// of api.Agent); env values never appear, only env_keys.
+type agentListJSON struct {
+	Agents []api.Agent `json:"agents"`
+}
+
+func newAgentListCmd(f *Factory) *cobra.Command {
+	opts := &AgentListOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List agents: harness, state, session, restarts, last exit",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := daemonClient(f)
+			if err != nil {
+				return err
+			}
+			opts.Client = c
+			return runAgentList(cmd.Context(), opts)
+		},
+	}
+	addJSONFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runAgentList(ctx context.Context, opts *AgentListOptions) error {
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	agents, err := opts.Client.List(ctx)
+	if err != nil {
+		return err
+	}
+	if agents == nil {
+		agents = []api.Agent{}
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, agentListJSON{Agents: agents})
+	}
+	if len(agents) == 0 {
+		_, err := fmt.Fprintln(opts.IO.Out, "no agents — spawn one with: leo agent spawn <template>")
+		return err
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tHARNESS\tSTATE\tSESSION\tRESTARTS\tLAST EXIT\tENV")
+	for _, a := range agents {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", a.Name, a.Harness, stateText(a),
+			orDash(shortID(a.SessionID)), a.Restarts, lastExitText(a.LastExit, now()), orDash(strings.Join(a.EnvKeys, ",")))
+	}
+	return tw.Flush()
+}
+
+// stateText adds why a stopped agent is stopped.
+func stateText(a api.Agent) string {
+	switch {
+	case a.State == api.StateStopped && a.Error != "":
+		return "stopped (error)"
+	case a.State == api.StateStopped && a.WakeOnMessage:
+		return "stopped (idle)"
+	default:
+		return string(a.State)
+	}
+}
+
+func shortID(id string) string {
+	if len(id) > 13 {
+		return id[:12] + "…"
+	}
+	return id
+}
+
+func lastExitText(e *api.Exit, now time.Time) string {
+	if e == nil {
+		return "-"
+	}
+	how := fmt.Sprintf("status %d", e.Status)
+	if e.Signal != "" {
+		how = "signal " + e.Signal
+	}
+	return fmt.Sprintf("%s, %s ago", how, ago(now.Sub(e.At)))
+}
+
+// ago is a coarse, human duration.
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+// --- status ---
+
+// AgentStatusOptions are the inputs of `leo agent status`.
+type AgentStatusOptions struct {
+	IO     *IOStreams
+	Client *client.Client
+	Name   string
+	JSON   bool
+	Now    func() time.Time
+}
+
+func newAgentStatusCmd(f *Factory) *cobra.Command {
+	opts := &AgentStatusOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "status <name>",
+		Short: "Show one agent in full, with its last exit and stderr tail",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := daemonClient(f)
+			if err != nil {
+				return err
+			}
+			opts.Client, opts.Name = c, args[0]
+			return runAgentStatus(cmd.Context(), opts)
+		},
+	}
+	addJSONFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	a, err := opts.Client.Get(ctx, opts.Name)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, a)
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 1, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
+	row("name", a.Name)
+	row("template", a.Template)
+	row("harness", a.Harness)
+	row("model", orDash(a.Model))
+	row("state", stateText(a))
+	if a.WakeOnMessage {
+		row("wake on message", "yes")
+	}
+	row("workspace", a.Workspace)
+	row("tmux session", a.TmuxSession+" (leo attach "+a.Name+")")
+	row("session id", orDash(a.SessionID))
+	row("restarts", fmt.Sprint(a.Restarts))
+	row("created", a.CreatedAt.Local().Format(time.RFC3339))
+	if a.StartedAt != nil {
+		row("started", a.StartedAt.Local().Format(time.RFC3339))
+	}
+	row("env keys", orDash(strings.Join(a.EnvKeys, ", ")))
+	if a.Error != "" {
+		row("error", a.Error)
+	}
+	if e := a.LastExit; e != nil {
+		row("last exit", lastExitText(e, now())+" (at "+e.At.Local().Format(time.RFC3339)+")")
+	} else {
+		row("last exit", "-")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if e := a.LastExit; e != nil && strings.TrimSpace(e.StderrTail) != "" {
+		fmt.Fprintln(opts.IO.Out, "stderr tail:")
+		for _, line := range strings.Split(strings.TrimRight(e.StderrTail, "\n"), "\n") {
+			fmt.Fprintf(opts.IO.Out, "  | %s\n", line)
+		}
+	}
+	return nil
+}
+
+// --- start | stop | restart | reset ---
+
+// AgentVerbOptions are the inputs of `leo agent start|stop|restart|reset`.
+type AgentVerbOptions struct {
+	IO     *IOStreams
+	Client *client.Client
+	Verb   string
+	Name   string
+	JSON   bool
+	call   func(*client.Client, context.Context, string) (api.Agent, error)
+}
+
+func newAgentVerbCmd(f *Factory, verb, short string, call func(*client.Client, context.Context, string) (api.Agent, error)) *cobra.Command {
+	opts := &AgentVerbOptions{IO: f.IO, Verb: verb, call: call}
+	cmd := &cobra.Command{
+		Use:   verb + " <name>",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := daemonClient(f)
+			if err != nil {
+				return err
+			}
+			opts.Client, opts.Name = c, args[0]
+			return runAgentVerb(cmd.Context(), opts)
+		},
+	}
+	addJSONFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runAgentVerb(ctx context.Context, opts *AgentVerbOptions) error {
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	a, err := opts.call(opts.Client, ctx, opts.Name)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, a)
+	}
+	_, err = fmt.Fprintf(opts.IO.Out, "%s: %s\n", a.Name, stateText(a))
+	return err
+}
+
+// --- delete ---
+
+// AgentDeleteOptions are the inputs of `leo agent delete`.
+type AgentDeleteOptions struct {
+	IO     *IOStreams
+	Client *client.Client
+	Name   string
+	Yes    bool
+	JSON   bool
+	// CanPrompt: stdin and stdout are a terminal, so a question can be asked.
+	CanPrompt bool
+}
+
+type deleteResultJSON struct {
+	OK    bool   `json:"ok"`
+	Agent string `json:"agent"`
+}
+
+func newAgentDeleteCmd(f *Factory) *cobra.Command {
+	opts := &AgentDeleteOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "delete <name>",
+		Short: "Delete a stopped agent's record",
+		Long: `Delete an agent. Only a stopped agent can be deleted (stop it first). Its
+conversation files, kept by the harness, are left alone.
+
+On a terminal leo asks first; otherwise --yes is required.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := daemonClient(f)
+			if err != nil {
+				return err
+			}
+			opts.Client, opts.Name = c, args[0]
+			opts.CanPrompt = !opts.JSON && isInteractive(f.IO)
+			return runAgentDelete(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "delete without asking")
+	addJSONFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runAgentDelete(ctx context.Context, opts *AgentDeleteOptions) error {
+	if !opts.Yes {
+		if !opts.CanPrompt {
+			return usageErrorf("refusing to delete agent %q without --yes (not asking: no terminal)", opts.Name)
+		}
+		ok, err := confirm(opts.IO, fmt.Sprintf("Delete agent %s? [y/N] ", opts.Name))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return api.Errorf(api.CodeInvalidArgs, "not deleted: %s", opts.Name)
+		}
+	}
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	if err := opts.Client.Delete(ctx, opts.Name); err != nil {
+		if client.IsAgentRunning(err) {
+			return api.Errorf(api.CodeAgentRunning, "%v (leo agent stop %s)", err, opts.Name)
+		}
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, deleteResultJSON{OK: true, Agent: opts.Name})
+	}
+	_, err := fmt.Fprintf(opts.IO.Out, "deleted %s\n", opts.Name)
+	return err
+}
+
+// isInteractive reports whether a question can be asked: stdin and stdout
+// are both terminals.
+func isInteractive(ios *IOStreams) bool {
+	in, ok := ios.In.(*os.File)
+	return ok && ios.IsTTY && term.IsTerminal(int(in.Fd()))
+}
+
+// confirm asks a yes/no question on stderr and reads the answer from stdin.
+func confirm(ios *IOStreams, question string) (bool, error) {
+	fmt.Fprint(ios.ErrOut, question)
+	line, err := bufio.NewReader(ios.In).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return false, err
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+// --- logs ---
+
+// AgentLogsOptions are the inputs of `leo agent logs`.
+type AgentLogsOptions struct {
+	IO     *IOStreams
+	Client *client.Client
+	Name   string
+	Lines  int
+	JSON   bool
+}
+
+func newAgentLogsCmd(f *Factory) *cobra.Command {
+	opts := &AgentLogsOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "logs <name>",
+		Short: "Print what the agent's pane shows (the last --lines lines)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Lines < 1 {
+				return usageErrorf("--lines must be at least 1, got %d", opts.Lines)
+			}
+			c, err := daemonClient(f)
+			if err != nil {
+				return err
+			}
+			opts.Client, opts.Name = c, args[0]
+			return runAgentLogs(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVarP(&opts.Lines, "lines", "n", 100, "how many lines of the pane and its scrollback")
+	addJSONFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runAgentLogs(ctx context.Context, opts *AgentLogsOptions) error {
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	l, err := opts.Client.Logs(ctx, opts.Name, opts.Lines)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, l)
+	}
+	text := l.Text
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	_, err = io.WriteString(opts.IO.Out, text)
+	return err
+}
+
+// --- send ---
+
+// AgentSendOptions are the inputs of `leo agent send`.
+type AgentSendOptions struct {
+	IO      *IOStreams
+	Client  *client.Client
+	Name    string
+	Message string
+	JSON    bool
+}
+
+func newAgentSendCmd(f *Factory) *cobra.Command {
+	opts := &AgentSendOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "send <name> <text>...",
+		Short: "Deliver a message into an agent's TUI",
+		Long: `Hand a message to an agent. The words after the name are joined with
+spaces. Delivery is fire-and-forget: leo queues the message (waking a
+parked agent) and returns; the daemon pastes it when the TUI's input line
+is idle, in order. A delivery the daemon reports as failed exits non-zero
+and is never shown as sent.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			msg := strings.Join(args[1:], " ")
+			if strings.TrimSpace(msg) == "" {
+				return usageErrorf("the message is empty")
+			}
+			c, err := daemonClient(f)
+			if err != nil {
+				return err
+			}
+			opts.Client, opts.Name, opts.Message = c, args[0], msg
+			return runAgentSend(cmd.Context(), opts)
+		},
+	}
+	addJSONFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runAgentSend(ctx context.Context, opts *AgentSendOptions) error {
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	res, err := opts.Client.Send(ctx, opts.Name, opts.Message)
+	if err != nil {
+		return err
+	}
+	if res.Delivery == "failed" {
+		why := res.Error
+		if why == "" {
+			why = "the daemon reported the delivery as failed"
+		}
+		return api.Errorf(api.CodeDeliveryFailed, "message to %s was not delivered: %s", opts.Name, why)
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, res)
+	}
+	var note string
+	if res.Woke {
+		note = " (woke the agent)"
+	}
+	switch res.Delivery {
+	case "delivered":
+		_, err = fmt.Fprintf(opts.IO.Out, "delivered to %s%s\n", res.Agent, note)
+	default:
+		_, err = fmt.Fprintf(opts.IO.Out, "queued for %s (%s in queue)%s; the daemon delivers it when the input line is idle\n",
+			res.Agent, plural(res.Queued, "message"), note)
+	}
+	return err
+}

@@ -1,0 +1,297 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/client"
+	"github.com/blackpaw-studio/leo/internal/daemon"
+	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
+	"github.com/blackpaw-studio/leo/internal/home"
+)
+
+const agentTestConfig = `defaults:
+  harness: claude
+templates:
+  assistant:
+    workspace: ./agents/assistant
+`
+
+// daemonEnv is a test env whose LEO_HOME is a short path (unix socket
+// paths are limited) holding a valid leo.yaml, with the real PATH so tmux
+// is found.
+func daemonEnv(t *testing.T) (*testEnv, home.Home) {
+	t.Helper()
+	e := newTestEnv(t)
+	root, err := os.MkdirTemp("", "leo-cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.WriteFile(filepath.Join(root, "leo.yaml"), []byte(agentTestConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.vars["LEO_HOME"] = root
+	e.vars["PATH"] = os.Getenv("PATH")
+	h, err := home.Resolve("", e.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, h
+}
+
+// startFakeDaemon runs the real daemon on h with a fake agent manager
+// until the test ends, and waits until it is ready.
+func startFakeDaemon(t *testing.T, e *testEnv, h home.Home) *daemontest.Agents {
+	t.Helper()
+	fake := daemontest.New()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.Run(ctx, daemon.Options{
+			Home: h, Version: "test", Getenv: e.getenv, Stderr: &strings.Builder{},
+			Resolver:  binpath.Resolver{Getenv: e.getenv},
+			NewAgents: func(daemon.AgentDeps) (daemon.Agents, error) { return fake, nil },
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("daemon did not stop")
+		}
+	})
+	c := client.New(h)
+	defer c.Close()
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	if _, err := c.WaitReady(wctx, 10*time.Millisecond); err != nil {
+		select {
+		case err := <-done:
+			t.Fatalf("daemon exited: %v", err)
+		default:
+		}
+		t.Fatalf("daemon not ready: %v", err)
+	}
+	return fake
+}
+
+func TestAgentCommandsFollowTheJSONRule(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+
+	r := e.run("agent", "list", "--json")
+	if r.code != ExitOK {
+		t.Fatalf("list: %+v", r)
+	}
+	obj := decodeOne(t, r.stdout)
+	assertKeys(t, "agent list --json", obj, "agents")
+	if list, ok := obj["agents"].([]any); !ok || len(list) != 0 {
+		t.Fatalf(`empty fleet: "agents" = %#v, want []`, obj["agents"])
+	}
+
+	r = e.run("agent", "spawn", "assistant", "--name", "bob", "--json")
+	if r.code != ExitOK || r.stderr != "" {
+		t.Fatalf("spawn: %+v", r)
+	}
+	obj = decodeOne(t, r.stdout)
+	if obj["name"] != "bob" || obj["state"] != "running" || obj["tmux_session"] != "leo-bob" {
+		t.Fatalf("spawn --json = %v", obj)
+	}
+
+	for _, argv := range [][]string{
+		{"agent", "status", "bob", "--json"},
+		{"agent", "stop", "bob", "--json"},
+		{"agent", "start", "bob", "--json"},
+		{"agent", "restart", "bob", "--json"},
+		{"agent", "reset", "bob", "--json"},
+		{"agent", "logs", "bob", "--json"},
+		{"agent", "send", "bob", "hi", "--json"},
+	} {
+		r := e.run(argv...)
+		if r.code != ExitOK || r.stderr != "" {
+			t.Errorf("%v: %+v", argv, r)
+			continue
+		}
+		decodeOne(t, r.stdout)
+	}
+
+	// Failures: the code on stdout, nothing on stderr, the code's exit.
+	assertJSONFailure(t, e.run("agent", "status", "ghost", "--json"), "not_found", ExitError)
+	assertJSONFailure(t, e.run("agent", "delete", "bob", "--yes", "--json"), "agent_running", ExitError)
+	fake.SpawnErr = func(api.SpawnRequest) error {
+		return &api.Error{Code: api.CodeClaudeNotFound, Message: api.ClaudeNotFoundMessage}
+	}
+	obj = assertJSONFailure(t, e.run("agent", "spawn", "assistant", "--json"), "claude_not_found", ExitError)
+	if obj["message"] != api.ClaudeNotFoundMessage {
+		t.Fatalf("claude_not_found message %q", obj["message"])
+	}
+
+	// Bad flags and arguments are invalid_args on every agent command.
+	for _, argv := range [][]string{
+		{"agent", "list", "--json", "--bogus"},
+		{"agent", "spawn", "--json"},
+		{"agent", "spawn", "a", "b", "--json"},
+		{"agent", "status", "--json"},
+		{"agent", "stop", "--json", "--bogus"},
+		{"agent", "send", "bob", "--json"},
+		{"agent", "logs", "bob", "--lines", "0", "--json"},
+		{"agent", "logs", "bob", "--lines", "x", "--json"},
+		{"agent", "delete", "bob", "--json"}, // no --yes, no terminal
+		{"agent", "nosuch", "--json"},
+	} {
+		r := e.run(argv...)
+		if r.code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d (%q %q)", argv, r.code, ExitUsage, r.stdout, r.stderr)
+		}
+		if strings.Contains(strings.Join(argv, " "), "--json") && argv[1] != "nosuch" {
+			assertJSONFailure(t, r, "invalid_args", ExitUsage)
+		}
+	}
+}
+
+func TestAgentCommandsWhenTheDaemonIsDown(t *testing.T) {
+	e, h := daemonEnv(t)
+	r := e.run("agent", "list", "--json")
+	obj := assertJSONFailure(t, r, "daemon_down", ExitDaemonDown)
+	want := "leo daemon is not running (no socket at " + h.SocketPath() + ")"
+	if obj["message"] != want {
+		t.Fatalf("message %q, want %q", obj["message"], want)
+	}
+	r = e.run("agent", "list")
+	if r.code != ExitDaemonDown || r.stdout != "" || !strings.Contains(r.stderr, want) {
+		t.Fatalf("text mode: %+v", r)
+	}
+}
+
+func TestAgentListAndStatusShowWhatAUserNeeds(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+	exitAt := time.Now().Add(-5 * time.Minute)
+	fake.Put(api.Agent{
+		Name: "crashy", Template: "assistant", Harness: "codex", State: api.StateRunning,
+		SessionID: "0199aa11-2222-7333-8444-555566667777", Restarts: 3,
+		EnvKeys:  []string{"API_TOKEN", "REGION"},
+		LastExit: &api.Exit{At: exitAt, Status: 3, StderrTail: "panic: boom\nexit now"},
+	})
+	fake.Put(api.Agent{Name: "parked", Template: "assistant", Harness: "claude", State: api.StateStopped, WakeOnMessage: true})
+
+	r := e.run("agent", "list")
+	if r.code != ExitOK {
+		t.Fatalf("list: %+v", r)
+	}
+	mustContain(t, "agent list", r.stdout,
+		"NAME", "HARNESS", "STATE", "SESSION", "RESTARTS", "LAST EXIT", "ENV",
+		"crashy", "codex", "0199aa11-222…", "status 3, 5m ago", "API_TOKEN,REGION",
+		"parked", "stopped (idle)")
+
+	r = e.run("agent", "status", "crashy")
+	if r.code != ExitOK {
+		t.Fatalf("status: %+v", r)
+	}
+	mustContain(t, "agent status", r.stdout,
+		"session id:", "0199aa11-2222-7333-8444-555566667777", "restarts:", "3",
+		"env keys:", "API_TOKEN, REGION", "last exit:", "status 3", "stderr tail:", "  | panic: boom", "  | exit now")
+}
+
+func TestAgentSendReportsFailedDeliveryAsAFailure(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+	fake.Put(api.Agent{Name: "bob", State: api.StateRunning})
+
+	r := e.run("agent", "send", "bob", "hello", "there")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "queued for bob") {
+		t.Fatalf("send: %+v", r)
+	}
+	if msgs := fake.Messages(); len(msgs) != 1 || msgs[0].Message != "hello there" {
+		t.Fatalf("daemon got %+v, want the words joined", msgs)
+	}
+
+	fake.SendResult = func(name, message string) (api.SendResult, error) {
+		return api.SendResult{ID: "m2", Agent: name, Delivery: "failed", Error: "input line never became idle"}, nil
+	}
+	r = e.run("agent", "send", "bob", "again")
+	if r.code == ExitOK || strings.Contains(r.stdout, "queued") || strings.Contains(r.stdout, "delivered") {
+		t.Fatalf("a failed delivery looked sent: %+v", r)
+	}
+	mustContain(t, "stderr", r.stderr, "not delivered", "input line never became idle")
+	assertJSONFailure(t, e.run("agent", "send", "bob", "again", "--json"), "delivery_failed", ExitError)
+
+	fake.SendResult = func(name, message string) (api.SendResult, error) {
+		return api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "agent %s: paste did not land", name)
+	}
+	r = e.run("agent", "send", "bob", "again")
+	if r.code == ExitOK || !strings.Contains(r.stderr, "paste did not land") {
+		t.Fatalf("delivery_failed from the daemon: %+v", r)
+	}
+}
+
+func TestAgentDeleteAsksOrNeedsYes(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+	fake.Put(api.Agent{Name: "old", State: api.StateStopped})
+
+	r := e.run("agent", "delete", "old")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--yes") {
+		t.Fatalf("delete without --yes off a terminal: %+v", r)
+	}
+	if _, err := fake.Get("old"); err != nil {
+		t.Fatal("deleted without confirmation")
+	}
+
+	// On a terminal it asks; "n" keeps the agent, "y" deletes it.
+	c := client.New(h)
+	defer c.Close()
+	for _, tc := range []struct {
+		answer  string
+		deleted bool
+	}{{"n\n", false}, {"yes\n", true}} {
+		ios, in, out, errOut := TestStreams()
+		in.WriteString(tc.answer)
+		err := runAgentDelete(context.Background(), &AgentDeleteOptions{IO: ios, Client: c, Name: "old", CanPrompt: true})
+		if !strings.Contains(errOut.String(), "Delete agent old? [y/N]") {
+			t.Fatalf("no question asked: %q", errOut.String())
+		}
+		_, gerr := fake.Get("old")
+		if deleted := gerr != nil; deleted != tc.deleted {
+			t.Fatalf("answer %q: deleted=%v, want %v (err %v, out %q)", tc.answer, deleted, tc.deleted, err, out.String())
+		}
+	}
+
+	fake.Put(api.Agent{Name: "live", State: api.StateRunning})
+	r = e.run("agent", "delete", "live", "--yes")
+	if r.code == ExitOK || !strings.Contains(r.stderr, "leo agent stop live") {
+		t.Fatalf("delete of a running agent: %+v", r)
+	}
+}
+
+func TestAgentVerbsAndLogsInText(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+	fake.Put(api.Agent{Name: "bob", State: api.StateRunning})
+	for verb, want := range map[string]string{"stop": "bob: stopped", "start": "bob: running", "restart": "bob: running", "reset": "bob: running"} {
+		r := e.run("agent", verb, "bob")
+		if r.code != ExitOK || strings.TrimSpace(r.stdout) != want {
+			t.Errorf("agent %s: %+v, want %q", verb, r, want)
+		}
+	}
+	r := e.run("agent", "logs", "bob", "--lines", "12")
+	if r.code != ExitOK || r.stdout != "pane of bob (12 lines)\n" {
+		t.Fatalf("logs: %+v", r)
+	}
+	r = e.run("agent", "logs", "bob")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "(100 lines)") {
+		t.Fatalf("logs default: %+v", r)
+	}
+	r = e.run("agent", "spawn", "assistant")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "spawned assistant") || !strings.Contains(r.stdout, "leo attach assistant") {
+		t.Fatalf("spawn: %+v", r)
+	}
+}

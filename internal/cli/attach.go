@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/client"
+	"github.com/blackpaw-studio/leo/internal/daemon"
+)
+
+func init() { register(newAttachCmd) }
+
+// CodeAgentStopped: attach to an agent that has no tmux session to attach to.
+const CodeAgentStopped api.Code = "agent_stopped"
+
+// AttachOptions are the inputs of `leo attach` and `leo agent attach`.
+type AttachOptions struct {
+	IO     *IOStreams
+	Client *client.Client
+	// Name is the agent; "" picks the only agent, or asks.
+	Name string
+	// Tmux is the tmux executable; Socket this home's -L name.
+	Tmux   string
+	Socket string
+	// CanPrompt: a terminal, so a list can be offered to choose from.
+	CanPrompt bool
+	// Exec replaces the process with tmux (syscall.Exec); tests capture it.
+	Exec func(path string, argv, env []string) error
+	// Environ is the environment tmux gets; nil means os.Environ().
+	Environ []string
+}
+
+func newAttachCmd(f *Factory) *cobra.Command {
+	cmd := attachCommand(f, "attach [name]", cobra.MaximumNArgs(1))
+	cmd.Long = `Attach this terminal to an agent's tmux session (leo-<name>, on leo's own
+tmux server). Detach with the tmux prefix then d (C-b d); the agent keeps
+running. With no name: the only agent, or a list to choose from.`
+	return cmd
+}
+
+func newAgentAttachCmd(f *Factory) *cobra.Command {
+	cmd := attachCommand(f, "attach <name>", cobra.ExactArgs(1))
+	cmd.Long = `Attach this terminal to the agent's tmux session; the same as 'leo attach <name>'.`
+	return cmd
+}
+
+func attachCommand(f *Factory, use string, args cobra.PositionalArgs) *cobra.Command {
+	opts := &AttachOptions{IO: f.IO}
+	return &cobra.Command{
+		Use:   use,
+		Short: "Attach the terminal to an agent's TUI in tmux",
+		Args:  args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := f.Home()
+			if err != nil {
+				return err
+			}
+			tmuxPath, err := binpath.Resolver{Getenv: f.Getenv}.Lookup("tmux")
+			if err != nil {
+				return fmt.Errorf("tmux not found on PATH: leo attach runs tmux")
+			}
+			opts.Client = client.New(h)
+			opts.Tmux, opts.Socket = tmuxPath, daemon.TmuxSocket(h, f.Getenv)
+			opts.CanPrompt = isInteractive(f.IO)
+			if len(args) == 1 {
+				opts.Name = args[0]
+			}
+			return runAttach(cmd.Context(), opts)
+		},
+	}
+}
+
+// attachExec replaces leo with tmux, handing it the terminal. Tests swap it.
+var attachExec = syscall.Exec
+
+// attachArgv is the plain tmux attach leo runs: leo's own server, the
+// agent's session matched exactly (=), never a prefix.
+func attachArgv(socket, name string) []string {
+	return []string{"tmux", "-L", socket, "attach-session", "-t", "=leo-" + name}
+}
+
+func runAttach(ctx context.Context, opts *AttachOptions) error {
+	ctx, cancel := callContext(ctx)
+	name, err := pickAgent(ctx, opts)
+	cancel()
+	if err != nil {
+		return err
+	}
+	env := opts.Environ
+	if env == nil {
+		env = os.Environ()
+	}
+	exec := opts.Exec
+	if exec == nil {
+		exec = attachExec
+	}
+	// TMUX would make tmux refuse to nest inside the user's own tmux; leo's
+	// server is a different one, so attaching from inside it is fine.
+	if err := exec(opts.Tmux, attachArgv(opts.Socket, name), withoutTmuxEnv(env)); err != nil {
+		return fmt.Errorf("run %s: %w", opts.Tmux, err)
+	}
+	return nil
+}
+
+// pickAgent settles which agent to attach to and checks it has a session.
+// A daemon that does not answer does not stop an attach by name: agents
+// keep running in tmux without it.
+func pickAgent(ctx context.Context, opts *AttachOptions) (string, error) {
+	if opts.Name != "" {
+		a, err := opts.Client.Get(ctx, opts.Name)
+		switch {
+		case client.IsDaemonDown(err):
+			fmt.Fprintf(opts.IO.ErrOut, "leo: %v; attaching to tmux directly\n", err)
+			return opts.Name, nil
+		case err != nil:
+			return "", err
+		case a.State == api.StateStopped:
+			return "", api.Errorf(CodeAgentStopped, "agent %s is stopped; start it with: leo agent start %s", a.Name, a.Name)
+		}
+		return a.Name, nil
+	}
+	agents, err := opts.Client.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	var live []api.Agent
+	for _, a := range agents {
+		if a.State != api.StateStopped {
+			live = append(live, a)
+		}
+	}
+	switch {
+	case len(live) == 1:
+		return live[0].Name, nil
+	case len(live) == 0 && len(agents) == 0:
+		return "", api.Errorf(api.CodeNotFound, "no agents to attach to; spawn one with: leo agent spawn <template>")
+	case len(live) == 0:
+		return "", api.Errorf(CodeAgentStopped, "every agent is stopped; start one with: leo agent start <name>")
+	case !opts.CanPrompt:
+		names := make([]string, len(live))
+		for i, a := range live {
+			names[i] = a.Name
+		}
+		return "", usageErrorf("%d agents are running (%s); name one: leo attach <name>", len(live), strings.Join(names, ", "))
+	}
+	return choose(opts.IO, live)
+}
+
+// choose offers a numbered list on stderr and reads the choice.
+func choose(ios *IOStreams, agents []api.Agent) (string, error) {
+	for i, a := range agents {
+		fmt.Fprintf(ios.ErrOut, "  %d) %s (%s, %s)\n", i+1, a.Name, a.Harness, a.State)
+	}
+	fmt.Fprintf(ios.ErrOut, "attach to [1-%d]: ", len(agents))
+	line, _ := bufio.NewReader(ios.In).ReadString('\n')
+	line = strings.TrimSpace(line)
+	if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(agents) {
+		return agents[n-1].Name, nil
+	}
+	for _, a := range agents {
+		if a.Name == line {
+			return a.Name, nil
+		}
+	}
+	return "", usageErrorf("no agent chosen (got %q)", line)
+}
+
+func withoutTmuxEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "TMUX=") || strings.HasPrefix(kv, "TMUX_PANE=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
