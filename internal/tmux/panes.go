@@ -32,6 +32,17 @@ type PaneInfo struct {
 	Activity time.Time
 	// SessionActivity is the last time the session saw activity.
 	SessionActivity time.Time
+	// DeadTime is when the pane's process died (pane_dead_time), if known.
+	DeadTime time.Time
+}
+
+// ExitKnown reports whether the pane is dead and tmux has collected how
+// it ended. tmux marks a pane dead when its pty closes, which can be a
+// moment before it reaps the process: in that window Dead is true but
+// neither DeadStatus nor DeadSignal is filled yet. Poll until ExitKnown
+// before reading them.
+func (p PaneInfo) ExitKnown() bool {
+	return p.Dead && (p.HasStatus || p.DeadSignal != 0)
 }
 
 // paneFormat lists fields separated by tabs; pane_current_command is last
@@ -41,7 +52,7 @@ var paneFields = []string{
 	"pane_dead", "pane_dead_status", "pane_dead_signal",
 	"session_attached", "pane_in_mode", "pane_input_off", "alternate_on",
 	"cursor_x", "cursor_y", "pane_width", "pane_height",
-	"window_activity", "session_activity",
+	"window_activity", "session_activity", "pane_dead_time",
 	"pane_current_command",
 }
 
@@ -146,7 +157,8 @@ func parsePaneLine(line string) (PaneInfo, error) {
 	p.Height = num(14)
 	p.Activity = unix(15)
 	p.SessionActivity = unix(16)
-	p.CurrentCommand = f[17]
+	p.DeadTime = unix(17)
+	p.CurrentCommand = f[18]
 	if perr != nil {
 		return PaneInfo{}, perr
 	}

@@ -65,7 +65,7 @@ func isSafeUnquoted(s string) bool {
 		c := s[i]
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("-_=%.:/@,+", c) >= 0:
+		case strings.IndexByte("-_=.:/@,+", c) >= 0:
 		default:
 			return false
 		}

@@ -274,17 +274,22 @@ func (s *Server) serverStarted() {
 func (s *Server) connect(ctx context.Context) (*controlClient, error) {
 	ctx, cancel := s.withDeadline(ctx)
 	defer cancel()
+	// attach-session would start a server if none runs (which then exits
+	// for want of sessions, racing whatever leo does next), so ask first
+	// with has-session, which never starts one.
+	_, err := s.execTmux(ctx, nil, "has-session", "-t", "="+ControlSession)
+	if errors.Is(err, ErrNoSession) {
+		// The server runs without the hidden session (started by another
+		// leo, or someone killed it): create it.
+		if _, err = s.execTmux(ctx, nil, s.controlSessionArgs()...); isDuplicate(err) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
 	s.execCalls.Add(1)
 	c, err := startControl(ctx, s.opts.Binary, s.env, s.opts.Socket)
-	if errors.Is(err, ErrNoSession) {
-		// The server runs but has no hidden session (started by another
-		// leo, or someone killed it): create it, then attach.
-		if _, err2 := s.execTmux(ctx, nil, s.controlSessionArgs(false)...); err2 != nil && !isDuplicate(err2) {
-			return nil, err2
-		}
-		s.execCalls.Add(1)
-		c, err = startControl(ctx, s.opts.Binary, s.env, s.opts.Socket)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -314,19 +319,14 @@ func (s *Server) serverOptionArgs() []string {
 	}
 }
 
-// controlSessionArgs creates the hidden session, optionally starting the
-// server with leo's options first.
-func (s *Server) controlSessionArgs(withOptions bool) []string {
-	var args []string
-	if withOptions {
-		args = append(args, "start-server", ";")
-	}
-	args = append(args, s.serverOptionArgs()...)
+// controlSessionArgs creates the hidden session, with leo's server
+// options set first in the same invocation.
+func (s *Server) controlSessionArgs() []string {
 	cat := "/bin/cat"
 	if p, err := exec.LookPath("cat"); err == nil {
 		cat = p
 	}
-	return append(args, "new-session", "-d", "-s", ControlSession, "-x", "80", "-y", "24", "--", cat)
+	return append(s.serverOptionArgs(), "new-session", "-d", "-s", ControlSession, "-x", "80", "-y", "24", "--", cat)
 }
 
 func isDuplicate(err error) bool {

@@ -124,7 +124,10 @@ func (s *Server) NewSession(ctx context.Context, spec SessionSpec) (Pane, error)
 		// process that sets the server options and creates the session.
 		out, err = s.execTmux(ctx, nil, append(s.serverOptionArgs(), args...)...)
 		if err == nil {
+			// The server exists now: attach the control client for
+			// the commands that follow.
 			s.serverStarted()
+			s.control(ctx)
 		}
 	}
 	if err != nil {
@@ -237,7 +240,9 @@ func (s *Server) Paste(ctx context.Context, paneID, text string) error {
 // see quoteArg for the escaping). Without control mode it goes through
 // load-buffer's stdin, which also avoids tmux's limit on command size.
 func (s *Server) setBuffer(ctx context.Context, name, text string) error {
-	if c := s.control(ctx); c != nil {
+	// tmux arguments are C strings: a NUL would silently cut the text, so
+	// such text takes the stdin path.
+	if c := s.control(ctx); c != nil && !strings.ContainsRune(text, 0) {
 		_, err := s.run(ctx, mutating, "set-buffer", "-b", name, "--", text)
 		if !errors.Is(err, ErrControlLost) {
 			return err
