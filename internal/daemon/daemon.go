@@ -122,10 +122,12 @@ func Run(ctx context.Context, opts Options) error {
 
 	d := &run{opts: opts, home: h, log: log}
 	err = d.serve(ctx)
-	if err != nil {
-		log.Error("leo daemon stopped", "err", err)
-	} else {
+	switch {
+	case err == nil:
 		log.Info("leo daemon stopped")
+	case opts.Supervised:
+		// In the foreground the caller prints err; only the file needs it.
+		log.Error("leo daemon stopped", "err", err)
 	}
 	return err
 }
@@ -198,7 +200,7 @@ func (d *run) serve(ctx context.Context) error {
 		Tmux:      tm,
 		Config:    store.Get,
 		Resolver:  d.opts.Resolver,
-		Log:       d.log.With("component", "agents"),
+		Log:       d.log,
 		LeoBinary: d.opts.LeoBinary,
 	})
 	if err != nil {
@@ -331,17 +333,31 @@ func (d *run) defaultRoot() string {
 	if d.opts.DefaultRoot != "" {
 		return d.opts.DefaultRoot
 	}
-	getenv := func(k string) string {
+	return DefaultRoot(d.opts.Getenv)
+}
+
+// DefaultRoot is the default home (~/.leo, ignoring LEO_HOME), "" when HOME
+// cannot be found.
+func DefaultRoot(getenv func(string) string) string {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	h, err := home.Resolve("", func(k string) string {
 		if k == "LEO_HOME" {
 			return ""
 		}
-		return d.opts.Getenv(k)
-	}
-	h, err := home.Resolve("", getenv)
+		return getenv(k)
+	})
 	if err != nil {
 		return ""
 	}
 	return h.Root
+}
+
+// TmuxSocket is the -L name of h's tmux server, the one its daemon uses:
+// "leo" for ~/.leo, a per-home name for any other home.
+func TmuxSocket(h home.Home, getenv func(string) string) string {
+	return h.TmuxSocket(DefaultRoot(getenv))
 }
 
 // maxSocketPath is the longest unix socket path every platform accepts

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/client"
+	"github.com/blackpaw-studio/leo/internal/daemon"
+	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
+)
+
+func TestServiceWithoutConfigExitsWithTheSeedText(t *testing.T) {
+	e, h := daemonEnv(t)
+	os.Remove(h.ConfigPath)
+	r := e.run("service")
+	if r.code != ExitConfig {
+		t.Fatalf("exit %d, want %d (config_error): %+v", r.code, ExitConfig, r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if lines[len(lines)-1] != "leo: no leo.yaml found — run 'leo setup' first" || strings.Count(r.stderr, "no leo.yaml") != 1 {
+		t.Fatalf("stderr %q", r.stderr)
+	}
+	if _, err := os.Stat(h.ConfigPath); err == nil {
+		t.Fatal("leo service created leo.yaml in an unmanaged home")
+	}
+}
+
+func TestServiceWithExplicitMissingConfigCreatesNothing(t *testing.T) {
+	e := newTestEnv(t)
+	e.vars["PATH"] = os.Getenv("PATH")
+	cfg := e.dir + "/nowhere/leo.yaml"
+	r := e.run("service", "--config", cfg)
+	if r.code != ExitConfig || !strings.Contains(r.stderr, cfg) {
+		t.Fatalf("%+v", r)
+	}
+	if _, err := os.Stat(e.dir + "/nowhere"); err == nil {
+		t.Fatal("leo service created the directory of an explicit --config")
+	}
+}
+
+func TestSecondServiceIsRefusedWithTheOwnersPID(t *testing.T) {
+	e, h := daemonEnv(t)
+	startFakeDaemon(t, e, h)
+	r := e.run("service")
+	want := fmt.Sprintf("leo: another leo daemon owns %s (pid %d)", h.Root, os.Getpid())
+	if r.code == ExitOK || strings.TrimSpace(r.stderr) != want {
+		t.Fatalf("second service: exit %d stderr %q, want %q", r.code, r.stderr, want)
+	}
+}
+
+func TestServiceRunsUntilCancelledAndLeavesNoSocket(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := daemontest.New()
+	ios, _, _, errOut := TestStreams()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runService(ctx, &ServiceOptions{
+			IO: ios, Home: h, Getenv: e.getenv, Version: "9.9.9", Supervised: true,
+			NewAgents: func(daemon.AgentDeps) (daemon.Agents, error) { return fake, nil },
+		})
+	}()
+	c := client.New(h)
+	defer c.Close()
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	hl, err := c.WaitReady(wctx, 10*time.Millisecond)
+	if err != nil || hl.Version != "9.9.9" || hl.Home != h.Root {
+		t.Fatalf("health = %+v, %v", hl, err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("service returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("service did not stop")
+	}
+	if _, err := os.Lstat(h.SocketPath()); err == nil {
+		t.Fatal("socket left after a clean stop")
+	}
+	if errOut.Len() != 0 {
+		t.Fatalf("--supervised wrote to stderr: %q", errOut.String())
+	}
+	if data, _ := os.ReadFile(h.ServiceLogPath()); !strings.Contains(string(data), "leo daemon starting") {
+		t.Fatalf("service.log: %q", data)
+	}
+}
