@@ -6,6 +6,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -47,7 +48,7 @@ type Config struct {
 	Web       Web
 
 	getenv   func(string) string
-	file     *ast.File
+	data     []byte    // the file's bytes, re-parsed only to locate findings
 	findings []Finding // problems found while reading the file's shape
 }
 
@@ -212,11 +213,13 @@ func Parse(data []byte, path string, opts ...Option) (*Config, error) {
 		c.Home = wd
 	}
 
-	file, body, raw, err := parseYAML(data, path)
+	// The syntax tree is not kept: holding it would cost every later GC;
+	// findings re-parse the bytes to locate themselves.
+	_, body, raw, err := parseYAML(data, path)
 	if err != nil {
 		return nil, err
 	}
-	c.file = file
+	c.data = bytes.Clone(data)
 	if body == nil {
 		return c, nil // an empty file is an empty config
 	}

@@ -11,8 +11,14 @@ import (
 // is a finding to locate, so a clean config pays nothing for it.
 type posIndex map[string][2]int
 
-func positions(file *ast.File) posIndex {
+// positions parses the file again (the tree is not kept after Parse) and
+// indexes its keys. Parse already succeeded on the same bytes.
+func (c *Config) positions() posIndex {
 	idx := posIndex{}
+	file, _, _, err := parseYAML(c.data, c.Path)
+	if err != nil || file == nil {
+		return idx
+	}
 	for _, doc := range file.Docs {
 		if doc != nil {
 			idx.walk(doc.Body, "", 0)

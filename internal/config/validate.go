@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -99,8 +100,9 @@ func (c *Config) Findings() []Finding {
 	for _, name := range c.TemplateNames() {
 		all = append(all, c.validateTemplate(name)...)
 	}
+	pc := &promptChecker{}
 	for _, name := range c.TaskNames() {
-		all = append(all, c.validateTask(name)...)
+		all = append(all, c.validateTask(name, pc)...)
 	}
 	all = append(all, c.validateWeb()...)
 	return c.finish(all)
@@ -125,8 +127,8 @@ func (c *Config) finish(all []Finding) []Finding {
 		}
 		return out[i].Message < out[j].Message
 	})
-	if len(out) > 0 && c.file != nil {
-		pos := positions(c.file)
+	if len(out) > 0 && len(c.data) > 0 {
+		pos := c.positions()
 		for i := range out {
 			p := out[i].posPath
 			if p == "" {
@@ -183,7 +185,7 @@ func (c *Config) validateTemplate(name string) []Finding {
 	return fs
 }
 
-func (c *Config) validateTask(name string) []Finding {
+func (c *Config) validateTask(name string, pc *promptChecker) []Finding {
 	t := c.Tasks[name]
 	r, fs := c.resolveTask(name, t)
 	rv := &resolver{c: c, findings: fs}
@@ -205,7 +207,7 @@ func (c *Config) validateTask(name string) []Finding {
 
 	if t.PromptFile == "" {
 		rv.errorf(scope+".prompt_file", "required: the file holding the task's prompt, relative to the task workspace (%s)", r.Workspace)
-	} else if msg := checkPromptFile(t.PromptFile, r.PromptFile, r.Workspace); msg != "" {
+	} else if msg := pc.check(t.PromptFile, r.PromptFile, r.Workspace); msg != "" {
 		rv.errorf(scope+".prompt_file", "%s", msg)
 	}
 
@@ -238,17 +240,30 @@ func (rv *resolver) subset(path string, have, of []string, ofPath string) {
 	}
 }
 
-// checkPromptFile requires the prompt file to exist inside the task
-// workspace, lexically and after following symlinks.
-func checkPromptFile(written, abs, workspace string) string {
+// promptChecker requires each prompt file to exist inside its task
+// workspace, lexically and after following symlinks. It remembers each
+// workspace's real path, since many tasks share one.
+type promptChecker struct {
+	realWS map[string]string // workspace -> real path ("" if missing)
+}
+
+func (pc *promptChecker) check(written, abs, workspace string) string {
 	if !within(workspace, abs) {
 		return fmt.Sprintf("%q is outside the task workspace (%s)", written, workspace)
 	}
-	realWS, err := filepath.EvalSymlinks(workspace)
-	if err != nil {
+	if pc.realWS == nil {
+		pc.realWS = map[string]string{}
+	}
+	realWS, seen := pc.realWS[workspace]
+	if !seen {
+		realWS, _ = filepath.EvalSymlinks(workspace)
+		pc.realWS[workspace] = realWS
+	}
+	if realWS == "" {
 		return fmt.Sprintf("%q not found: the task workspace %s does not exist", written, workspace)
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	rel, _ := filepath.Rel(workspace, abs)
+	real, info, err := resolveUnder(realWS, rel)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Sprintf("%q not found in the task workspace (%s)", written, workspace)
@@ -258,14 +273,37 @@ func checkPromptFile(written, abs, workspace string) string {
 	if !within(realWS, real) {
 		return fmt.Sprintf("%q resolves outside the task workspace (%s) through a symlink", written, workspace)
 	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return fmt.Sprintf("%q cannot be read: %v", written, err)
-	}
-	if !st.Mode().IsRegular() {
+	if !info.Mode().IsRegular() {
 		return fmt.Sprintf("%q is not a regular file", written)
 	}
 	return ""
+}
+
+// resolveUnder follows rel below dir (which has no symlinks left) one
+// component at a time, and falls back to a full EvalSymlinks only when it
+// meets a symlink; it returns the real path and what it points at.
+func resolveUnder(dir, rel string) (string, os.FileInfo, error) {
+	cur := dir
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return "", nil, err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(filepath.Join(append([]string{cur}, parts[i+1:]...)...))
+			if err != nil {
+				return "", nil, err
+			}
+			fi, err := os.Stat(real)
+			return real, fi, err
+		}
+		if i == len(parts)-1 {
+			return cur, fi, nil
+		}
+	}
+	return cur, nil, os.ErrNotExist
 }
 
 // within reports whether p is strictly inside dir (both clean and absolute).
@@ -372,10 +410,18 @@ func joinHostPort(host string, port int) string {
 	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
+var locations sync.Map // zone name -> *time.Location
+
+// loadLocation is time.LoadLocation with a cache: a config with a thousand
+// tasks in one zone reads the zone database once.
 func loadLocation(tz string) (*time.Location, error) {
+	if l, ok := locations.Load(tz); ok {
+		return l.(*time.Location), nil
+	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		return nil, fmt.Errorf("unknown time zone %q (use an IANA name such as Europe/Berlin or America/New_York)", tz)
 	}
+	locations.Store(tz, loc)
 	return loc, nil
 }
