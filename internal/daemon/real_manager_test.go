@@ -1,0 +1,78 @@
+package daemon_test
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/client"
+	"github.com/blackpaw-studio/leo/internal/daemon"
+)
+
+// TestDaemonHostsTheRealAgentManager boots the daemon with the real
+// internal/agent manager (no fake) and checks the route contract that
+// matters most without claude installed: spawning a claude agent answers
+// 424 claude_not_found with the contract text, and the daemon stays up.
+// Agent lifecycles themselves are proven by the e2e tests.
+func TestDaemonHostsTheRealAgentManager(t *testing.T) {
+	h := newHome(t)
+	path, _ := testPATH(t)
+	socket := h.TmuxSocket("")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		exec.CommandContext(ctx, "tmux", "-L", socket, "kill-server").Run()
+	})
+	opts := daemon.Options{
+		Home: h, Version: "test", Stderr: &testWriter{t: t},
+		Resolver: resolverFor(path), Getenv: func(k string) string {
+			if k == "PATH" {
+				return path
+			}
+			return ""
+		},
+		DefaultRoot: "/nonexistent/.leo",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- daemon.Run(ctx, opts) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("daemon did not stop")
+		}
+	})
+	c := client.New(h)
+	defer c.Close()
+	wctx, wcancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer wcancel()
+	hl, err := c.WaitReady(wctx, 10*time.Millisecond)
+	if err != nil {
+		t.Fatalf("not ready: %v", err)
+	}
+	if hl.Claude.Found || hl.Agents != 0 {
+		t.Fatalf("health = %+v", hl)
+	}
+
+	_, err = c.Spawn(context.Background(), api.SpawnRequest{Template: "assistant"})
+	if !client.IsClaudeNotFound(err) || err.Error() != api.ClaudeNotFoundMessage {
+		t.Fatalf("spawn without claude: %v, want claude_not_found %q", err, api.ClaudeNotFoundMessage)
+	}
+	status, body := raw(t, h, "POST", "/agents/spawn", `{"template":"assistant"}`)
+	if status != 424 || decodeErr(t, body).Code != api.CodeClaudeNotFound {
+		t.Fatalf("on the wire: %d %s", status, body)
+	}
+	if _, err := c.Get(context.Background(), "nobody"); !client.IsNotFound(err) {
+		t.Fatalf("get of an unknown agent through the real manager: %v", err)
+	}
+	if hl, err := c.Health(context.Background()); err != nil || !hl.Ready {
+		t.Fatalf("daemon unhealthy after a refused spawn: %+v %v", hl, err)
+	}
+}
