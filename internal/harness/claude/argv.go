@@ -12,7 +12,7 @@ import (
 // Interactive builds the resident TUI launch:
 //
 //	claude [--session-id ID | --resume ID] [--model M] [--permission-mode X]
-//	       [--dangerously-skip-permissions] [--remote-control [NAME]]
+//	       [--dangerously-skip-permissions] [--remote-control[=NAME]]
 //	       [--agent A] [--allowedTools a,b] [--disallowedTools c,d]
 //	       [--append-system-prompt TEXT] [--channels C]...
 //	       [--dangerously-load-development-channels D]... [--mcp-config JSON]
@@ -105,9 +105,12 @@ func commonArgs(spec harness.LaunchSpec, interactive bool) []string {
 		argv = append(argv, "--dangerously-skip-permissions")
 	}
 	if rc, _ := o.Bool(optRemoteControl); rc && interactive {
-		argv = append(argv, "--remote-control")
+		// --remote-control=NAME, not "--remote-control NAME": the name is an
+		// optional value, and the = form can never be read as a positional.
 		if spec.Name != "" {
-			argv = append(argv, spec.Name)
+			argv = append(argv, "--remote-control="+spec.Name)
+		} else {
+			argv = append(argv, "--remote-control")
 		}
 	}
 	if a := o.String(optAgent); a != "" {

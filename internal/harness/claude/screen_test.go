@@ -12,17 +12,19 @@ var trust = harness.Screen{State: harness.ScreenDialog, Dialog: "trust", DialogK
 
 func TestScreenFixtures(t *testing.T) {
 	harnesstest.ScreenFixtures(t, Claude{}.Screen(), harnesstest.ScreensDir("claude"), map[string]harness.Screen{
-		"starting":              {State: harness.ScreenStarting},
-		"starting-banner":       {State: harness.ScreenStarting},
-		"ready-empty":           {State: harness.ScreenReady},
-		"ready-typed":           {State: harness.ScreenReady, Input: "fix the failing test in parser_test.go"},
-		"ready-after-turn":      {State: harness.ScreenReady},
-		"ready-wrapped":         {State: harness.ScreenReady, Input: "please read the design document and then summarise the three most important\ndecisions in a short list"},
-		"ready-pasted":          {State: harness.ScreenReady, Input: "[Pasted text #1 +4 lines]"},
-		"busy":                  {State: harness.ScreenBusy},
-		"busy-typed":            {State: harness.ScreenBusy, Input: "and one more thing"},
-		"trust-dialog":          trust,
-		"trust-dialog-answered": {State: harness.ScreenReady},
+		"starting":                {State: harness.ScreenStarting},
+		"starting-banner":         {State: harness.ScreenStarting},
+		"ready-empty":             {State: harness.ScreenReady},
+		"ready-typed":             {State: harness.ScreenReady, Input: "fix the failing test"},
+		"ready-after-turn-pasted": {State: harness.ScreenReady, Input: "[Pasted text #2 +2 lines]"},
+		"busy-pasted":             {State: harness.ScreenBusy, Input: "[Pasted text #2 +2 lines]"},
+		"ready-after-turn":        {State: harness.ScreenReady},
+		"ready-wrapped":           {State: harness.ScreenReady, Input: "please read the design document and then summarise the three most important\ndecisions in a short list"},
+		"ready-pasted":            {State: harness.ScreenReady, Input: "[Pasted text #1 +4 lines]"},
+		"busy":                    {State: harness.ScreenBusy},
+		"busy-typed":              {State: harness.ScreenBusy, Input: "and one more thing"},
+		"trust-dialog":            trust,
+		"trust-dialog-answered":   {State: harness.ScreenReady},
 	})
 }
 

@@ -9,17 +9,19 @@ import (
 
 func TestScreenFixtures(t *testing.T) {
 	harnesstest.ScreenFixtures(t, Codex{}.Screen(), harnesstest.ScreensDir("codex"), map[string]harness.Screen{
-		"starting":             {State: harness.ScreenStarting},
-		"starting-banner":      {State: harness.ScreenStarting},
-		"starting-no-composer": {State: harness.ScreenStarting},
-		"ready-empty":          {State: harness.ScreenReady},
-		"ready-typed":          {State: harness.ScreenReady, Input: "refactor the config loader"},
-		"ready-after-turn":     {State: harness.ScreenReady},
-		"ready-multiline":      {State: harness.ScreenReady, Input: "first line of a longer message\nsecond line of it"},
-		"ready-pasted":         {State: harness.ScreenReady, Input: "[Pasted Content 2412 chars]"},
-		"busy":                 {State: harness.ScreenBusy},
-		"busy-typed":           {State: harness.ScreenBusy, Input: "queued follow-up"},
-		"trust-dialog":         {State: harness.ScreenDialog, Dialog: "trust", DialogKeys: []string{"Enter"}},
+		"starting":                   {State: harness.ScreenStarting},
+		"starting-banner":            {State: harness.ScreenStarting},
+		"starting-no-composer":       {State: harness.ScreenStarting},
+		"ready-empty":                {State: harness.ScreenReady},
+		"ready-typed":                {State: harness.ScreenReady, Input: "fix the failing test"},
+		"ready-after-turn-multiline": {State: harness.ScreenReady, Input: "line one\nline two\nline three"},
+		"busy-typed-multiline":       {State: harness.ScreenBusy, Input: "line one\nline two\nline three"},
+		"ready-after-turn":           {State: harness.ScreenReady},
+		"ready-multiline":            {State: harness.ScreenReady, Input: "first line of a longer message\nsecond line of it"},
+		"ready-pasted":               {State: harness.ScreenReady, Input: "[Pasted Content 2412 chars]"},
+		"busy":                       {State: harness.ScreenBusy},
+		"busy-typed":                 {State: harness.ScreenBusy, Input: "queued follow-up"},
+		"trust-dialog":               {State: harness.ScreenDialog, Dialog: "trust", DialogKeys: []string{"Enter"}},
 	})
 }
 

@@ -36,11 +36,23 @@ type screen struct{}
 // Classify: the input box is the last run of ┃ lines ending in the mode line
 // ("Build · model"); its other lines are the input. A busy marker outside
 // the box makes it busy. opencode shows no start-up dialog leo must answer.
+// While a turn runs, the echo of the sent message may touch the box; with
+// text typed into the box then, Input includes that echo (delivery only
+// pastes into a ready screen, where the reply separates them).
 func (screen) Classify(capture string) harness.Screen {
 	lines := lastLines(capture, tail)
 	start, end, ok := findBox(lines)
 	if !ok {
 		return harness.Screen{State: harness.ScreenStarting}
+	}
+	// The box's lines run up to the previous ┃ block without a gap, so the
+	// echo of the message just sent can sit right on top of it. A visible
+	// placeholder marks where the (empty) input begins.
+	for i := end - 1; i >= start; i-- {
+		if strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(lines[i], boxBorder)), placeholderPrefix) {
+			start = i
+			break
+		}
 	}
 	var parts []string
 	for _, l := range lines[start:end] {
@@ -50,7 +62,7 @@ func (screen) Classify(capture string) harness.Screen {
 		}
 	}
 	input := strings.Join(parts, "\n")
-	if strings.HasPrefix(input, placeholderPrefix) && len(parts) == 1 {
+	if len(parts) == 1 && strings.HasPrefix(input, placeholderPrefix) {
 		input = ""
 	}
 	// The busy line sits just above or below the box (footer), never inside.

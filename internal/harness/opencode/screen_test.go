@@ -9,14 +9,16 @@ import (
 
 func TestScreenFixtures(t *testing.T) {
 	harnesstest.ScreenFixtures(t, Opencode{}.Screen(), harnesstest.ScreensDir("opencode"), map[string]harness.Screen{
-		"starting":         {State: harness.ScreenStarting},
-		"starting-banner":  {State: harness.ScreenStarting},
-		"ready-empty":      {State: harness.ScreenReady},
-		"ready-typed":      {State: harness.ScreenReady, Input: "triage the open issues"},
-		"ready-after-turn": {State: harness.ScreenReady},
-		"ready-pasted":     {State: harness.ScreenReady, Input: "[Pasted ~5 lines]"},
-		"busy":             {State: harness.ScreenBusy},
-		"busy-typed":       {State: harness.ScreenBusy, Input: "and another thing"},
+		"starting":                   {State: harness.ScreenStarting},
+		"starting-banner":            {State: harness.ScreenStarting},
+		"ready-empty":                {State: harness.ScreenReady},
+		"ready-typed":                {State: harness.ScreenReady, Input: "fix the failing test"},
+		"ready-after-turn":           {State: harness.ScreenReady},
+		"ready-after-turn-multiline": {State: harness.ScreenReady, Input: "line one\nline two\nline three"},
+		"busy-typed-multiline":       {State: harness.ScreenBusy, Input: "fix the failing test\nline one\nline two\nline three"},
+		"ready-pasted":               {State: harness.ScreenReady, Input: "[Pasted ~5 lines]"},
+		"busy":                       {State: harness.ScreenBusy},
+		"busy-typed":                 {State: harness.ScreenBusy, Input: "and another thing"},
 	})
 }
 
