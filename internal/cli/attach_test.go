@@ -146,10 +146,16 @@ func TestAttachArgvAttachesARealClient(t *testing.T) {
 		out, err := exec.CommandContext(ctx, tmuxPath, append([]string{"-L", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
 		return strings.TrimSpace(string(out)), err
 	}
-	t.Cleanup(func() { tm("kill-server") })
 	if out, err := tm("new-session", "-d", "-s", "leo-bobby", "-x", "80", "-y", "24", "cat"); err != nil {
 		t.Fatalf("new-session: %v %s", err, out)
 	}
+	socketPath, _ := tm("display-message", "-p", "#{socket_path}")
+	t.Cleanup(func() {
+		tm("kill-server")
+		if socketPath != "" {
+			os.Remove(socketPath) // kill-server can leave the file behind
+		}
+	})
 
 	run := func(name string) (*exec.Cmd, *os.File) {
 		argv := attachArgv(socket, name)

@@ -233,6 +233,7 @@ func (d *run) serve(ctx context.Context) error {
 	hs := &http.Server{
 		Handler:           srv.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)

@@ -2,7 +2,10 @@ package daemon_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -24,6 +27,12 @@ func TestDaemonHostsTheRealAgentManager(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		exec.CommandContext(ctx, "tmux", "-L", socket, "kill-server").Run()
+		// kill-server leaves the socket file behind.
+		dir := os.Getenv("TMUX_TMPDIR")
+		if dir == "" {
+			dir = "/tmp"
+		}
+		os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), socket))
 	})
 	opts := daemon.Options{
 		Home: h, Version: "test", Stderr: &testWriter{t: t},
