@@ -188,7 +188,9 @@ func TestSecondDaemonIsRefusedWithTheOwnersPID(t *testing.T) {
 	sockBefore := statIno(t, h.SocketPath())
 
 	second := daemontest.New()
-	err := runOnce(t, options(t, h, second, nil))
+	opts2 := options(t, h, second, nil)
+	opts2.Supervised = true // it must not even open service.log
+	err := runOnce(t, opts2)
 	want := fmt.Sprintf("another leo daemon owns %s (pid %d)", h.Root, os.Getpid())
 	if err == nil || err.Error() != want {
 		t.Fatalf("second daemon: got %v, want %q", err, want)
