@@ -1,0 +1,502 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/testutil"
+	"github.com/blackpaw-studio/leo/internal/tmux"
+)
+
+// harness is one fake TUI running in a private tmux server.
+type harness struct {
+	t    *testing.T
+	s    *tmux.Server
+	pane tmux.Pane
+	home map[string]string
+	dir  string // workspace
+	log  string // FAKE_HARNESS_LOG
+}
+
+type launch struct {
+	role string
+	args []string
+	env  map[string]string
+	home map[string]string // reuse a home (resume across launches)
+	dir  string
+	s    *tmux.Server
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// trustCodex pre-trusts dir in home's codex config, as leo does.
+func trustCodex(t *testing.T, home map[string]string, dir string) {
+	t.Helper()
+	cfg := filepath.Join(home["CODEX_HOME"], "config.toml")
+	if err := os.WriteFile(cfg, []byte("[projects.\""+dir+"\"]\ntrust_level = \"trusted\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var sessionSeq atomic.Int64
+
+func start(t *testing.T, l launch) *harness {
+	t.Helper()
+	if l.s == nil {
+		l.s = testutil.NewTmux(t)
+	}
+	if l.home == nil {
+		l.home = testutil.FakeHome(t)
+	}
+	if l.dir == "" {
+		l.dir = t.TempDir()
+	}
+	h := &harness{t: t, s: l.s, home: l.home, dir: l.dir, log: filepath.Join(t.TempDir(), "harness.log")}
+	env := map[string]string{"FAKE_HARNESS_LOG": h.log, "FAKE_TURN_MS": "20"}
+	for k, v := range l.home {
+		env[k] = v
+	}
+	for k, v := range l.env {
+		env[k] = v
+	}
+	argv := append([]string{filepath.Join(testutil.FakeHarnessDir(t), l.role)}, l.args...)
+	p, err := l.s.NewSession(ctx(t), tmux.SessionSpec{
+		Name: fmt.Sprintf("leo-%s-%d", l.role, sessionSeq.Add(1)),
+		Dir:  l.dir, Argv: argv, Env: env, Width: 120, Height: 40,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pane = p
+	return h
+}
+
+func (h *harness) screen() string {
+	out, err := h.s.Capture(ctx(h.t), h.pane.PaneID)
+	if err != nil {
+		h.t.Fatalf("capture: %v", err)
+	}
+	return out
+}
+
+func (h *harness) waitFor(want string) string {
+	h.t.Helper()
+	var scr string
+	testutil.WaitFor(h.t, 10*time.Second, func() bool {
+		scr = h.screen()
+		return strings.Contains(scr, want)
+	}, "screen to show "+strconvQuote(want))
+	return scr
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// exit waits for the process to end and returns its status and screen.
+func (h *harness) exit() (int, string) {
+	h.t.Helper()
+	var info tmux.PaneInfo
+	defer func() {
+		if h.t.Failed() {
+			out, _ := h.s.CaptureHistory(context.Background(), h.pane.PaneID, 100)
+			h.t.Logf("pane %+v\n%s", info, out)
+		}
+	}()
+	testutil.WaitFor(h.t, 10*time.Second, func() bool {
+		var err error
+		info, err = h.s.PaneInfo(ctx(h.t), h.pane.PaneID)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		return info.ExitKnown()
+	}, "the fake to exit")
+	_ = fmt.Sprint(info)
+	if !info.HasStatus {
+		h.t.Fatalf("fake killed by signal %d", info.DeadSignal)
+	}
+	// tmux 3.3a scrolls a dead pane's last output into history when it
+	// writes its "Pane is dead" line, so read the history, not the screen.
+	out, err := h.s.CaptureHistory(ctx(h.t), h.pane.PaneID, 100)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return info.DeadStatus, out
+}
+
+func (h *harness) send(text string) {
+	h.t.Helper()
+	if err := h.s.Paste(ctx(h.t), h.pane.PaneID, text); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) enter() {
+	h.t.Helper()
+	if err := h.s.SendKeys(ctx(h.t), h.pane.PaneID, "Enter"); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// submit pastes text, waits for it to show, waits out codex's paste-burst
+// window, and presses Enter.
+func (h *harness) submit(text, shown string) {
+	h.t.Helper()
+	h.send(text)
+	h.waitFor(shown)
+	time.Sleep(150 * time.Millisecond) // the paste-burst window is the behaviour under test elsewhere
+	h.enter()
+}
+
+func (h *harness) logLines() []map[string]any {
+	b, _ := os.ReadFile(h.log)
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (h *harness) messages() []string {
+	var out []string
+	for _, m := range h.logLines() {
+		if s, ok := m["message"].(string); ok && m["event"] == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// sessionID is the id the fake logged for its session.
+func (h *harness) sessionID() string {
+	id := ""
+	for _, m := range h.logLines() {
+		if s, ok := m["session_id"].(string); ok && s != "" {
+			id = s
+		}
+	}
+	return id
+}
+
+var roles = []struct {
+	name, ready, composer, echoUser, echoReply string
+}{
+	{"claude", "? for shortcuts", "❯ hello there", "> hello there", "● echo: hello there"},
+	{"codex", "› Ask Codex to do anything", "› hello there", "› hello there", "• echo: hello there"},
+	{"opencode", "┃  Ask anything…", "┃  hello there", "┃  hello there", "  echo: hello there"},
+}
+
+func TestFakeReadyPasteEchoAndSessionFile(t *testing.T) {
+	for _, r := range roles {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			home := testutil.FakeHome(t)
+			dir := t.TempDir()
+			trustCodex(t, home, dir)
+			args := []string{"--model", "m1", "--unknown-flag"}
+			if r.name == "claude" {
+				args = append(args, "--session-id", "0b7c8a3e-5a43-4f7e-9d0e-111111111111")
+			}
+			h := start(t, launch{role: r.name, args: args, home: home, dir: dir})
+			scr := h.waitFor(r.ready)
+			switch r.name {
+			case "claude":
+				for _, want := range []string{"✻ Welcome to Claude Code (fake)", "\n❯ ", "─────"} {
+					if !strings.Contains(scr, want) {
+						t.Fatalf("ready screen lacks %q:\n%s", want, scr)
+					}
+				}
+			case "codex":
+				if !strings.Contains(scr, "│ >_ OpenAI Codex (fake) │") || !strings.Contains(scr, "  ⏎ send   ⌃J newline") {
+					t.Fatalf("ready screen:\n%s", scr)
+				}
+			case "opencode":
+				if !strings.Contains(scr, "opencode (fake)") || !strings.Contains(scr, "┃  Build · m1") || !strings.Contains(scr, "  ctrl+p commands") {
+					t.Fatalf("ready screen:\n%s", scr)
+				}
+			}
+			h.submit("hello there\n", r.composer)
+			scr = h.waitFor(r.echoReply)
+			if !strings.Contains(scr, r.echoUser) {
+				t.Fatalf("transcript lacks %q:\n%s", r.echoUser, scr)
+			}
+			h.waitFor(r.ready) // input empty again after the turn
+
+			lines := h.logLines()
+			argv, _ := lines[0]["argv"].([]any)
+			if len(argv) != len(args)+1 || argv[1] != "--model" || argv[3] != "--unknown-flag" {
+				t.Fatalf("first log line %v, want the argv", lines[0])
+			}
+			if got := h.messages(); len(got) != 1 || got[0] != "hello there" {
+				t.Fatalf("logged messages %q", got)
+			}
+
+			id := h.sessionID()
+			switch r.name {
+			case "claude":
+				enc := strings.Map(func(c rune) rune {
+					if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') {
+						return c
+					}
+					return '-'
+				}, dir)
+				path := filepath.Join(home["HOME"], ".claude", "projects", enc, "0b7c8a3e-5a43-4f7e-9d0e-111111111111.jsonl")
+				b, err := os.ReadFile(path)
+				if err != nil || !strings.Contains(string(b), "hello there") {
+					t.Fatalf("transcript %s: %v %q", path, err, b)
+				}
+			case "codex":
+				matches, _ := filepath.Glob(filepath.Join(home["CODEX_HOME"], "sessions", "*", "*", "*", "rollout-*-"+id+".jsonl"))
+				if id == "" || len(matches) != 1 {
+					t.Fatalf("rollout for %q: %v", id, matches)
+				}
+				b, _ := os.ReadFile(matches[0])
+				first, _, _ := strings.Cut(string(b), "\n")
+				var meta struct {
+					Type    string
+					Payload struct{ ID, Cwd, Originator string } `json:"payload"`
+				}
+				if err := json.Unmarshal([]byte(first), &meta); err != nil || meta.Type != "session_meta" ||
+					meta.Payload.ID != id || meta.Payload.Cwd != dir || meta.Payload.Originator != "codex-tui" {
+					t.Fatalf("session_meta = %s", first)
+				}
+			case "opencode":
+				list := opencodeSessions(t, home, dir)
+				if len(list) != 1 || list[0].ID != id || !strings.HasPrefix(id, "ses_") || list[0].Directory != dir {
+					t.Fatalf("session list %+v, logged id %q", list, id)
+				}
+			}
+		})
+	}
+}
+
+// opencodeSessions runs `opencode session list --format json` in tmux.
+func opencodeSessions(t *testing.T, home map[string]string, dir string) []ocSession {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "list.json")
+	h := start(t, launch{role: "opencode", home: home, dir: dir, args: []string{"session", "list", "--format", "json"},
+		env: map[string]string{"FAKE_HARNESS_LOG": out + ".log"}})
+	code, scr := h.exit()
+	if code != 0 {
+		t.Fatalf("session list exit %d:\n%s", code, scr)
+	}
+	b, err := os.ReadFile(filepath.Join(home["XDG_DATA_HOME"], "opencode", "fake-sessions.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []ocSession
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatal(err)
+	}
+	// The screen shows the same JSON the command printed.
+	if !strings.Contains(scr, `"id": "`+list[0].ID+`"`) {
+		t.Fatalf("session list output:\n%s", scr)
+	}
+	return list
+}
+
+func TestFakeResumeUnknownIDFails(t *testing.T) {
+	const id = "0b7c8a3e-5a43-4f7e-9d0e-222222222222"
+	for _, tc := range []struct {
+		role string
+		args []string
+		want string
+	}{
+		{"claude", []string{"--resume", id}, "No conversation found with session ID: " + id},
+		{"codex", []string{"-a", "never", "resume", id}, "Error: no rollout found for thread id " + id},
+		{"opencode", []string{"-s", "ses_nope"}, "Error: session not found: ses_nope"},
+		{"claude", []string{"-p", "hi", "--output-format", "stream-json", "--verbose", "--resume", id}, "No conversation found with session ID: " + id},
+		{"codex", []string{"exec", "--json", "resume", id, "hi"}, "Error: no rollout found for thread id " + id},
+		{"opencode", []string{"run", "--format", "json", "-s", "ses_nope", "hi"}, "Error: session not found: ses_nope"},
+	} {
+		t.Run(tc.role+"-"+tc.args[0], func(t *testing.T) {
+			t.Parallel()
+			h := start(t, launch{role: tc.role, args: tc.args})
+			code, scr := h.exit()
+			if code != 1 || !strings.Contains(scr, tc.want) {
+				t.Fatalf("exit %d, want 1 with %q:\n%s", code, tc.want, scr)
+			}
+		})
+	}
+}
+
+func TestFakeResumeKnownSession(t *testing.T) {
+	for _, r := range roles {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			s := testutil.NewTmux(t)
+			home := testutil.FakeHome(t)
+			dir := t.TempDir()
+			trustCodex(t, home, dir)
+			var args []string
+			if r.name == "claude" {
+				args = []string{"--session-id", "0b7c8a3e-5a43-4f7e-9d0e-333333333333"}
+			}
+			h := start(t, launch{s: s, role: r.name, args: args, home: home, dir: dir})
+			h.waitFor(r.ready)
+			h.submit("hello there", r.composer)
+			h.waitFor(r.echoReply)
+			id := h.sessionID()
+			if err := s.KillSession(ctx(t), fmtName(h)); err != nil {
+				t.Fatal(err)
+			}
+			var resume []string
+			switch r.name {
+			case "claude":
+				resume = []string{"--resume", id}
+			case "codex":
+				resume = []string{"-a", "never", "resume", id}
+			case "opencode":
+				resume = []string{"-s", id}
+			}
+			h2 := start(t, launch{s: s, role: r.name, args: resume, home: home, dir: dir})
+			h2.waitFor(r.ready)
+			if got := h2.sessionID(); got != id {
+				t.Fatalf("resumed session %q, want %q", got, id)
+			}
+			if r.name == "claude" {
+				// Choosing the same id again is refused.
+				h3 := start(t, launch{s: s, role: "claude", args: args, home: home, dir: dir})
+				code, scr := h3.exit()
+				want := "Error: Session ID 0b7c8a3e-5a43-4f7e-9d0e-333333333333 is already in use."
+				if code != 1 || !strings.Contains(scr, want) {
+					t.Fatalf("exit %d, want 1 with %q:\n%s", code, want, scr)
+				}
+			}
+		})
+	}
+}
+
+func fmtName(h *harness) string {
+	info, err := h.s.PaneInfo(ctx(h.t), h.pane.PaneID)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return info.SessionName
+}
+
+func TestFakeTrustDialog(t *testing.T) {
+	for _, tc := range []struct {
+		role, question, yes, no, ready string
+		env                            map[string]string
+	}{
+		{"claude", "Do you trust the files in this folder?", "❯ 1. Yes, proceed", "  2. No, exit", "? for shortcuts", map[string]string{"FAKE_TRUST_DIALOG": "1"}},
+		{"codex", "Do you trust the contents of this directory?", "› 1. Yes, continue", "  2. No, quit", "› Ask Codex to do anything", nil},
+	} {
+		t.Run(tc.role, func(t *testing.T) {
+			t.Parallel()
+			s := testutil.NewTmux(t)
+			home := testutil.FakeHome(t)
+			dir := t.TempDir()
+			h := start(t, launch{s: s, role: tc.role, env: tc.env, home: home, dir: dir})
+			scr := h.waitFor(tc.question)
+			if !strings.Contains(scr, "\n"+tc.yes) || !strings.Contains(scr, "\n"+tc.no) {
+				t.Fatalf("dialog:\n%s", scr)
+			}
+			h.enter()
+			h.waitFor(tc.ready)
+			// Accepting is remembered: the next launch goes straight in.
+			h2 := start(t, launch{s: s, role: tc.role, env: tc.env, home: home, dir: dir})
+			scr = h2.waitFor(tc.ready)
+			if strings.Contains(scr, tc.question) {
+				t.Fatalf("dialog shown again after acceptance:\n%s", scr)
+			}
+		})
+	}
+}
+
+func TestFakeCodexPasteBurst(t *testing.T) {
+	home := testutil.FakeHome(t)
+	dir := t.TempDir()
+	trustCodex(t, home, dir)
+	h := start(t, launch{role: "codex", home: home, dir: dir})
+	h.waitFor("› Ask Codex to do anything")
+	// Enter right behind the paste is a newline, as in real codex.
+	h.send("first")
+	h.enter()
+	h.waitFor("› first")
+	time.Sleep(150 * time.Millisecond)
+	if strings.Contains(h.screen(), "echo: first") {
+		t.Fatal("an Enter inside the paste-burst window submitted")
+	}
+	h.enter()
+	h.waitFor("• echo: first")
+	if got := h.messages(); len(got) != 1 || got[0] != "first\n" {
+		t.Fatalf("submitted %q, want the early Enter kept as a newline", got)
+	}
+}
+
+func TestFakeKnobs(t *testing.T) {
+	t.Run("exit-status", func(t *testing.T) {
+		t.Parallel()
+		h := start(t, launch{role: "claude"})
+		h.waitFor("? for shortcuts")
+		h.submit("/exit 5", "❯ /exit 5")
+		code, scr := h.exit()
+		if code != 5 || !strings.Contains(scr, "fake: exiting 5") {
+			t.Fatalf("exit %d:\n%s", code, scr)
+		}
+	})
+	t.Run("crash", func(t *testing.T) {
+		t.Parallel()
+		h := start(t, launch{role: "opencode", env: map[string]string{"FAKE_CRASH_AFTER_MS": "200"}})
+		h.waitFor("Ask anything")
+		code, scr := h.exit()
+		if code != 3 || !strings.Contains(scr, "fake: crashing after 200 ms") {
+			t.Fatalf("exit %d:\n%s", code, scr)
+		}
+	})
+	t.Run("exit-on-resume", func(t *testing.T) {
+		t.Parallel()
+		h := start(t, launch{role: "codex", args: []string{"resume", "abc"}, env: map[string]string{"FAKE_EXIT_ON_RESUME": "4"}})
+		if code, scr := h.exit(); code != 4 {
+			t.Fatalf("exit %d:\n%s", code, scr)
+		}
+	})
+	t.Run("slow-start-drops-input", func(t *testing.T) {
+		t.Parallel()
+		h := start(t, launch{role: "claude", env: map[string]string{"FAKE_SLOW_START_MS": "700"}})
+		h.send("too early")
+		scr := h.waitFor("? for shortcuts")
+		if strings.Contains(scr, "too early") {
+			t.Fatalf("input before ready was kept:\n%s", scr)
+		}
+	})
+	t.Run("busy-and-hang", func(t *testing.T) {
+		t.Parallel()
+		h := start(t, launch{role: "claude", env: map[string]string{"FAKE_TURN_MS": "1500"}})
+		h.waitFor("? for shortcuts")
+		h.submit("slow one", "❯ slow one")
+		h.waitFor("✻ Thinking… (esc to interrupt)")
+		h.waitFor("● echo: slow one")
+		if strings.Contains(h.screen(), "esc to interrupt") {
+			t.Fatal("busy line left after the turn")
+		}
+		h.submit("/hang", "❯ /hang")
+		testutil.WaitFor(t, 5*time.Second, func() bool {
+			for _, m := range h.logLines() {
+				if m["event"] == "hang" {
+					return true
+				}
+			}
+			return false
+		}, "the fake to hang")
+		h.send("ignored")
+		time.Sleep(300 * time.Millisecond) // proving a negative: nothing may show
+		if strings.Contains(h.screen(), "ignored") {
+			t.Fatal("a hung fake drew input")
+		}
+	})
+}
