@@ -46,36 +46,21 @@ func (es OptionErrors) Unwrap() []error {
 // A nil value (a YAML key with nothing after it) counts as unset. Every
 // problem is reported, sorted by key, as OptionErrors.
 func DecodeStrict(schema []OptionField, rejected map[string]string, raw map[string]any) (Options, error) {
-	fields := make(map[string]OptionField, len(schema))
-	valid := make([]string, 0, len(schema))
-	for _, f := range schema {
-		fields[f.Key] = f
-		valid = append(valid, f.Key)
-	}
-	sort.Strings(valid)
-
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-
-	out := Options{}
+	out := make(Options, len(raw))
 	var errs OptionErrors
 	fail := func(key, format string, args ...any) {
 		errs = append(errs, &OptionError{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	for _, key := range keys {
+	for key, v := range raw {
 		if reason, ok := rejected[key]; ok {
 			fail(key, "option %q is not supported: %s", key, reason)
 			continue
 		}
-		f, ok := fields[key]
+		f, ok := field(schema, key)
 		if !ok {
-			fail(key, "unknown option %q (valid: %s)", key, strings.Join(valid, ", "))
+			fail(key, "unknown option %q (valid: %s)", key, strings.Join(sortedKeys(schema), ", "))
 			continue
 		}
-		v := raw[key]
 		if v == nil {
 			continue
 		}
@@ -87,9 +72,30 @@ func DecodeStrict(schema []OptionField, rejected map[string]string, raw map[stri
 		out[key] = decoded
 	}
 	if len(errs) > 0 {
+		sort.Slice(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
 		return nil, errs
 	}
 	return out, nil
+}
+
+// field finds key in a schema; schemas are a handful of keys, so a scan
+// beats building a map on every decode.
+func field(schema []OptionField, key string) (OptionField, bool) {
+	for _, f := range schema {
+		if f.Key == key {
+			return f, true
+		}
+	}
+	return OptionField{}, false
+}
+
+func sortedKeys(schema []OptionField) []string {
+	keys := make([]string, len(schema))
+	for i, f := range schema {
+		keys[i] = f.Key
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // decodeValue converts one value to the canonical type of f, or returns a

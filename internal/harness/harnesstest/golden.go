@@ -14,13 +14,24 @@ import (
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files with the current output")
+// The -update flag of every test binary that imports this package (such a
+// package must not define its own -update; it gets this one).
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files with the current output")
+	}
+}
+
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // Golden compares got with the file at path (relative to the test's package
 // directory). With -update it writes got there instead.
 func Golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
+	if updating() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
