@@ -428,11 +428,17 @@ func maskOption(key string, v any) any {
 	return (&scrubber{}).maskValue(v)
 }
 
+// maxListedNames caps the names an error message lists.
+const maxListedNames = 20
+
 // unknownScopeError is not_found for a template or task name, listing the
 // names that exist.
 func unknownScopeError(kind, name string, known []string) error {
 	list := "none"
-	if len(known) > 0 {
+	switch {
+	case len(known) > maxListedNames:
+		list = strings.Join(known[:maxListedNames], ", ") + fmt.Sprintf(", … and %d more", len(known)-maxListedNames)
+	case len(known) > 0:
 		list = strings.Join(known, ", ")
 	}
 	return api.Errorf(api.CodeNotFound, "%s %q not found in leo.yaml (%ss: %s)", kind, name, kind, list)

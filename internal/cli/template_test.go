@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -182,4 +183,18 @@ func TestRunTemplateShowDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, "stdout", out.String(), "permission:", "{bash: ask, edit: allow}", "queue_max:           3")
+}
+
+func TestUnknownScopeErrorListsAFewNames(t *testing.T) {
+	var names []string
+	for i := range 25 {
+		names = append(names, fmt.Sprintf("t%02d", i))
+	}
+	msg := unknownScopeError("task", "x", names).Error()
+	if !strings.HasSuffix(msg, "t19, … and 5 more)") || strings.Contains(msg, "t20") {
+		t.Errorf("message = %q", msg)
+	}
+	if got := unknownScopeError("task", "x", nil).Error(); got != `task "x" not found in leo.yaml (tasks: none)` {
+		t.Errorf("message = %q", got)
+	}
 }
