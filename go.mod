@@ -10,6 +10,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/netresearch/go-cron v0.9.1
 	github.com/spf13/cobra v1.10.2
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 	pgregory.net/rapid v1.3.0

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
+	"time"
+
+	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // decoder turns the generic YAML value of leo.yaml into typed sections. The
@@ -14,6 +16,7 @@ import (
 // Validate shows every problem.
 type decoder struct {
 	findings []Finding
+	src      *yamlv3.Node // the document as parsed; nil on goccy's fallback path
 }
 
 func (d *decoder) errorf(path, format string, args ...any) {
@@ -33,12 +36,12 @@ func (d *decoder) config(c *Config, top map[string]any) {
 	}
 	if v, ok := top["templates"]; ok {
 		for name, raw := range d.mapping("templates", v) {
-			c.Templates[name] = d.template("templates."+name, d.mapping("templates."+name, raw))
+			c.Templates[name] = d.template(name, d.mapping("templates."+name, raw))
 		}
 	}
 	if v, ok := top["tasks"]; ok {
 		for name, raw := range d.mapping("tasks", v) {
-			c.Tasks[name] = d.task("tasks."+name, d.mapping("tasks."+name, raw))
+			c.Tasks[name] = d.task(name, d.mapping("tasks."+name, raw))
 		}
 	}
 	if v, ok := top["web"]; ok {
@@ -61,11 +64,12 @@ func (d *decoder) defaults(out *Defaults, m map[string]any) {
 	out.Model = d.str(s, m, "model")
 	out.MaxTurns = d.intp(s, m, "max_turns")
 	out.HarnessOptions = d.optionsMap(s, m)
-	out.Env = d.env(s, m)
+	out.Env = d.env(s, []string{"defaults"}, m)
 	out.Workspace = d.str(s, m, "workspace")
 }
 
-func (d *decoder) template(s string, m map[string]any) *Template {
+func (d *decoder) template(name string, m map[string]any) *Template {
+	s := "templates." + name
 	t := &Template{}
 	d.removedProvider(s, m)
 	t.Workspace = d.str(s, m, "workspace")
@@ -75,13 +79,14 @@ func (d *decoder) template(s string, m map[string]any) *Template {
 	t.HarnessOptions = d.optionsMap(s, m)
 	t.Channels = d.strList(s, m, "channels")
 	t.DevChannels = d.strList(s, m, "dev_channels")
-	t.Env = d.env(s, m)
+	t.Env = d.env(s, []string{"templates", name}, m)
 	t.IdleSuspendAfter = d.duration(s, m, "idle_suspend_after")
 	t.QueueMax = d.intp(s, m, "queue_max")
 	return t
 }
 
-func (d *decoder) task(s string, m map[string]any) *Task {
+func (d *decoder) task(name string, m map[string]any) *Task {
+	s := "tasks." + name
 	t := &Task{}
 	d.removedProvider(s, m)
 	t.Schedule = d.str(s, m, "schedule")
@@ -94,7 +99,7 @@ func (d *decoder) task(s string, m map[string]any) *Task {
 	t.HarnessOptions = d.optionsMap(s, m)
 	t.Channels = d.strList(s, m, "channels")
 	t.DevChannels = d.strList(s, m, "dev_channels")
-	t.Env = d.env(s, m)
+	t.Env = d.env(s, []string{"tasks", name}, m)
 	t.Timeout = d.duration(s, m, "timeout")
 	t.Retries = d.intp(s, m, "retries")
 	t.Enabled = d.boolp(s, m, "enabled")
@@ -121,17 +126,11 @@ func (d *decoder) web(w *Web, m map[string]any) {
 // mapping accepts a YAML map; null (a key with nothing after it) is an empty
 // map, so `assistant:` alone is a template with every default.
 func (d *decoder) mapping(path string, v any) map[string]any {
-	switch m := v.(type) {
-	case nil:
+	if v == nil {
 		return map[string]any{}
-	case map[string]any:
+	}
+	if m, ok := asStringMap(v); ok {
 		return m
-	case map[any]any:
-		out := make(map[string]any, len(m))
-		for k, e := range m {
-			out[fmt.Sprint(k)] = e
-		}
-		return out
 	}
 	d.errorf(path, "expected a mapping, got %s", kindOf(v))
 	return map[string]any{}
@@ -252,9 +251,11 @@ func (d *decoder) optionsMap(scope string, m map[string]any) map[string]any {
 	return mm
 }
 
-// env reads an env: map. Scalar values are taken as text (PORT: 8080 means
-// "8080"); values are never repeated in errors, they may be secrets.
-func (d *decoder) env(scope string, m map[string]any) map[string]string {
+// env reads an env: map. A value that YAML would read as a number or a
+// boolean (PORT: 8080, ZIP: 01234, VERSION: 1.10) is taken as written, not
+// as YAML's reading of it. Values are never repeated in errors: they may be
+// secrets.
+func (d *decoder) env(scope string, loc []string, m map[string]any) map[string]string {
 	v, ok := m["env"]
 	if !ok || v == nil {
 		return nil
@@ -277,17 +278,82 @@ func (d *decoder) env(scope string, m map[string]any) map[string]string {
 			out[k] = ""
 		case string:
 			out[k] = e
-		case bool:
-			out[k] = strconv.FormatBool(e)
-		case int64, uint64, int:
-			out[k] = fmt.Sprint(e)
-		case float64:
-			out[k] = strconv.FormatFloat(e, 'f', -1, 64)
+		case bool, int, int64, uint64, float64:
+			if text, ok := scalarText(d.src, append(loc, "env", k)...); ok {
+				out[k] = text
+			} else {
+				out[k] = fmt.Sprint(e)
+			}
 		default:
 			d.errorf(path+"."+k, "expected a string, got %s", kindOf(e))
 		}
 	}
 	return out
+}
+
+// scalarText finds the scalar at path in the document and returns its
+// source text, following aliases and << merge keys the way decoding does.
+func scalarText(doc *yamlv3.Node, path ...string) (string, bool) {
+	if doc == nil {
+		return "", false
+	}
+	n := doc
+	if n.Kind == yamlv3.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	for _, key := range path {
+		if n = mapValue(n, key, 0); n == nil {
+			return "", false
+		}
+	}
+	n = deref(n)
+	if n == nil || n.Kind != yamlv3.ScalarNode {
+		return "", false
+	}
+	return n.Value, true
+}
+
+func deref(n *yamlv3.Node) *yamlv3.Node {
+	for i := 0; n != nil && n.Kind == yamlv3.AliasNode && i < 8; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// mapValue returns the value of key in mapping n: an explicit key first,
+// then the merged maps in order (the first one holding key wins).
+func mapValue(n *yamlv3.Node, key string, depth int) *yamlv3.Node {
+	n = deref(n)
+	if n == nil || n.Kind != yamlv3.MappingNode || depth > 8 {
+		return nil
+	}
+	var merges []*yamlv3.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if k.Tag == "!!merge" {
+			merges = append(merges, n.Content[i+1])
+			continue
+		}
+		if k.Value == key {
+			return n.Content[i+1]
+		}
+	}
+	for _, m := range merges {
+		m = deref(m)
+		if m == nil {
+			continue
+		}
+		sources := []*yamlv3.Node{m}
+		if m.Kind == yamlv3.SequenceNode {
+			sources = m.Content
+		}
+		for _, src := range sources {
+			if v := mapValue(src, key, depth+1); v != nil {
+				return v
+			}
+		}
+	}
+	return nil
 }
 
 func validEnvName(k string) bool {
@@ -322,6 +388,8 @@ func kindOf(v any) string {
 		return "a list"
 	case map[string]any, map[any]any:
 		return "a mapping"
+	case time.Time:
+		return "a date"
 	}
 	return fmt.Sprintf("%T", v)
 }

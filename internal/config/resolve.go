@@ -252,15 +252,20 @@ func (rv *resolver) decodeOptions(scope string, h harness.Harness, raw map[strin
 	return nil, false
 }
 
-// defaultsOptions decodes defaults.harness_options with the defaults harness.
+// defaultsOptions decodes defaults.harness_options with the defaults
+// harness, once per Config. Its findings are reported once, by
+// validateDefaults; callers must not modify the map.
 func (rv *resolver) defaultsOptions() harness.Options {
-	h, ok := harness.Lookup(rv.c.DefaultsHarnessName())
-	if !ok {
-		return nil
-	}
-	inner := &resolver{c: rv.c}
-	opts, _ := inner.decodeOptions("defaults", h, rv.c.Defaults.HarnessOptions)
-	return opts // its findings are reported once, by validateDefaults
+	c := rv.c
+	c.defaultsOnce.Do(func() {
+		h, ok := harness.Lookup(c.DefaultsHarnessName())
+		if !ok {
+			return
+		}
+		inner := &resolver{c: c}
+		c.defaultsOpts, _ = inner.decodeOptions("defaults", h, c.Defaults.HarnessOptions)
+	})
+	return c.defaultsOpts
 }
 
 // common resolves the fields templates and tasks share.
@@ -281,7 +286,7 @@ func (rv *resolver) common(r *Resolved, s scopeFields, template bool) {
 					if template && k == remoteControlKey {
 						continue // template-own-only
 					}
-					merged[k] = v
+					merged[k] = copyValue(v) // the decoded defaults are shared
 					r.OptionsInherited[k] = true
 				}
 			}
@@ -363,6 +368,27 @@ func (rv *resolver) common(r *Resolved, s scopeFields, template bool) {
 			rv.errorf(r.Scope+".queue_max", "must be at least 1, got %d", *s.queueMax)
 		}
 	}
+}
+
+// copyValue copies the list and map values of decoded options.
+func copyValue(v any) any {
+	switch x := v.(type) {
+	case []string:
+		return append([]string(nil), x...)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = copyValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = copyValue(e)
+		}
+		return out
+	}
+	return v
 }
 
 const channelsUnsupported = "the %s harness does not support channel plugins; use leo's MCP tools for messaging"

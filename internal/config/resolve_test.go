@@ -376,3 +376,30 @@ func TestHarnessesInUse(t *testing.T) {
 		t.Errorf("in use = %v", got)
 	}
 }
+
+// env values are text: what YAML would read as a number is kept as written.
+func TestEnvValuesKeepTheirText(t *testing.T) {
+	c := parseTestYAML(t, `
+x-env: &shared
+  VERSION: 1.10
+defaults:
+  env:
+    ZIP: 01234
+templates:
+  a:
+    env:
+      <<: *shared
+      PORT: 8080
+      RATIO: 1e3
+      FLAG: true
+      OCTAL: 0o17
+`)
+	r, err := c.ResolveTemplate("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"ZIP": "01234", "VERSION": "1.10", "PORT": "8080", "RATIO": "1e3", "FLAG": "true", "OCTAL": "0o17"}
+	if !reflect.DeepEqual(r.Env, want) {
+		t.Errorf("env = %v, want %v", r.Env, want)
+	}
+}

@@ -260,3 +260,11 @@ func TestEmptyConfigIsValid(t *testing.T) {
 		wantClean(t, parseTestYAML(t, y))
 	}
 }
+
+func TestTopLevelNotAMappingPosition(t *testing.T) {
+	h := newTestHome(t)
+	_, err := Parse([]byte("# leo\n- a\n"), h.Path)
+	if err == nil || err.Error() != h.Path+":2:1: the top level must be a mapping (defaults:, templates:, tasks:, web:)" {
+		t.Errorf("err = %v", err)
+	}
+}
