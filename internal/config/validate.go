@@ -221,9 +221,30 @@ func (c *Config) validateTask(name string, pc *promptChecker) []Finding {
 		default:
 			rv.subset(scope+".channels", t.Channels, target.Channels, "templates."+t.Template+".channels")
 			rv.subset(scope+".dev_channels", t.DevChannels, target.DevChannels, "templates."+t.Template+".dev_channels")
+			rv.unusedWithTemplate(scope, t)
 		}
 	}
 	return rv.findings
+}
+
+// unusedWithTemplate warns about fields of a persistent task that has a
+// target template: the prompt goes into that template's agent, which runs
+// with the template's settings, so the task's own launch settings are unused.
+func (rv *resolver) unusedWithTemplate(scope string, t *Task) {
+	set := map[string]bool{
+		"harness":            t.Harness != "",
+		"model":              t.Model != "",
+		"max_turns":          t.MaxTurns != nil,
+		"harness_options":    len(t.HarnessOptions) > 0,
+		"env":                len(t.Env) > 0,
+		"idle_suspend_after": t.IdleSuspendAfter != "",
+		"queue_max":          t.QueueMax != nil,
+	}
+	for _, field := range sortedKeys(set) {
+		if set[field] {
+			rv.warnf(scope+"."+field, "ignored: the task delivers into the agent of templates.%s, which runs with that template's settings", t.Template)
+		}
+	}
 }
 
 // subset requires every item of have to be in of: a persistent task can only

@@ -268,3 +268,27 @@ func TestTopLevelNotAMappingPosition(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestPersistentTaskWithTemplateWarnsAboutUnusedFields(t *testing.T) {
+	h := homeWithPrompt(t)
+	c := h.parse(t, `
+templates:
+  a: {}
+tasks:
+  t:
+    runtime: persistent
+    template: a
+    prompt_file: p.md
+    model: opus
+    env: {X: "1"}
+`)
+	for _, field := range []string{"env", "model"} {
+		f := wantFinding(t, c, "tasks.t."+field+": ignored: the task delivers into the agent of templates.a, which runs with that template's settings")
+		if f.Severity != SeverityWarning {
+			t.Errorf("%s: severity %s", field, f.Severity)
+		}
+	}
+	if len(c.Findings()) != 2 || c.Validate() != nil {
+		t.Errorf("findings: %q", messages(c.Findings()))
+	}
+}
