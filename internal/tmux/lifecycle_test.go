@@ -1,6 +1,7 @@
 package tmux_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,4 +178,32 @@ func TestControlModeEndsWithServer(t *testing.T) {
 		_, _ = s.HasSession(c, "leo-b")
 		return tmux.ControlPID(s) != 0
 	}, "control client on the new server")
+}
+
+// TestExitStatusNeverLost: tmux 3.3a now and then misses a pane process's
+// SIGCHLD (a zombie stays, pane_dead_status stays empty); PaneInfo must
+// still come up with the status. Ten fresh servers with three short-lived
+// panes each made the race show in most runs before the fix.
+func TestExitStatusNeverLost(t *testing.T) {
+	for i := 0; i < 10; i++ {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			s := testutil.NewTmux(t)
+			c := ctx(t)
+			var panes []tmux.Pane
+			for j := 0; j < 3; j++ {
+				p, err := s.NewSession(c, tmux.SessionSpec{Name: fmt.Sprintf("leo-x%d", j), Argv: []string{"sh", "-c", "sleep 0.2; exit 3"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				panes = append(panes, p)
+			}
+			for _, p := range panes {
+				info := waitPane(t, s, p.PaneID, func(p tmux.PaneInfo) bool { return p.ExitKnown() }, "exit status of "+p.PaneID)
+				if info.DeadStatus != 3 {
+					t.Fatalf("%s: status %d, want 3", p.PaneID, info.DeadStatus)
+				}
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -175,4 +176,46 @@ func TestQuoteArg(t *testing.T) {
 			t.Errorf("quoteArg(%q) = %s, want %s", in, got, want)
 		}
 	}
+}
+
+func TestParsePaneLine(t *testing.T) {
+	line := "leo-a\t$1\t%3\t42\t1\t7\t\t0\t1\t0\t1\t5\t9\t120\t40\t1700000000\t1700000001\t1700000002\t99\tclaude\tx"
+	p, err := parsePaneLine(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := PaneInfo{SessionName: "leo-a", SessionID: "$1", PaneID: "%3", PID: 42, Dead: true, DeadStatus: 7, HasStatus: true,
+		InMode: true, AltScreen: true, CursorX: 5, CursorY: 9, Width: 120, Height: 40, ServerPID: 99, CurrentCommand: "claude\tx"}
+	p.Activity, p.SessionActivity, p.DeadTime = time.Time{}, time.Time{}, time.Time{}
+	if p != want {
+		t.Fatalf("got %+v\nwant %+v", p, want)
+	}
+	if !p.ExitKnown() {
+		t.Fatal("exit 7 not known")
+	}
+	for _, bad := range []string{"", "a\tb", strings.Replace(line, "\t42\t", "\tx\t", 1), strings.Replace(line, "%3", "3", 1)} {
+		if _, err := parsePaneLine(bad); err == nil {
+			t.Errorf("parsePaneLine(%q) accepted", bad)
+		}
+	}
+	if _, err := parsePaneList("leo-a\t$1\t%3\t42\t1\t7\t\t0\t1\t0\t1\t5\t9\t120\t40\t1\t1\t1\t99\n\n"); err != nil {
+		t.Fatalf("list line without current command: %v", err)
+	}
+}
+
+func FuzzParsePaneLine(f *testing.F) {
+	f.Add("leo-a\t$1\t%3\t42\t0\t\t\t0\t0\t0\t1\t5\t9\t120\t40\t1700000000\t1700000001\t\t99\tclaude")
+	f.Add("\t\t%0\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t")
+	f.Fuzz(func(t *testing.T, line string) {
+		p, err := parsePaneLine(line)
+		if err != nil {
+			return
+		}
+		if !strings.HasPrefix(p.PaneID, "%") {
+			t.Fatalf("accepted pane id %q", p.PaneID)
+		}
+		if p.ExitKnown() && !p.Dead {
+			t.Fatal("exit known for a live pane")
+		}
+	})
 }

@@ -119,9 +119,12 @@ func TestListPanesAndCapture(t *testing.T) {
 			}
 		}
 		if got.SessionName != "leo-list" || got.PID != p.PID || got.Dead || got.Attached != 0 ||
-			got.InMode || got.InputOff || got.Width != 100 || got.Height != 30 || got.CurrentCommand != "claude" ||
+			got.InMode || got.InputOff || got.Width != 100 || got.Height != 30 || got.CurrentCommand != "" ||
 			got.Activity.IsZero() || time.Since(got.Activity) > time.Minute {
 			t.Fatalf("pane info = %+v", got)
+		}
+		if info, err := s.PaneInfo(c, p.PaneID); err != nil || info.CurrentCommand != "claude" || info.CursorY != got.CursorY {
+			t.Fatalf("PaneInfo = %+v, %v", info, err)
 		}
 		screen, _ := s.Capture(c, p.PaneID)
 		lines := strings.Split(screen, "\n")

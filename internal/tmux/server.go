@@ -73,7 +73,9 @@ type Server struct {
 	mu       sync.Mutex
 	ctl      *controlClient
 	lastFail time.Time
+	lastKick time.Time
 	closed   bool
+	kicks    atomic.Int64
 
 	versionMu  sync.Mutex
 	versionOK  bool
@@ -133,6 +135,10 @@ func (s *Server) CallCount() int64 { return s.execCalls.Load() + s.controlCalls.
 func (s *Server) Calls() (execs, control int64) {
 	return s.execCalls.Load(), s.controlCalls.Load()
 }
+
+// Kicks counts SIGCHLDs sent to the server to collect a missed exit
+// status (see PaneInfo).
+func (s *Server) Kicks() int64 { return s.kicks.Load() }
 
 // Close stops the control-mode client. The tmux server keeps running.
 func (s *Server) Close() error {
