@@ -207,3 +207,20 @@ func TestExitStatusNeverLost(t *testing.T) {
 		})
 	}
 }
+
+func TestNudgeReap(t *testing.T) {
+	s := testutil.NewTmux(t)
+	if err := s.NudgeReap(ctx(t)); err != nil {
+		t.Fatalf("NudgeReap without a server: %v", err)
+	}
+	if _, err := s.NewSession(ctx(t), tmux.SessionSpec{Name: "leo-n", Argv: []string{"sleep", "600"}}); err != nil {
+		t.Fatal(err)
+	}
+	k := s.Kicks()
+	if err := s.NudgeReap(ctx(t)); err != nil || s.Kicks() != k+1 {
+		t.Fatalf("NudgeReap: %v (kicks %d → %d)", err, k, s.Kicks())
+	}
+	if up, _ := s.Running(ctx(t)); !up {
+		t.Fatal("SIGCHLD hurt the server")
+	}
+}

@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -234,4 +235,27 @@ func parsePaneLine(line string) (PaneInfo, error) {
 		return PaneInfo{}, fmt.Errorf("field pane_id: %q is not a pane id", p.PaneID)
 	}
 	return p, nil
+}
+
+// NudgeReap sends the tmux server a SIGCHLD so it collects any child it
+// failed to reap (see kickIfUnreaped; ListPanes and PaneInfo already do
+// this on their own when they see a dead pane without an exit status). No
+// server is not an error.
+func (s *Server) NudgeReap(ctx context.Context) error {
+	out, err := s.run(ctx, readOnly, "display-message", "-p", "#{pid}")
+	if err != nil {
+		if errors.Is(err, ErrNoServer) {
+			return nil
+		}
+		return err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil || pid <= 0 {
+		return fmt.Errorf("tmux server pid %q: not a pid", out)
+	}
+	if err := syscall.Kill(pid, syscall.SIGCHLD); err != nil {
+		return fmt.Errorf("signal tmux server %d: %w", pid, err)
+	}
+	s.kicks.Add(1)
+	return nil
 }
