@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -372,4 +374,42 @@ func (e *testEnv) waitFakesGone() {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
+}
+
+// attachClient attaches a control-mode client (which tmux counts in
+// session_attached, as it does a person's terminal) and returns its detach.
+func attachClient(t testing.TB, e *testEnv, session string) func() {
+	t.Helper()
+	argv := e.tmux.AttachArgv(session) // binary -L sock -f /dev/null attach-session -t =name
+	args := append([]string{}, argv[1:5]...)
+	args = append(args, "-C")
+	args = append(args, argv[5:]...)
+	cmd := exec.Command(argv[0], args...)
+	cmd.Env = e.tmux.AttachEnv()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "client attached", 10*time.Second, func() bool {
+		list, _ := e.tmux.ListPanes(context.Background())
+		for _, p := range list {
+			if p.SessionName == session && p.Attached > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	var once sync.Once
+	detach := func() {
+		once.Do(func() {
+			stdin.Close()
+			cmd.Wait()
+		})
+	}
+	t.Cleanup(detach)
+	return detach
 }

@@ -166,11 +166,19 @@ func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLef
 	now := m.clk.Now()
 	if paneLeft && !p.HasStatus && p.DeadSignal == 0 {
 		m.mu.Lock()
-		if a.deadSince.IsZero() || a.deadPane != p.PaneID {
+		first := a.deadSince.IsZero() || a.deadPane != p.PaneID
+		if first {
 			a.deadSince, a.deadPane = now, p.PaneID
 		}
 		early := now.Sub(a.deadSince) < statusGrace
 		m.mu.Unlock()
+		if first {
+			// Usually the status is a moment behind; if tmux missed the
+			// SIGCHLD it never comes unless another child exits.
+			if err := m.tmux.NudgeReap(ctx); err != nil {
+				m.log.Debug("nudging tmux to reap failed", "err", err)
+			}
+		}
 		if early {
 			return // the next sweep reads the status
 		}

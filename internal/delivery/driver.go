@@ -234,7 +234,7 @@ func (d *Driver) sleep(ctx context.Context, dur time.Duration) error {
 //  1. wait for an idle, empty input line (answering dialogs);
 //  2. paste it as one bracketed paste;
 //  3. poll until the screen shows it in the input (bounded; never re-paste);
-//  4. wait the adapter's enter delay, counted from the paste;
+//  4. wait the adapter's enter delay, counted from the landing;
 //  5. Enter, then confirm the input cleared or a turn started — resending
 //     Enter once if the text still sits in the input.
 func (d *Driver) Deliver(ctx context.Context, t Target, message string) error {
@@ -245,20 +245,17 @@ func (d *Driver) Deliver(ctx context.Context, t Target, message string) error {
 	if _, err := d.AwaitReady(ctx, t); err != nil {
 		return err
 	}
-	c := d.clock()
-	pastedAt := c.Now()
 	if err := t.Pane.Paste(ctx, text); err != nil {
 		return &Failure{Stage: "paste", Reason: "paste failed", Err: err}
 	}
-
 	if err := d.awaitLanded(ctx, t, text); err != nil {
 		return err
 	}
-
-	if wait := orDefault(t.EnterDelay, DefaultEnterDelay) - c.Since(pastedAt); wait > 0 {
-		if err := d.sleep(ctx, wait); err != nil {
-			return err
-		}
+	// The enter delay counts from when the screen showed the paste, not
+	// from when tmux was asked to paste: a loaded TUI may read the paste
+	// late, and codex's burst window starts when it reads it.
+	if err := d.sleep(ctx, orDefault(t.EnterDelay, DefaultEnterDelay)); err != nil {
+		return err
 	}
 	return d.submit(ctx, t, text)
 }
