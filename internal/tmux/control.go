@@ -34,19 +34,23 @@ type controlClient struct {
 	deadErr error
 	done    chan struct{} // closed when the reader has finished
 
+	// hungAfter is how long an abandoned reply may stay missing before
+	// the client is dropped as hung.
+	hungAfter time.Duration
+
 	stderr bytes.Buffer
 }
 
 // startControl launches the client and waits for tmux's answer to the
 // attach itself (a flags=0 block). A %error there (no server, no such
 // session) is returned as an *Error.
-func startControl(ctx context.Context, binary string, env []string, socket string) (*controlClient, error) {
+func startControl(ctx context.Context, binary string, env []string, socket string, hungAfter time.Duration) (*controlClient, error) {
 	cmd := exec.Command(binary, "-L", socket, "-f", "/dev/null", "-C", "attach-session", "-t", "="+ControlSession)
 	cmd.Env = env
 	// Own process group: a ^C aimed at the daemon's terminal must not take
 	// the control client down with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	c := &controlClient{cmd: cmd, done: make(chan struct{})}
+	c := &controlClient{cmd: cmd, done: make(chan struct{}), hungAfter: hungAfter}
 	cmd.Stderr = &lockedWriter{mu: &c.mu, w: &c.stderr}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -157,6 +161,9 @@ func (c *controlClient) alive() bool {
 // errNotSent if the line never reached tmux, ErrControlLost if the client
 // died before answering, or *Error for a %error reply.
 func (c *controlClient) do(ctx context.Context, args []string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("tmux %s: %w", args[0], err)
+	}
 	line := commandLine(args) + "\n"
 	w := make(chan *block, 1)
 
@@ -189,10 +196,17 @@ func (c *controlClient) do(ctx context.Context, args []string) (string, error) {
 		}
 		return out, nil
 	case <-ctx.Done():
-		// The reply may still come; pairing stays right because the waiter
-		// stays queued, but a tmux that does not answer in time is suspect:
-		// drop this client, the next command reconnects.
-		c.kill()
+		// The caller gave up; the reply will still come and is dropped
+		// (the waiter stays queued, so pairing stays right). Only a tmux
+		// that stays silent for a whole further timeout is taken as hung:
+		// then this client goes and the next command reconnects.
+		go func() {
+			select {
+			case <-w:
+			case <-time.After(c.hungAfter):
+				c.kill()
+			}
+		}()
 		return "", fmt.Errorf("tmux %s over control mode: %w", args[0], ctx.Err())
 	}
 }

@@ -1,6 +1,7 @@
 package tmux_test
 
 import (
+	"os"
 	osexec "os/exec"
 	"strings"
 	"testing"
@@ -18,3 +19,5 @@ func rawTmux(t testing.TB, s *tmux.Server, args ...string) string {
 	}
 	return strings.TrimSuffix(string(out), "\n")
 }
+
+func readFile(p string) ([]byte, error) { return os.ReadFile(p) }

@@ -295,7 +295,7 @@ func (s *Server) connect(ctx context.Context) (*controlClient, error) {
 		return nil, err
 	}
 	s.execCalls.Add(1)
-	c, err := startControl(ctx, s.opts.Binary, s.env, s.opts.Socket)
+	c, err := startControl(ctx, s.opts.Binary, s.env, s.opts.Socket, s.opts.Timeout)
 	if err != nil {
 		return nil, err
 	}
