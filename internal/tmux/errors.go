@@ -10,6 +10,8 @@ var (
 	ErrNoServer = errors.New("no tmux server running")
 	// ErrNoSession: the session or pane named by a target does not exist.
 	ErrNoSession = errors.New("tmux session or pane not found")
+	// ErrSessionExists: new-session named a session that already exists.
+	ErrSessionExists = errors.New("tmux session already exists")
 	// ErrControlLost: the control-mode client died after a command was sent
 	// and before its reply came, so whether tmux ran it is unknown.
 	ErrControlLost = errors.New("tmux control client lost; command outcome unknown")
@@ -59,6 +61,8 @@ func classify(msg string) error {
 		strings.Contains(msg, "session not found"),
 		strings.Contains(msg, "no such session"):
 		return ErrNoSession
+	case strings.Contains(msg, "duplicate session"):
+		return ErrSessionExists
 	}
 	return nil
 }

@@ -335,7 +335,4 @@ func (s *Server) controlSessionArgs() []string {
 	return append(s.serverOptionArgs(), "new-session", "-d", "-s", ControlSession, "-x", "80", "-y", "24", "--", cat)
 }
 
-func isDuplicate(err error) bool {
-	var te *Error
-	return errors.As(err, &te) && strings.Contains(te.Msg, "duplicate session")
-}
+func isDuplicate(err error) bool { return errors.Is(err, ErrSessionExists) }

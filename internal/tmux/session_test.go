@@ -2,6 +2,7 @@ package tmux_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,6 +41,16 @@ func TestExactSessionTargets(t *testing.T) {
 			if got != want {
 				t.Errorf("HasSession(%q) = %v, want %v", name, got, want)
 			}
+		}
+		if _, err := s.NewSession(c, tmux.SessionSpec{Name: "leo-ab", Argv: []string{"sleep", "600"}}); !errors.Is(err, tmux.ErrSessionExists) {
+			t.Fatalf("second leo-ab: %v, want ErrSessionExists", err)
+		}
+		// A prefix of an existing name is a different session.
+		if _, err := s.NewSession(c, tmux.SessionSpec{Name: "leo-a", Argv: []string{"sleep", "600"}}); err != nil {
+			t.Fatalf("leo-a next to leo-ab: %v", err)
+		}
+		if err := s.KillSession(c, "leo-a"); err != nil {
+			t.Fatal(err)
 		}
 		// Killing the prefix must not kill leo-ab, and is not an error.
 		if err := s.KillSession(c, "leo-a"); err != nil {
