@@ -1,0 +1,258 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/testutil"
+	"github.com/blackpaw-studio/leo/internal/tmux"
+)
+
+// Benchmarks print their figure next to the floor measured in the same run
+// (reference/tmux-driving.md): each raw floor is the tmux CLI run one
+// process per command, as a script would.
+
+// BenchmarkSend: a message to an idle fake TUI, from Send until the reply
+// shows (landed, submitted, echoed), against load-buffer + paste-buffer -p
+// + send-keys Enter + polling capture-pane on a second pane of the same
+// fake in the same server.
+func BenchmarkSend(b *testing.B) {
+	for _, h := range harnesses {
+		b.Run(h, func(b *testing.B) {
+			e := newEnv(b, withEnv(map[string]string{"FAKE_TURN_MS": "1"}))
+			m := e.manager()
+			ctx := context.Background()
+			if _, err := m.Spawn(ctx, api.SpawnRequest{Template: h}); err != nil {
+				b.Fatal(err)
+			}
+			e.waitState(m, h, api.StateRunning)
+			paneID := e.paneID(h)
+
+			raw := testutil.NewRawTmux(e.tmux)
+			rawName := "raw-" + h
+			dir := filepath.Join(e.workspace, h)
+			rawArgv := e.rawArgv(h)
+			raw.NewSession(b, rawName, dir, rawArgv...)
+			waitFor(b, "raw fake ready", 20*time.Second, func() bool {
+				return strings.Contains(raw.Capture(b, "="+rawName+":"), readyMarker(h))
+			})
+
+			var leo, floor time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				msg := fmt.Sprintf("bench %d", i)
+				start := time.Now()
+				res, err := m.Send(ctx, h, msg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				waitFor(b, "echo", 20*time.Second, func() bool {
+					out, _ := e.tmux.Capture(ctx, paneID)
+					return strings.Contains(out, "echo: "+msg)
+				})
+				leo += time.Since(start)
+				waitDelivered(b, m, h, res.ID)
+
+				rawMsg := fmt.Sprintf("raw %d", i)
+				start = time.Now()
+				if h == "codex" {
+					// An Enter right after the paste is a newline in codex
+					// (paste-burst window); the floor is the documented
+					// minimal script: paste, wait 150 ms, Enter.
+					rawPasteWaitEnter(b, raw, "="+rawName+":", rawMsg, 150*time.Millisecond)
+				} else {
+					raw.PasteAndSubmit(b, "="+rawName+":", rawMsg, "echo: "+rawMsg)
+				}
+				floor += time.Since(start)
+				// Let both TUIs settle before the next round.
+				time.Sleep(20 * time.Millisecond)
+			}
+			b.StopTimer()
+			b.ReportMetric(ms(leo)/float64(b.N), "leo-ms/send")
+			b.ReportMetric(ms(floor)/float64(b.N), "raw-ms/send")
+			b.ReportMetric(float64(leo)/float64(floor), "leo/raw")
+			if t, ok := m.target(m.agents[h]); ok {
+				b.ReportMetric(ms(t.EnterDelay), "adapter-enter-delay-ms")
+			}
+		})
+	}
+}
+
+func rawPasteWaitEnter(b *testing.B, raw testutil.RawTmux, target, text string, wait time.Duration) {
+	b.Helper()
+	if _, err := raw.Exec([]byte(text), "load-buffer", "-b", "raw-floor", "-"); err != nil {
+		b.Fatal(err)
+	}
+	raw.Run(b, "paste-buffer", "-p", "-r", "-d", "-b", "raw-floor", "-t", target)
+	time.Sleep(wait)
+	raw.Run(b, "send-keys", "-t", target, "Enter")
+	waitFor(b, "raw delivery", 10*time.Second, func() bool { return strings.Contains(raw.Capture(b, target), "echo: "+text) })
+}
+
+// rawArgv is the fake harness launched bare, with the template's env, for
+// the floor's pane.
+func (e *testEnv) rawArgv(h string) []string {
+	argv := []string{"/usr/bin/env"}
+	for k, v := range e.userHome {
+		argv = append(argv, k+"="+v)
+	}
+	argv = append(argv, "FAKE_TURN_MS=1", "FAKE_HARNESS_LOG="+e.harnLog+".raw")
+	argv = append(argv, filepath.Join(e.fakeDir, h))
+	if h == "codex" {
+		argv = append(argv, "-a", "never")
+	}
+	return argv
+}
+
+func readyMarker(h string) string {
+	switch h {
+	case "claude":
+		return "? for shortcuts"
+	case "codex":
+		return "⏎ send"
+	}
+	return "ctrl+p commands"
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkSpawn100: spawning 100 agents, against 100 raw new-sessions of
+// the same program.
+func BenchmarkSpawn100(b *testing.B) {
+	const n = 100
+	var leo, floor time.Duration
+	for i := 0; i < b.N; i++ {
+		e := newEnv(b)
+		m := e.manager()
+		ctx := context.Background()
+		start := time.Now()
+		for j := 0; j < n; j++ {
+			if _, err := m.Spawn(ctx, api.SpawnRequest{Template: "codex"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		leo += time.Since(start)
+
+		raw := testutil.NewRawTmux(e.tmux)
+		dir := filepath.Join(e.workspace, "codex")
+		argv := e.rawArgv("codex")
+		start = time.Now()
+		for j := 0; j < n; j++ {
+			raw.NewSession(b, fmt.Sprintf("raw-%d", j), dir, argv...)
+		}
+		floor += time.Since(start)
+		b.StopTimer()
+		m.Close()
+		e.tmux.KillServer(ctx)
+		b.StartTimer()
+	}
+	b.ReportMetric(ms(leo)/float64(b.N*n), "leo-ms/agent")
+	b.ReportMetric(ms(floor)/float64(b.N*n), "raw-ms/agent")
+	b.ReportMetric(float64(leo)/float64(floor), "leo/raw")
+}
+
+// liveFleet makes n agents whose tmux sessions run (a tiny stand-in
+// program) and whose records say running, as a daemon leaves them.
+func liveFleet(tb testing.TB, e *testEnv, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	recs := make([]*Record, 0, n)
+	now := time.Now()
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("a%03d", i)
+		p, err := e.tmux.NewSession(ctx, tmux.SessionSpec{Name: TmuxSession(name), Dir: e.workspace, Argv: []string{"/bin/cat"}, Width: 80, Height: 24})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		recs = append(recs, &Record{Name: name, Template: "codex", Harness: "codex", Workspace: e.workspace,
+			State: api.StateRunning, PaneID: p.PaneID, PanePID: p.PID, CreatedAt: now, StartedAt: &now})
+	}
+	if err := os.MkdirAll(e.workspace, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := NewStore(e.home.AgentsPath()).Save(func() []*Record { return recs }); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkRestore200: a new daemon adopting 200 live agents. Target:
+// under 2 s, no relaunch.
+func BenchmarkRestore200(b *testing.B) {
+	e := newEnv(b)
+	liveFleet(b, e, 200)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m := e.newManager()
+		st, err := m.restore(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st.Adopted != 200 || st.Relaunched != 0 {
+			b.Fatalf("restore %+v, want 200 adopted and none relaunched", st)
+		}
+		b.StopTimer()
+		m.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/restore")
+}
+
+// BenchmarkSweep: one supervision sweep over n idle agents. Its tmux calls
+// must not grow with n (one list-panes), and at 200 it must take < 5 ms.
+func BenchmarkSweep(b *testing.B) {
+	for _, n := range []int{10, 200} {
+		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
+			e := newEnv(b)
+			liveFleet(b, e, n)
+			m := e.newManager()
+			if _, err := m.restore(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			m.Sweep(ctx) // warm: connects the control client
+			var calls int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				st := m.Sweep(ctx)
+				calls += st.TmuxCalls
+				if st.Actions != 0 {
+					b.Fatalf("idle sweep took %d actions", st.Actions)
+				}
+			}
+			b.ReportMetric(float64(calls)/float64(b.N), "tmux-calls/sweep")
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/sweep")
+		})
+	}
+}
+
+// BenchmarkList200: listing 200 agents from the manager's own state,
+// against `tmux list-sessions` on the same server.
+func BenchmarkList200(b *testing.B) {
+	e := newEnv(b)
+	liveFleet(b, e, 200)
+	m := e.newManager()
+	if _, err := m.restore(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	raw := testutil.NewRawTmux(e.tmux)
+	var leo, floor time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if got := len(m.List()); got != 200 {
+			b.Fatalf("listed %d", got)
+		}
+		leo += time.Since(start)
+		start = time.Now()
+		raw.ListSessions(b)
+		floor += time.Since(start)
+	}
+	b.ReportMetric(float64(leo.Microseconds())/float64(b.N), "leo-µs/list")
+	b.ReportMetric(float64(floor.Microseconds())/float64(b.N), "raw-µs/list")
+}
