@@ -282,3 +282,31 @@ func TestCorruptStateFileKeptAsideNotReset(t *testing.T) {
 		t.Fatal("corruption not logged")
 	}
 }
+
+func TestBusyWhileTurnRuns(t *testing.T) {
+	e := newEnv(t, withEnv(map[string]string{"FAKE_TURN_MS": "1500"}))
+	m := e.manager()
+	ctx := context.Background()
+	if _, err := m.Spawn(ctx, api.SpawnRequest{Template: "opencode"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m, "opencode", api.StateRunning)
+	if busy, err := m.Busy(ctx, "opencode"); err != nil || busy {
+		t.Fatalf("idle agent: busy=%v err=%v", busy, err)
+	}
+	res, err := m.Send(ctx, "opencode", "a long turn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if busy, _ := m.Busy(ctx, "opencode"); !busy {
+		t.Fatal("agent with a queued message reported idle")
+	}
+	waitDelivered(t, m, "opencode", res.ID)
+	if busy, _ := m.Busy(ctx, "opencode"); !busy {
+		t.Fatal("agent in a turn reported idle")
+	}
+	waitFor(t, "turn end", 10*time.Second, func() bool {
+		busy, _ := m.Busy(ctx, "opencode")
+		return !busy
+	})
+}

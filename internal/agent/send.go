@@ -214,3 +214,31 @@ func (m *Manager) claimed(id, self string) bool {
 	}
 	return false
 }
+
+// Busy reports whether the agent is working: a message queued or being
+// delivered, or its TUI showing a turn in flight. A stopped agent is idle.
+// It costs one pane capture (the graceful-restart drain polls it).
+func (m *Manager) Busy(ctx context.Context, name string) (bool, error) {
+	a, err := m.lookup(name)
+	if err != nil {
+		return false, err
+	}
+	if a.queue.Len() > 0 {
+		return true, nil
+	}
+	m.mu.Lock()
+	stopped, pane := a.rec.State == api.StateStopped, a.rec.PaneID
+	m.mu.Unlock()
+	if stopped || pane == "" {
+		return false, nil
+	}
+	t, ok := m.target(a)
+	if !ok {
+		return false, nil
+	}
+	text, err := t.Pane.Capture(ctx)
+	if err != nil {
+		return false, nil // a dead or vanished pane is not working
+	}
+	return t.Screen.Classify(text).State == harness.ScreenBusy, nil
+}

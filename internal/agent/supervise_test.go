@@ -195,3 +195,44 @@ func TestQuickExitOnResumeStartsFresh(t *testing.T) {
 		})
 	}
 }
+
+// A TUI that keeps crashing is restarted with a growing delay: 100, 200,
+// 400, 400 ms under the test policy (5, 10, 20, 40, 60 s by default).
+func TestCrashLoopBacksOff(t *testing.T) {
+	e := newEnv(t, withEnv(map[string]string{"FAKE_CRASH_AFTER_MS": "150"}))
+	m := e.manager()
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: "codex"}); err != nil {
+		t.Fatal(err)
+	}
+	var gaps []time.Duration
+	var lastExit time.Time
+	waitFor(t, "four restarts", 30*time.Second, func() bool {
+		a := mustGet(t, m, "codex")
+		if a.LastExit != nil && !a.LastExit.At.Equal(lastExit) {
+			lastExit = a.LastExit.At
+		}
+		if a.StartedAt != nil && !lastExit.IsZero() && a.StartedAt.After(lastExit) {
+			gap := a.StartedAt.Sub(lastExit)
+			if len(gaps) == 0 || gaps[len(gaps)-1] != gap {
+				gaps = append(gaps, gap)
+			}
+		}
+		return a.Restarts >= 4
+	})
+	want := []time.Duration{100, 200, 400, 400}
+	if len(gaps) < 3 {
+		t.Fatalf("saw gaps %v", gaps)
+	}
+	for i, g := range gaps {
+		if i >= len(want) {
+			break
+		}
+		if g < want[i]*time.Millisecond {
+			t.Fatalf("restart %d came %v after the exit, want at least %v (gaps %v)", i+1, g, want[i]*time.Millisecond, gaps)
+		}
+	}
+	a := mustGet(t, m, "codex")
+	if a.LastExit == nil || a.LastExit.Status != 3 || !strings.Contains(a.LastExit.StderrTail, "crashing") {
+		t.Fatalf("last exit %+v", a.LastExit)
+	}
+}
