@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/term"
 )
 
 type role string
@@ -99,6 +101,7 @@ func startCrashTimer() {
 		restoreTerminal()
 		fmt.Fprintf(os.Stderr, "fake: crashing after %d ms\n", d.Milliseconds())
 		logEvent(map[string]any{"event": "exit", "code": 3, "reason": "crash"})
+		lingerForTmux()
 		os.Exit(3)
 	})
 }
@@ -139,7 +142,18 @@ func fail(code int, format string, a ...any) int {
 	msg := fmt.Sprintf(format, a...)
 	fmt.Fprintln(os.Stderr, msg)
 	logEvent(map[string]any{"event": "exit", "code": code, "stderr": msg})
+	lingerForTmux()
 	return code
+}
+
+// lingerForTmux waits a moment before exiting when stderr is a terminal:
+// tmux 3.3a loses the last output of a process that exits right after
+// writing it (about 1 in 20 here), and tests read these lines from the
+// pane. Headless runs (pipes) exit at once.
+func lingerForTmux() {
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func cwd() string {

@@ -301,6 +301,7 @@ func (t *tui) submit(msg string) (int, bool) {
 		restoreTerminal()
 		fmt.Fprintf(os.Stderr, "fake: exiting %d\n", code)
 		logEvent(map[string]any{"event": "exit", "code": code})
+		lingerForTmux()
 		return code, true
 	}
 	if strings.TrimSpace(msg) == "/hang" {
