@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
@@ -151,4 +153,59 @@ func TestHeadlessOpencode(t *testing.T) {
 	if code != 1 || types(evs) != "step_start,error" {
 		t.Fatalf("turn_failed: %d %s", code, types(evs))
 	}
+}
+
+func TestHeadlessHangScenario(t *testing.T) {
+	for _, tc := range []struct {
+		role  string
+		args  []string
+		first string
+	}{
+		{"claude", []string{"-p", "x", "--output-format", "stream-json", "--verbose"}, "system"},
+		{"codex", []string{"exec", "--json", "x"}, "thread.started"},
+		{"opencode", []string{"run", "--format", "json", "x"}, "step_start"},
+	} {
+		t.Run(tc.role, func(t *testing.T) {
+			t.Parallel()
+			home := testutil.FakeHome(t)
+			cmd := exec.Command(filepath.Join(testutil.FakeHarnessDir(t), tc.role), tc.args...)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(os.Environ(), "FAKE_SCENARIO=hang")
+			for k, v := range home {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			var out lockedBuffer
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			testutil.WaitFor(t, 5*time.Second, func() bool { return strings.Contains(out.String(), `"type":"`+tc.first+`"`) }, "the first event")
+			select {
+			case err := <-done:
+				t.Fatalf("hang scenario exited: %v", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			_ = cmd.Process.Kill()
+			<-done
+		})
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
