@@ -45,7 +45,7 @@ type controlClient struct {
 // attach itself (a flags=0 block). A %error there (no server, no such
 // session) is returned as an *Error.
 func startControl(ctx context.Context, binary string, env []string, socket string, hungAfter time.Duration) (*controlClient, error) {
-	cmd := exec.Command(binary, "-L", socket, "-f", "/dev/null", "-C", "attach-session", "-t", "="+ControlSession)
+	cmd := exec.Command(binary, "-u", "-L", socket, "-f", "/dev/null", "-C", "attach-session", "-t", "="+ControlSession)
 	cmd.Env = env
 	// Own process group: a ^C aimed at the daemon's terminal must not take
 	// the control client down with it.

@@ -154,9 +154,11 @@ func (s *Server) Close() error {
 }
 
 // baseArgs isolates every invocation from the user's tmux: own socket,
-// no config file.
+// no config file. -u: without a UTF-8 locale (launchd and systemd give
+// none) tmux sanitizes what it prints to the client, turning the tabs of
+// -F formats into "_"; -u declares the client UTF-8 capable.
 func (s *Server) baseArgs() []string {
-	return []string{"-L", s.opts.Socket, "-f", "/dev/null"}
+	return []string{"-u", "-L", s.opts.Socket, "-f", "/dev/null"}
 }
 
 func (s *Server) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -329,7 +329,8 @@ func (s *Server) ServerVersion(ctx context.Context) (string, error) {
 // AttachArgv is the command a person runs to attach to session name
 // (exact target), with the same socket and binary.
 func (s *Server) AttachArgv(name string) []string {
-	return append([]string{s.opts.Binary}, append(s.baseArgs(), "attach-session", "-t", "="+name)...)
+	// No -u here: a person's terminal states its own locale.
+	return []string{s.opts.Binary, "-L", s.opts.Socket, "-f", "/dev/null", "attach-session", "-t", "=" + name}
 }
 
 // AttachEnv is the environment for AttachArgv: leo's client environment
