@@ -166,7 +166,7 @@ func claudeHeadless(p parsedArgs) int {
 		emit(map[string]any{"type": "system", "subtype": "status_fake_unknown", "session_id": id})
 	}
 	if sc == "hang" {
-		select {}
+		hangForever()
 	}
 	time.Sleep(turnDuration())
 	result := func(subtype string, isErr bool, text string, extra map[string]any) map[string]any {

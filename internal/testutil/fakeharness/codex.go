@@ -168,7 +168,7 @@ func codexExec(p parsedArgs, pos []string) int {
 	}
 	emit(map[string]any{"type": "turn.started"})
 	if sc == "hang" {
-		select {}
+		hangForever()
 	}
 	st.submit(prompt)
 	time.Sleep(turnDuration())

@@ -183,3 +183,11 @@ func nonAlnumToDash(s string) string {
 	}
 	return b.String()
 }
+
+// hangForever blocks without tripping the runtime's deadlock detector
+// (a bare select{} with nothing else running is a fatal error, exit 2).
+func hangForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}

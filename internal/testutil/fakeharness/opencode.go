@@ -124,7 +124,7 @@ func opencodeRun(p parsedArgs, pos []string) int {
 	}
 	emit("step_start", map[string]any{"id": "prt_1", "type": "step-start", "snapshot": "4b825dc"})
 	if sc == "hang" {
-		select {}
+		hangForever()
 	}
 	start := ms()
 	time.Sleep(turnDuration())

@@ -129,7 +129,7 @@ func (t *tui) run() int {
 	var dec decoder
 	for {
 		if t.hung {
-			select {} // stop reading and drawing for good
+			hangForever() // stop reading and drawing for good
 		}
 		select {
 		case b, ok := <-inputCh:
