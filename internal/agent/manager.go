@@ -232,7 +232,7 @@ func (m *Manager) view(a *agent) api.Agent {
 		Restarts:      r.Restarts,
 		CreatedAt:     r.CreatedAt,
 		Error:         r.Error,
-		Queued:        a.queue.Len(),
+		Queued:        a.queue.Messages(),
 		Deliveries:    append([]api.Delivery(nil), a.deliveries...),
 	}
 	if r.StartedAt != nil {

@@ -58,7 +58,7 @@ type Queue struct {
 }
 
 // Push appends it and starts a worker if none runs. It returns how many
-// items are ahead of it (in flight included).
+// messages are ahead of it (in flight included; internal jobs not counted).
 func (q *Queue) Push(it *Item) (ahead int, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -74,10 +74,7 @@ func (q *Queue) Push(it *Item) (ahead int, err error) {
 	} else {
 		it.Enqueued = time.Now()
 	}
-	ahead = len(q.pending)
-	if q.inFlight != nil {
-		ahead++
-	}
+	ahead = q.messagesLocked()
 	q.pending = append(q.pending, it)
 	if !q.running {
 		q.running = true
@@ -156,6 +153,27 @@ func (q *Queue) Len() int {
 	defer q.mu.Unlock()
 	n := len(q.pending)
 	if q.inFlight != nil {
+		n++
+	}
+	return n
+}
+
+// Messages is the number of messages (not internal jobs) pending or in
+// flight.
+func (q *Queue) Messages() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.messagesLocked()
+}
+
+func (q *Queue) messagesLocked() int {
+	n := 0
+	for _, it := range q.pending {
+		if it.Job == nil {
+			n++
+		}
+	}
+	if q.inFlight != nil && q.inFlight.Job == nil {
 		n++
 	}
 	return n

@@ -1,0 +1,497 @@
+// Package leoproc runs the real leo binary for fault tests and benchmarks:
+// `leo service` as its own process (so it can be SIGKILLed) in an isolated
+// world — its own HOME, CODEX_HOME and XDG dirs, LEO_HOME, the fake
+// harnesses first on PATH — over the real tmux server of that home and the
+// real socket. Waits poll a condition with a deadline; nothing sleeps to hope.
+package leoproc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/client"
+	"github.com/blackpaw-studio/leo/internal/daemon"
+	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/testutil"
+)
+
+// Harnesses are the three harnesses every world has a template for; each
+// template is named after its harness.
+var Harnesses = []string{"claude", "codex", "opencode"}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	leoPath   string
+	buildErr  error
+)
+
+// Binary builds cmd/leo once per test binary and returns its path.
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "leo-e2e-fault-bin-")
+		if buildErr != nil {
+			return
+		}
+		leoPath = filepath.Join(buildDir, "leo")
+		cmd := exec.Command(goTool(), "build", "-o", leoPath, "github.com/blackpaw-studio/leo/cmd/leo")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build cmd/leo: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		tb.Fatal(buildErr)
+	}
+	return leoPath
+}
+
+// Cleanup removes the built binary; call it from TestMain after m.Run.
+func Cleanup() {
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+}
+
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return "go"
+}
+
+// World is one isolated user with one leo home.
+type World struct {
+	TB testing.TB
+	// Home is the leo home (LEO_HOME), inside the user's HOME.
+	Home home.Home
+	// UserEnv is HOME, CODEX_HOME and the XDG dirs (testutil.FakeHome).
+	UserEnv map[string]string
+	// HarnessLog is FAKE_HARNESS_LOG: one JSON line per launch and message.
+	HarnessLog string
+	// Workspaces is the parent of each template's workspace.
+	Workspaces string
+	// Client talks to the home's daemon (whichever process it is).
+	Client *client.Client
+
+	fakeDir string
+	tmpDir  string
+}
+
+// New makes a world and registers, for the end of the test, the kill of
+// its tmux server (after every daemon of it is gone).
+func New(tb testing.TB) *World {
+	tb.Helper()
+	uh := testutil.FakeHome(tb)
+	root := filepath.Join(uh["HOME"], "lh")
+	w := &World{
+		TB:         tb,
+		Home:       home.Home{Root: root, ConfigPath: filepath.Join(root, "leo.yaml")},
+		UserEnv:    uh,
+		HarnessLog: filepath.Join(uh["HOME"], "harness.log"),
+		Workspaces: filepath.Join(uh["HOME"], "ws"),
+		fakeDir:    testutil.FakeHarnessDir(tb),
+		tmpDir:     filepath.Join(uh["HOME"], "tmp"),
+	}
+	for _, d := range []string{root, w.Workspaces, w.tmpDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	w.Client = client.New(w.Home)
+	tb.Cleanup(w.Client.Close)
+	tb.Cleanup(w.killTmux) // registered first, so it runs after daemons stop
+	return w
+}
+
+// TmpDir is the TMPDIR the daemon runs with (where atomic writes may put
+// their temp files).
+func (w *World) TmpDir() string { return w.tmpDir }
+
+// Env is the environment of every leo process of this world.
+func (w *World) Env() []string {
+	env := []string{
+		"PATH=" + w.fakeDir + ":/usr/local/bin:/usr/bin:/bin",
+		"LEO_HOME=" + w.Home.Root,
+		"TERM=xterm-256color",
+		"TMPDIR=" + w.tmpDir,
+	}
+	if v := os.Getenv("TMUX_TMPDIR"); v != "" {
+		env = append(env, "TMUX_TMPDIR="+v)
+	}
+	for k, v := range w.UserEnv {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+func (w *World) getenv(k string) string {
+	for _, kv := range w.Env() {
+		if key, v, _ := strings.Cut(kv, "="); key == k {
+			return v
+		}
+	}
+	return ""
+}
+
+// WriteConfig writes leo.yaml with one template per harness (named after
+// it, workspace Workspaces/<harness>); knobs are env vars (fake harness
+// knobs) for every template. FAKE_HARNESS_LOG is always set.
+func (w *World) WriteConfig(knobs map[string]string) {
+	w.TB.Helper()
+	env := map[string]string{"FAKE_HARNESS_LOG": w.HarnessLog}
+	for k, v := range knobs {
+		env[k] = v
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("defaults:\n  harness: claude\ntemplates:\n")
+	for _, h := range Harnesses {
+		fmt.Fprintf(&b, "  %s:\n    harness: %s\n    workspace: %s\n    env:\n", h, h, filepath.Join(w.Workspaces, h))
+		for _, k := range keys {
+			fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
+		}
+	}
+	if err := os.WriteFile(w.Home.ConfigPath, []byte(b.String()), 0o600); err != nil {
+		w.TB.Fatal(err)
+	}
+}
+
+// Daemon is one `leo service` process.
+type Daemon struct {
+	Cmd    *exec.Cmd
+	PID    int
+	stderr *syncBuf
+	done   chan struct{}
+}
+
+// Stderr is what the daemon logged so far.
+func (d *Daemon) Stderr() string { return d.stderr.String() }
+
+// Done is closed when the process has exited (and been reaped).
+func (d *Daemon) Done() <-chan struct{} { return d.done }
+
+// Exited reports whether the process has exited.
+func (d *Daemon) Exited() bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Kill signals the daemon and waits until it is reaped (SIGKILL if a
+// gentler signal is not obeyed in 20 s).
+func (d *Daemon) Kill(sig syscall.Signal) {
+	if d.Exited() {
+		return
+	}
+	_ = d.Cmd.Process.Signal(sig)
+	select {
+	case <-d.done:
+	case <-time.After(20 * time.Second):
+		_ = d.Cmd.Process.Kill()
+		<-d.done
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// StartProcess runs `leo service` without waiting for it to be ready. The
+// daemon is stopped (SIGTERM) at the end of the test if still running; its
+// log is printed if the test failed.
+func (w *World) StartProcess() *Daemon {
+	w.TB.Helper()
+	cmd := exec.Command(Binary(w.TB), "service")
+	cmd.Env = w.Env()
+	d := &Daemon{Cmd: cmd, stderr: &syncBuf{}, done: make(chan struct{})}
+	cmd.Stderr = d.stderr
+	if err := cmd.Start(); err != nil {
+		w.TB.Fatal(err)
+	}
+	d.PID = cmd.Process.Pid
+	go func() { _ = cmd.Wait(); close(d.done) }()
+	w.TB.Cleanup(func() {
+		d.Kill(syscall.SIGTERM)
+		if w.TB.Failed() {
+			w.TB.Logf("daemon pid %d log:\n%s", d.PID, tail(d.Stderr(), 60))
+		}
+	})
+	return d
+}
+
+// Start runs `leo service` and waits (up to timeout) for /health ready.
+// It returns the daemon and how long it took to become ready.
+func (w *World) Start(timeout time.Duration) (*Daemon, time.Duration) {
+	w.TB.Helper()
+	t0 := time.Now()
+	d := w.StartProcess()
+	if err := w.WaitReady(d, timeout); err != nil {
+		w.TB.Fatal(err)
+	}
+	return d, time.Since(t0)
+}
+
+// WaitReady polls /health until this daemon process reports ready.
+func (w *World) WaitReady(d *Daemon, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		h, err := w.Client.Health(ctx)
+		cancel()
+		switch {
+		case err == nil && h.Ready && h.PID == d.PID:
+			return nil
+		case err == nil && h.PID != d.PID:
+			last = fmt.Errorf("health answered by pid %d", h.PID)
+		case err == nil:
+			last = fmt.Errorf("not ready yet")
+		default:
+			last = err
+		}
+		if d.Exited() {
+			return fmt.Errorf("daemon pid %d exited before ready: %v\n%s", d.PID, d.Cmd.ProcessState, tail(d.Stderr(), 40))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("daemon pid %d not ready after %v: %v\n%s", d.PID, timeout, last, tail(d.Stderr(), 40))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// Leo runs the leo CLI with args in this world and returns stdout.
+func (w *World) Leo(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, Binary(w.TB), args...)
+	cmd.Env = w.Env()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("leo %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// TmuxSocket is the -L name of the tmux server this home's daemon uses.
+func (w *World) TmuxSocket() string {
+	return daemon.TmuxSocket(w.Home, w.getenv)
+}
+
+// TmuxArgs is the argv prefix of a tmux client on this home's server.
+func (w *World) TmuxArgs(args ...string) []string {
+	return append([]string{"-L", w.TmuxSocket(), "-f", "/dev/null"}, args...)
+}
+
+// Tmux runs one tmux command on the home's server.
+func (w *World) Tmux(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "tmux", w.TmuxArgs(args...)...)
+	cmd.Env = w.Env()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("tmux %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
+}
+
+// Pane is one pane on the home's tmux server.
+type Pane struct {
+	Session string
+	PaneID  string
+	PID     int
+	Dead    bool
+}
+
+// Panes lists every pane of the server (an absent server is no panes).
+func (w *World) Panes() ([]Pane, error) {
+	out, err := w.Tmux("list-panes", "-a", "-F", "#{session_name} #{pane_id} #{pane_pid} #{pane_dead}")
+	if err != nil {
+		if strings.Contains(err.Error(), "no server running") || strings.Contains(err.Error(), "error connecting") {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var panes []Pane
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		// Agent session names never hold a space ([a-z0-9-]); tmux
+		// 3.3a prints a tab in a -F format as '_'.
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			return nil, fmt.Errorf("list-panes line %q", line)
+		}
+		pid, err := strconv.Atoi(f[2])
+		if err != nil {
+			return nil, fmt.Errorf("list-panes line %q: %v", line, err)
+		}
+		panes = append(panes, Pane{Session: f[0], PaneID: f[1], PID: pid, Dead: f[3] == "1"})
+	}
+	return panes, nil
+}
+
+// AgentPanes is Panes restricted to agent sessions (leo-*), by session.
+// A session listed twice (split window) keeps every pane: callers check
+// there is one.
+func (w *World) AgentPanes() (map[string][]Pane, error) {
+	panes, err := w.Panes()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Pane{}
+	for _, p := range panes {
+		if strings.HasPrefix(p.Session, "leo-") {
+			out[p.Session] = append(out[p.Session], p)
+		}
+	}
+	return out, nil
+}
+
+// StateRecord is the part of a state/agents.json record these tests read.
+type StateRecord struct {
+	Name    string         `json:"name"`
+	State   api.AgentState `json:"state"`
+	PaneID  string         `json:"pane_id"`
+	PanePID int            `json:"pane_pid"`
+}
+
+// ReadAgentsFile parses state/agents.json strictly (unknown fields are
+// fine, but it must be one valid JSON document of the expected shape).
+func (w *World) ReadAgentsFile() ([]StateRecord, error) {
+	data, err := os.ReadFile(w.Home.AgentsPath())
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Version int           `json:"version"`
+		Agents  []StateRecord `json:"agents"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s does not parse: %v", w.Home.AgentsPath(), err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s has trailing data after the JSON document", w.Home.AgentsPath())
+	}
+	if f.Version != 1 {
+		return nil, fmt.Errorf("%s: version %d, want 1", w.Home.AgentsPath(), f.Version)
+	}
+	return f.Agents, nil
+}
+
+// SpawnMany spawns n agents of the templates in turn (named <prefix>-<i>),
+// parallel calls through the client, and waits until every one is running.
+func (w *World) SpawnMany(ctx context.Context, prefix string, n, parallel int, timeout time.Duration) {
+	w.TB.Helper()
+	sem := make(chan struct{}, parallel)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			name := fmt.Sprintf("%s-%03d", prefix, i)
+			if _, err := w.Client.Spawn(ctx, api.SpawnRequest{Template: Harnesses[i%len(Harnesses)], Name: name}); err != nil {
+				errs <- fmt.Errorf("spawn %s: %w", name, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		w.TB.Fatal(err)
+	}
+	w.WaitAll(timeout, "every agent running", func(as []api.Agent) bool {
+		if len(as) < n {
+			return false
+		}
+		for _, a := range as {
+			if a.State != api.StateRunning {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// WaitAll polls the agent list until cond holds.
+func (w *World) WaitAll(timeout time.Duration, what string, cond func([]api.Agent) bool) []api.Agent {
+	w.TB.Helper()
+	var as []api.Agent
+	var err error
+	testutil.WaitFor(w.TB, timeout, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		as, err = w.Client.List(ctx)
+		return err == nil && cond(as)
+	}, what)
+	return as
+}
+
+// killTmux kills the home's tmux server, removes the socket file it
+// leaves, and waits (bounded) for the harness processes to go.
+func (w *World) killTmux() {
+	panes, _ := w.Panes()
+	_, _ = w.Tmux("kill-server")
+	dir := os.Getenv("TMUX_TMPDIR")
+	if dir == "" {
+		dir = "/tmp"
+	}
+	_ = os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), w.TmuxSocket()))
+	deadline := time.Now().Add(5 * time.Second)
+	for _, p := range panes {
+		for p.PID > 0 && syscall.Kill(p.PID, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,14 @@
+package fault
+
+import (
+	"os"
+	"testing"
+
+	"github.com/blackpaw-studio/leo/e2e/fault/leoproc"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	leoproc.Cleanup()
+	os.Exit(code)
+}
