@@ -38,9 +38,11 @@ func largeConfig(b *testing.B) (string, func(string) string) {
 		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("k%d.md", i)), []byte("go\n"), 0o600); err != nil {
 			b.Fatal(err)
 		}
-		fmt.Fprintf(&y, "  k%d:\n    schedule: \"%d %d * * *\"\n    timezone: Europe/Berlin\n    prompt_file: prompts/k%d.md\n    harness: %s\n    timeout: 10m\n", i, i%60, i%24, i, harnesses[i%3])
+		fmt.Fprintf(&y, "  k%d:\n    schedule: \"%d %d * * *\"\n    timezone: Europe/Berlin\n    prompt_file: prompts/k%d.md\n    timeout: 10m\n", i, i%60, i%24, i)
 		if i%10 == 0 {
 			fmt.Fprintf(&y, "    runtime: persistent\n    template: t%d\n", i-i%3)
+		} else {
+			fmt.Fprintf(&y, "    harness: %s\n", harnesses[i%3])
 		}
 	}
 	path := filepath.Join(leo, "leo.yaml")

@@ -12,7 +12,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/goccy/go-yaml"
@@ -169,8 +172,11 @@ func (e *ParseError) Error() string {
 	if file == "" {
 		file = "leo.yaml"
 	}
-	if e.Line > 0 {
+	if e.Line > 0 && e.Column > 0 {
 		return fmt.Sprintf("%s:%d:%d: %s", file, e.Line, e.Column, e.Msg)
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", file, e.Line, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s", file, e.Msg)
 }
@@ -221,81 +227,244 @@ func Parse(data []byte, path string, opts ...Option) (*Config, error) {
 		c.Home = wd
 	}
 
-	doc, raw, err := decodeYAML(data, path)
+	root, err := decodeYAML(data, path)
 	if err != nil {
 		return nil, err
 	}
 	c.data = bytes.Clone(data)
-	if raw == nil {
+	if isNull(root) {
 		return c, nil // an empty file is an empty config
 	}
-	top, ok := asStringMap(raw)
-	if !ok {
-		pe := &ParseError{File: path, Line: 1, Column: 1,
+	if root.Kind != yamlv3.MappingNode {
+		return nil, &ParseError{File: path, Line: root.Line, Column: root.Column,
 			Msg: "the top level must be a mapping (defaults:, templates:, tasks:, web:)"}
-		if _, body, _, err := parseYAML(data, path); err == nil && body != nil {
-			if tk := body.GetToken(); tk != nil && tk.Position != nil {
-				pe.Line, pe.Column = tk.Position.Line, tk.Position.Column
-			}
-		}
-		return nil, pe
 	}
-	d := &decoder{src: doc}
-	d.config(c, top)
+	d := &decoder{}
+	d.config(c, root)
 	c.findings = d.findings
 	return c, nil
 }
 
-// decodeYAML returns the generic value of the one YAML document in data
-// (nil for an empty file), with aliases and merge keys resolved.
+// decodeYAML parses the one YAML document in data and returns its root node
+// (nil for an empty file), aliases still in place.
 //
-// Two YAML libraries share the work. go.yaml.in/yaml/v3 decodes: it is
-// about three times faster than goccy/go-yaml on a large leo.yaml, which is
-// what keeps `leo validate` on 1,000 templates and 1,000 tasks within its
-// budget. goccy/go-yaml reports: when the fast decoder refuses the file,
-// goccy parses it again and its error, with line and column, is the one the
-// user sees; findings are located through goccy's syntax tree as well.
-func decodeYAML(data []byte, path string) (*yamlv3.Node, any, error) {
-	doc, raw, err := decodeFast(data)
+// Two YAML libraries share the work. go.yaml.in/yaml/v3 parses: it is about
+// three times faster than goccy/go-yaml on a large leo.yaml, which is what
+// keeps `leo validate` on 1,000 templates and 1,000 tasks within its budget.
+// goccy/go-yaml explains: when a file is refused, goccy parses it again and
+// its error, with line and column, is the one the user sees.
+func decodeYAML(data []byte, path string) (*node, error) {
+	root, err := parseFast(data)
 	if err == nil {
-		return doc, raw, nil
+		return root, nil
 	}
-	_, body, raw, perr := parseYAML(data, path)
-	if perr != nil {
-		return nil, nil, perr
+	if _, _, _, perr := parseYAML(data, path); perr != nil {
+		return nil, perr
 	}
-	if body == nil {
-		return nil, nil, nil
-	}
-	return nil, raw, nil // goccy accepted what the fast decoder did not
+	return nil, fastError(path, err) // goccy accepted what yaml.v3 did not
 }
 
-var errMultiDoc = errors.New("more than one YAML document")
+// parseFast parses with go.yaml.in/yaml/v3 and rejects what a decoder would:
+// a second document, duplicate keys, unknown aliases.
+func parseFast(data []byte) (*node, error) {
+	if len(data) >= splitThreshold {
+		if root, ok := parseSplit(data); ok {
+			return root, nil
+		}
+	}
+	return parseWhole(data)
+}
 
-// decodeFast decodes with go.yaml.in/yaml/v3 and also returns the document
-// node, from which env: values are read as written (see decoder.env).
-func decodeFast(data []byte) (doc *yamlv3.Node, raw any, err error) {
+func parseWhole(data []byte) (root *node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			doc, raw, err = nil, nil, fmt.Errorf("cannot parse YAML: %v", r)
+			root, err = nil, fmt.Errorf("cannot parse YAML: %v", r)
 		}
 	}()
+	root, err = parseDocument(data)
+	if err != nil || root == nil {
+		return nil, err
+	}
+	if k := duplicateKey(root, 0); k != nil {
+		return nil, fmt.Errorf("line %d: mapping key %q already defined", k.Line, k.Value)
+	}
+	return root, nil
+}
+
+// parseDocument parses the single document in data; nil for an empty one.
+func parseDocument(data []byte) (*node, error) {
 	dec := yamlv3.NewDecoder(bytes.NewReader(data))
-	doc = &yamlv3.Node{}
-	if err := dec.Decode(doc); err != nil {
+	var doc node
+	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return nil, nil, err
+		return nil, err
 	}
-	var next yamlv3.Node
+	var next node
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
-		return nil, nil, errMultiDoc
+		return nil, errMultiDoc
 	}
-	if err := doc.Decode(&raw); err != nil {
-		return nil, nil, err
+	if len(doc.Content) != 1 {
+		return nil, nil
 	}
-	return doc, raw, nil
+	return doc.Content[0], nil
+}
+
+// splitThreshold is the size from which a file is parsed in parts.
+var splitThreshold = 128 << 10
+
+// parseSplit parses a large leo.yaml in parallel: the text before
+// `templates:`, the templates section and the tasks section are parsed as
+// separate documents on separate cores and joined into one mapping. It only
+// succeeds when each part is a mapping on its own and nothing crosses a cut
+// (an alias to an anchor in another part makes that part fail to parse);
+// otherwise the caller parses the whole file, which also produces the
+// error the user sees.
+func parseSplit(data []byte) (root *node, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			root, ok = nil, false
+		}
+	}()
+	if bytes.HasPrefix(data, []byte("%")) || bytes.HasPrefix(data, []byte("---")) ||
+		bytes.Contains(data, []byte("\n---")) || bytes.Contains(data, []byte("\n...")) {
+		return nil, false // directives or document markers: keep it simple
+	}
+	var cuts []int
+	for _, key := range []string{"templates:", "tasks:"} {
+		at := sectionStart(data, key)
+		if at < 0 {
+			continue
+		}
+		cuts = append(cuts, at)
+	}
+	if len(cuts) == 0 {
+		return nil, false
+	}
+	slices.Sort(cuts)
+	bounds := append(append([]int{0}, cuts...), len(data))
+	parts := make([]*node, len(bounds)-1)
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("%v", r)
+				}
+			}()
+			parts[i], errs[i] = parseDocument(data[bounds[i]:bounds[i+1]])
+		}()
+	}
+	wg.Wait()
+	joined := &node{Kind: yamlv3.MappingNode, Tag: "!!map", Line: 1, Column: 1}
+	for i, p := range parts {
+		if errs[i] != nil {
+			return nil, false
+		}
+		if p == nil {
+			continue
+		}
+		// Only plain block mappings at the left margin join into one.
+		if p.Kind != yamlv3.MappingNode || p.Style != 0 || p.Column != 1 || p.Tag != "!!map" || p.Anchor != "" {
+			return nil, false
+		}
+		joined.Content = append(joined.Content, p.Content...)
+	}
+	if len(joined.Content) == 0 || duplicateKey(joined, 0) != nil {
+		return nil, false
+	}
+	return joined, true
+}
+
+// sectionStart finds the one line that starts with key (a top-level key
+// followed by a space, a comment or the end of the line); -1 when there is
+// none or more than one.
+func sectionStart(data []byte, key string) int {
+	found := -1
+	for off := 0; off < len(data); {
+		line := data[off:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i+1]
+		}
+		if bytes.HasPrefix(line, []byte(key)) {
+			rest := line[len(key):]
+			if len(rest) == 0 || rest[0] == ' ' || rest[0] == '\n' || rest[0] == '\r' || rest[0] == '\t' {
+				if found >= 0 {
+					return -1
+				}
+				found = off
+			}
+		}
+		off += len(line)
+	}
+	return found
+}
+
+var errMultiDoc = errors.New("more than one YAML document; leo.yaml holds exactly one")
+
+// duplicateKey finds a key written twice in one mapping anywhere in the
+// document (YAML forbids it; decoders reject it).
+func duplicateKey(n *node, depth int) *node {
+	if n == nil || depth > 10000 {
+		return nil
+	}
+	switch n.Kind {
+	case yamlv3.MappingNode:
+		keys := n.Content
+		for i := 0; i+1 < len(keys); i += 2 {
+			k := keys[i]
+			if k.Kind == yamlv3.ScalarNode && !isMergeKey(k) {
+				if len(keys) <= 32 {
+					for j := 0; j < i; j += 2 {
+						if keys[j].Kind == yamlv3.ScalarNode && keys[j].Value == k.Value && !isMergeKey(keys[j]) {
+							return k
+						}
+					}
+				}
+			}
+			if dup := duplicateKey(keys[i+1], depth+1); dup != nil {
+				return dup
+			}
+		}
+		if len(keys) > 32 {
+			seen := make(map[string]bool, len(keys)/2)
+			for i := 0; i+1 < len(keys); i += 2 {
+				k := keys[i]
+				if k.Kind != yamlv3.ScalarNode || isMergeKey(k) {
+					continue
+				}
+				if seen[k.Value] {
+					return k
+				}
+				seen[k.Value] = true
+			}
+		}
+	case yamlv3.SequenceNode, yamlv3.DocumentNode:
+		for _, c := range n.Content {
+			if dup := duplicateKey(c, depth+1); dup != nil {
+				return dup
+			}
+		}
+	}
+	return nil
+}
+
+// fastError turns a yaml.v3 error ("yaml: line 3: …") into a ParseError.
+func fastError(path string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	pe := &ParseError{File: path, Msg: msg}
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, tail, ok := strings.Cut(rest, ": "); ok {
+			if n, err := strconv.Atoi(num); err == nil {
+				pe.Line, pe.Msg = n, tail
+			}
+		}
+	}
+	return pe
 }
 
 // asStringMap accepts a YAML mapping with any scalar keys.

@@ -3,20 +3,20 @@ package config
 import (
 	"fmt"
 	"math"
-	"sort"
-	"time"
+	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
-// decoder turns the generic YAML value of leo.yaml into typed sections. The
-// loader is non-strict at scope level: keys it does not know are ignored
-// (that is how the old flat claude fields are treated). A known key with a
-// value of the wrong type is a finding, and decoding goes on, so one
-// Validate shows every problem.
+// decoder walks the parsed YAML document into typed sections. The loader is
+// non-strict at scope level: keys it does not know are skipped (that is how
+// the old flat claude fields are treated). A known key with a value of the
+// wrong type is a finding, and decoding goes on, so one Validate shows every
+// problem. It reads the document nodes directly rather than a generic
+// map[string]any: that is faster on a large file, and every scalar keeps the
+// text it was written with (env values, see env).
 type decoder struct {
 	findings []Finding
-	src      *yamlv3.Node // the document as parsed; nil on goccy's fallback path
 }
 
 func (d *decoder) errorf(path, format string, args ...any) {
@@ -27,48 +27,187 @@ func (d *decoder) errorf(path, format string, args ...any) {
 	})
 }
 
-func (d *decoder) config(c *Config, top map[string]any) {
-	if _, ok := top["providers"]; ok {
+type node = yamlv3.Node
+
+// entry is one key of a mapping and its value node.
+type entry struct {
+	key string
+	val *node
+}
+
+// fields is a mapping's entries; scopes have few keys, so a linear lookup
+// beats building a map.
+type fields []entry
+
+func (fs fields) get(key string) *node {
+	for _, e := range fs {
+		if e.key == key {
+			return e.val
+		}
+	}
+	return nil
+}
+
+func (fs fields) has(key string) bool {
+	for _, e := range fs {
+		if e.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// maxAliasDepth bounds alias chains and nested merges.
+const maxAliasDepth = 16
+
+func deref(n *node) *node {
+	for i := 0; n != nil && n.Kind == yamlv3.AliasNode && i < maxAliasDepth; i++ {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yamlv3.AliasNode {
+		return nil
+	}
+	return n
+}
+
+func isMergeKey(k *node) bool {
+	return k.Kind == yamlv3.ScalarNode && k.Value == "<<" && k.Tag == "!!merge"
+}
+
+// entries lists a mapping's keys the way YAML decoding sees them: keys
+// written in the mapping win over keys brought in by `<<` merges, and among
+// merged maps the first one listed wins.
+func entries(n *node, depth int) fields {
+	n = deref(n)
+	if n == nil || n.Kind != yamlv3.MappingNode {
+		return nil
+	}
+	out := make(fields, 0, len(n.Content)/2)
+	var merges []*node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if isMergeKey(k) {
+			merges = append(merges, v)
+			continue
+		}
+		out = append(out, entry{key: keyText(k), val: v})
+	}
+	if len(merges) == 0 || depth >= maxAliasDepth {
+		return out
+	}
+	seen := make(map[string]bool, len(out))
+	for _, e := range out {
+		seen[e.key] = true
+	}
+	for _, m := range merges {
+		m = deref(m)
+		if m == nil {
+			continue
+		}
+		sources := []*node{m}
+		if m.Kind == yamlv3.SequenceNode {
+			sources = m.Content
+		}
+		for _, src := range sources {
+			for _, e := range entries(src, depth+1) {
+				if !seen[e.key] {
+					seen[e.key] = true
+					out = append(out, e)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// keyText is the text of a mapping key; a non-scalar key (legal YAML, never
+// a leo key) gets a placeholder that cannot match a field name.
+func keyText(k *node) string {
+	k = deref(k)
+	if k == nil || k.Kind != yamlv3.ScalarNode {
+		return "<complex key>"
+	}
+	return k.Value
+}
+
+func isNull(n *node) bool {
+	return n == nil || n.Kind == yamlv3.ScalarNode && n.Tag == "!!null"
+}
+
+// kindOf names the YAML type of a node the way a user wrote it.
+func kindOf(n *node) string {
+	n = deref(n)
+	if n == nil {
+		return "null"
+	}
+	switch n.Kind {
+	case yamlv3.MappingNode:
+		return "a mapping"
+	case yamlv3.SequenceNode:
+		return "a list"
+	}
+	switch n.Tag {
+	case "!!null":
+		return "null"
+	case "!!bool":
+		return "a boolean"
+	case "!!str":
+		return "a string"
+	case "!!int":
+		return "an integer"
+	case "!!float":
+		return "a number"
+	case "!!timestamp":
+		return "a date"
+	case "!!binary":
+		return "binary data"
+	}
+	return "a value tagged " + n.Tag
+}
+
+func (d *decoder) config(c *Config, root *node) {
+	top := entries(root, 0)
+	if top.has("providers") {
 		d.errorf("providers", "this section has been removed — see %s", HarnessDocs)
 	}
-	if v, ok := top["defaults"]; ok {
+	if v := top.get("defaults"); v != nil {
 		d.defaults(&c.Defaults, d.mapping("defaults", v))
 	}
-	if v, ok := top["templates"]; ok {
-		for name, raw := range d.mapping("templates", v) {
-			c.Templates[name] = d.template(name, d.mapping("templates."+name, raw))
+	if v := top.get("templates"); v != nil {
+		for _, e := range d.mapping("templates", v) {
+			c.Templates[e.key] = d.template(e.key, d.mapping("templates."+e.key, e.val))
 		}
 	}
-	if v, ok := top["tasks"]; ok {
-		for name, raw := range d.mapping("tasks", v) {
-			c.Tasks[name] = d.task(name, d.mapping("tasks."+name, raw))
+	if v := top.get("tasks"); v != nil {
+		for _, e := range d.mapping("tasks", v) {
+			c.Tasks[e.key] = d.task(e.key, d.mapping("tasks."+e.key, e.val))
 		}
 	}
-	if v, ok := top["web"]; ok {
+	if v := top.get("web"); v != nil {
 		d.web(&c.Web, d.mapping("web", v))
 	}
 }
 
 // removedProvider rejects a scope's provider: field; there is no
 // replacement key, so a silent ignore would hide a broken endpoint setup.
-func (d *decoder) removedProvider(scope string, m map[string]any) {
-	if _, ok := m["provider"]; ok {
+func (d *decoder) removedProvider(scope string, m fields) {
+	if m.has("provider") {
 		d.errorf(scope+".provider", "this field has been removed — see %s", HarnessDocs)
 	}
 }
 
-func (d *decoder) defaults(out *Defaults, m map[string]any) {
+func (d *decoder) defaults(out *Defaults, m fields) {
 	const s = "defaults"
 	d.removedProvider(s, m)
 	out.Harness = d.str(s, m, "harness")
 	out.Model = d.str(s, m, "model")
 	out.MaxTurns = d.intp(s, m, "max_turns")
 	out.HarnessOptions = d.optionsMap(s, m)
-	out.Env = d.env(s, []string{"defaults"}, m)
+	out.Env = d.env(s, m)
 	out.Workspace = d.str(s, m, "workspace")
 }
 
-func (d *decoder) template(name string, m map[string]any) *Template {
+func (d *decoder) template(name string, m fields) *Template {
 	s := "templates." + name
 	t := &Template{}
 	d.removedProvider(s, m)
@@ -79,13 +218,13 @@ func (d *decoder) template(name string, m map[string]any) *Template {
 	t.HarnessOptions = d.optionsMap(s, m)
 	t.Channels = d.strList(s, m, "channels")
 	t.DevChannels = d.strList(s, m, "dev_channels")
-	t.Env = d.env(s, []string{"templates", name}, m)
+	t.Env = d.env(s, m)
 	t.IdleSuspendAfter = d.duration(s, m, "idle_suspend_after")
 	t.QueueMax = d.intp(s, m, "queue_max")
 	return t
 }
 
-func (d *decoder) task(name string, m map[string]any) *Task {
+func (d *decoder) task(name string, m fields) *Task {
 	s := "tasks." + name
 	t := &Task{}
 	d.removedProvider(s, m)
@@ -99,7 +238,7 @@ func (d *decoder) task(name string, m map[string]any) *Task {
 	t.HarnessOptions = d.optionsMap(s, m)
 	t.Channels = d.strList(s, m, "channels")
 	t.DevChannels = d.strList(s, m, "dev_channels")
-	t.Env = d.env(s, []string{"tasks", name}, m)
+	t.Env = d.env(s, m)
 	t.Timeout = d.duration(s, m, "timeout")
 	t.Retries = d.intp(s, m, "retries")
 	t.Enabled = d.boolp(s, m, "enabled")
@@ -113,7 +252,7 @@ func (d *decoder) task(name string, m map[string]any) *Task {
 	return t
 }
 
-func (d *decoder) web(w *Web, m map[string]any) {
+func (d *decoder) web(w *Web, m fields) {
 	const s = "web"
 	if b := d.boolp(s, m, "enabled"); b != nil {
 		w.Enabled = *b
@@ -123,26 +262,33 @@ func (d *decoder) web(w *Web, m map[string]any) {
 	w.AllowedHosts = d.strList(s, m, "allowed_hosts")
 }
 
-// mapping accepts a YAML map; null (a key with nothing after it) is an empty
-// map, so `assistant:` alone is a template with every default.
-func (d *decoder) mapping(path string, v any) map[string]any {
-	if v == nil {
-		return map[string]any{}
+// mapping accepts a YAML mapping; null (a key with nothing after it) is an
+// empty one, so `assistant:` alone is a template with every default.
+func (d *decoder) mapping(path string, v *node) fields {
+	v = deref(v)
+	if isNull(v) {
+		return nil
 	}
-	if m, ok := asStringMap(v); ok {
-		return m
+	if v.Kind != yamlv3.MappingNode {
+		d.errorf(path, "expected a mapping, got %s", kindOf(v))
+		return nil
 	}
-	d.errorf(path, "expected a mapping, got %s", kindOf(v))
-	return map[string]any{}
+	return entries(v, 0)
 }
 
-func (d *decoder) str(scope string, m map[string]any, key string) string {
-	v, ok := m[key]
-	if !ok || v == nil {
+// value returns the node of key; null (or a missing key) is unset.
+func value(m fields, key string) (*node, bool) {
+	v := deref(m.get(key))
+	return v, !isNull(v)
+}
+
+func (d *decoder) str(scope string, m fields, key string) string {
+	v, ok := value(m, key)
+	if !ok {
 		return ""
 	}
-	if s, ok := v.(string); ok {
-		return s
+	if v.Kind == yamlv3.ScalarNode && v.Tag == "!!str" {
+		return v.Value
 	}
 	d.errorf(scope+"."+key, "expected a string, got %s", kindOf(v))
 	return ""
@@ -151,29 +297,33 @@ func (d *decoder) str(scope string, m map[string]any, key string) string {
 // duration keeps the text of a duration field; Resolve parses it, so the
 // error names the field and the value the user wrote. A bare number is not a
 // duration: "30" could mean seconds or minutes.
-func (d *decoder) duration(scope string, m map[string]any, key string) string {
-	v, ok := m[key]
-	if !ok || v == nil {
+func (d *decoder) duration(scope string, m fields, key string) string {
+	v, ok := value(m, key)
+	if !ok {
 		return ""
 	}
-	if s, ok := v.(string); ok {
-		return s
+	if v.Kind == yamlv3.ScalarNode && v.Tag == "!!str" {
+		return v.Value
 	}
 	d.errorf(scope+"."+key, "expected a duration such as 30m or 1h30m, got %s", kindOf(v))
 	return ""
 }
 
-func (d *decoder) intp(scope string, m map[string]any, key string) *int {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil
-	}
-	n, ok := toInt(v)
+func (d *decoder) intp(scope string, m fields, key string) *int {
+	v, ok := value(m, key)
 	if !ok {
-		d.errorf(scope+"."+key, "expected an integer, got %s", kindOf(v))
 		return nil
 	}
-	return &n
+	if v.Kind == yamlv3.ScalarNode && (v.Tag == "!!int" || v.Tag == "!!float") {
+		var x any
+		if err := v.Decode(&x); err == nil {
+			if n, ok := toInt(x); ok {
+				return &n
+			}
+		}
+	}
+	d.errorf(scope+"."+key, "expected an integer, got %s", kindOf(v))
+	return nil
 }
 
 func toInt(v any) (int, bool) {
@@ -199,161 +349,94 @@ func toInt(v any) (int, bool) {
 	return 0, false
 }
 
-func (d *decoder) boolp(scope string, m map[string]any, key string) *bool {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil
-	}
-	b, ok := v.(bool)
+func (d *decoder) boolp(scope string, m fields, key string) *bool {
+	v, ok := value(m, key)
 	if !ok {
-		d.errorf(scope+"."+key, "expected true or false, got %s", kindOf(v))
 		return nil
 	}
-	return &b
+	if v.Kind == yamlv3.ScalarNode && v.Tag == "!!bool" {
+		var b bool
+		if err := v.Decode(&b); err == nil {
+			return &b
+		}
+	}
+	d.errorf(scope+"."+key, "expected true or false, got %s", kindOf(v))
+	return nil
 }
 
-func (d *decoder) strList(scope string, m map[string]any, key string) []string {
-	v, ok := m[key]
-	if !ok || v == nil {
+func (d *decoder) strList(scope string, m fields, key string) []string {
+	v := deref(m.get(key))
+	if isNull(v) {
 		return nil
 	}
 	path := scope + "." + key
-	l, ok := v.([]any)
-	if !ok {
+	if v.Kind != yamlv3.SequenceNode {
 		d.errorf(path, "expected a list of strings, got %s", kindOf(v))
 		return nil
 	}
-	out := make([]string, 0, len(l))
-	for i, e := range l {
-		s, ok := e.(string)
-		if !ok || s == "" {
+	out := make([]string, 0, len(v.Content))
+	for i, e := range v.Content {
+		e = deref(e)
+		if e == nil || e.Kind != yamlv3.ScalarNode || e.Tag != "!!str" || e.Value == "" {
 			what := kindOf(e)
-			if ok {
+			if e != nil && e.Kind == yamlv3.ScalarNode && e.Tag == "!!str" {
 				what = "an empty string"
 			}
 			d.errorf(path, "item %d: expected a non-empty string, got %s", i+1, what)
 			continue
 		}
-		out = append(out, s)
+		out = append(out, e.Value)
 	}
 	return out
 }
 
-// optionsMap keeps harness_options raw: only the adapter that the scope
-// resolves to can tell what its keys mean.
-func (d *decoder) optionsMap(scope string, m map[string]any) map[string]any {
-	v, ok := m["harness_options"]
-	if !ok || v == nil {
+// optionsMap keeps harness_options as a generic map: only the adapter the
+// scope resolves to can tell what its keys mean.
+func (d *decoder) optionsMap(scope string, m fields) map[string]any {
+	v := deref(m.get("harness_options"))
+	if isNull(v) {
 		return nil
 	}
 	path := scope + ".harness_options"
-	mm := d.mapping(path, v)
-	return mm
-}
-
-// env reads an env: map. A value that YAML would read as a number or a
-// boolean (PORT: 8080, ZIP: 01234, VERSION: 1.10) is taken as written, not
-// as YAML's reading of it. Values are never repeated in errors: they may be
-// secrets.
-func (d *decoder) env(scope string, loc []string, m map[string]any) map[string]string {
-	v, ok := m["env"]
-	if !ok || v == nil {
+	if v.Kind != yamlv3.MappingNode {
+		d.errorf(path, "expected a mapping, got %s", kindOf(v))
 		return nil
 	}
-	path := scope + ".env"
-	raw := d.mapping(path, v)
-	out := make(map[string]string, len(raw))
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
+	var raw any
+	if err := v.Decode(&raw); err != nil {
+		d.errorf(path, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if !validEnvName(k) {
-			d.errorf(path, "invalid variable name %q (letters, digits and _, not starting with a digit)", k)
-			continue
-		}
-		switch e := raw[k].(type) {
-		case nil:
-			out[k] = ""
-		case string:
-			out[k] = e
-		case bool, int, int64, uint64, float64:
-			if text, ok := scalarText(d.src, append(loc, "env", k)...); ok {
-				out[k] = text
-			} else {
-				out[k] = fmt.Sprint(e)
-			}
-		default:
-			d.errorf(path+"."+k, "expected a string, got %s", kindOf(e))
-		}
-	}
+	out, _ := asStringMap(raw)
 	return out
 }
 
-// scalarText finds the scalar at path in the document and returns its
-// source text, following aliases and << merge keys the way decoding does.
-func scalarText(doc *yamlv3.Node, path ...string) (string, bool) {
-	if doc == nil {
-		return "", false
-	}
-	n := doc
-	if n.Kind == yamlv3.DocumentNode && len(n.Content) == 1 {
-		n = n.Content[0]
-	}
-	for _, key := range path {
-		if n = mapValue(n, key, 0); n == nil {
-			return "", false
-		}
-	}
-	n = deref(n)
-	if n == nil || n.Kind != yamlv3.ScalarNode {
-		return "", false
-	}
-	return n.Value, true
-}
-
-func deref(n *yamlv3.Node) *yamlv3.Node {
-	for i := 0; n != nil && n.Kind == yamlv3.AliasNode && i < 8; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// mapValue returns the value of key in mapping n: an explicit key first,
-// then the merged maps in order (the first one holding key wins).
-func mapValue(n *yamlv3.Node, key string, depth int) *yamlv3.Node {
-	n = deref(n)
-	if n == nil || n.Kind != yamlv3.MappingNode || depth > 8 {
+// env reads an env: map. Values are taken as written: what YAML would read
+// as a number or a boolean (PORT: 8080, ZIP: 01234, VERSION: 1.10) keeps its
+// text. Values are never repeated in errors: they may be secrets.
+func (d *decoder) env(scope string, m fields) map[string]string {
+	path := scope + ".env"
+	kv := d.mapping(path, m.get("env"))
+	if kv == nil {
 		return nil
 	}
-	var merges []*yamlv3.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
-		if k.Tag == "!!merge" {
-			merges = append(merges, n.Content[i+1])
+	out := make(map[string]string, len(kv))
+	for _, e := range kv {
+		if !validEnvName(e.key) {
+			d.errorf(path, "invalid variable name %q (letters, digits and _, not starting with a digit)", e.key)
 			continue
 		}
-		if k.Value == key {
-			return n.Content[i+1]
+		v := deref(e.val)
+		switch {
+		case isNull(v):
+			out[e.key] = ""
+		case v.Kind == yamlv3.ScalarNode:
+			out[e.key] = v.Value
+		default:
+			d.errorf(path+"."+e.key, "expected a string, got %s", kindOf(v))
 		}
 	}
-	for _, m := range merges {
-		m = deref(m)
-		if m == nil {
-			continue
-		}
-		sources := []*yamlv3.Node{m}
-		if m.Kind == yamlv3.SequenceNode {
-			sources = m.Content
-		}
-		for _, src := range sources {
-			if v := mapValue(src, key, depth+1); v != nil {
-				return v
-			}
-		}
-	}
-	return nil
+	return out
 }
 
 func validEnvName(k string) bool {
@@ -369,27 +452,4 @@ func validEnvName(k string) bool {
 		}
 	}
 	return true
-}
-
-// kindOf names the YAML type of a decoded value the way a user wrote it.
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case string:
-		return "a string"
-	case int, int64, uint64:
-		return "an integer"
-	case float64:
-		return "a number"
-	case []any:
-		return "a list"
-	case map[string]any, map[any]any:
-		return "a mapping"
-	case time.Time:
-		return "a date"
-	}
-	return fmt.Sprintf("%T", v)
 }

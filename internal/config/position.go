@@ -3,7 +3,7 @@ package config
 import (
 	"strings"
 
-	"github.com/goccy/go-yaml/ast"
+	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // posIndex maps a dotted config path ("templates.foo.harness_options") to
@@ -11,60 +11,44 @@ import (
 // is a finding to locate, so a clean config pays nothing for it.
 type posIndex map[string][2]int
 
-// positions parses the file again (the tree is not kept after Parse) and
-// indexes its keys. Parse already succeeded on the same bytes.
+// maxPosDepth bounds the walk; leo's paths are at most a few keys deep.
+const maxPosDepth = 6
+
+// positions parses the file again (the tree is not kept after Parse: the
+// daemon holds its config for a long time) and indexes its keys.
 func (c *Config) positions() posIndex {
 	idx := posIndex{}
-	file, _, _, err := parseYAML(c.data, c.Path)
-	if err != nil || file == nil {
+	root, err := parseFast(c.data)
+	if err != nil || root == nil {
 		return idx
 	}
-	for _, doc := range file.Docs {
-		if doc != nil {
-			idx.walk(doc.Body, "", 0)
-		}
-	}
+	idx.walk(root, "", 0)
 	return idx
 }
 
-// maxPosDepth bounds the walk; leo's paths are at most a few keys deep.
-const maxPosDepth = 8
-
-func (idx posIndex) walk(n ast.Node, prefix string, depth int) {
-	if n == nil || depth > maxPosDepth {
+func (idx posIndex) walk(n *node, prefix string, depth int) {
+	if depth > maxPosDepth {
 		return
 	}
-	switch v := n.(type) {
-	case *ast.MappingNode:
-		for _, mv := range v.Values {
-			idx.pair(mv, prefix, depth)
+	n = deref(n)
+	if n == nil {
+		return
+	}
+	keys := n.Content
+	for i := 0; i+1 < len(keys) && n.Kind == yamlv3.MappingNode; i += 2 {
+		k := keys[i]
+		if isMergeKey(k) {
+			continue
 		}
-	case *ast.MappingValueNode:
-		idx.pair(v, prefix, depth)
-	case *ast.TagNode:
-		idx.walk(v.Value, prefix, depth+1)
-	case *ast.AnchorNode:
-		idx.walk(v.Value, prefix, depth+1)
+		path := k.Value
+		if prefix != "" {
+			path = prefix + "." + k.Value
+		}
+		if _, seen := idx[path]; !seen {
+			idx[path] = [2]int{k.Line, k.Column}
+		}
+		idx.walk(keys[i+1], path, depth+1)
 	}
-}
-
-func (idx posIndex) pair(mv *ast.MappingValueNode, prefix string, depth int) {
-	if mv == nil || mv.Key == nil {
-		return
-	}
-	tk := mv.Key.GetToken()
-	if tk == nil || tk.Position == nil {
-		return
-	}
-	key := tk.Value
-	path := key
-	if prefix != "" {
-		path = prefix + "." + key
-	}
-	if _, seen := idx[path]; !seen {
-		idx[path] = [2]int{tk.Position.Line, tk.Position.Column}
-	}
-	idx.walk(mv.Value, path, depth+1)
 }
 
 // lookup finds path, or the nearest enclosing key that exists.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,17 +95,38 @@ func (c *Config) Validate() error {
 
 // Findings returns every error and warning, sorted by path.
 func (c *Config) Findings() []Finding {
-	var all []Finding
-	all = append(all, c.findings...)
+	all := append([]Finding(nil), c.findings...)
 	all = append(all, c.validateDefaults()...)
-	for _, name := range c.TemplateNames() {
-		all = append(all, c.validateTemplate(name)...)
+	all = append(all, c.validateWeb()...)
+
+	// Scopes are checked independently; a large config spreads them over
+	// the cores (the result is sorted, so the order of work is irrelevant).
+	templates, tasks := c.TemplateNames(), c.TaskNames()
+	n := len(templates) + len(tasks)
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	if n < 64 {
+		workers = 1
 	}
 	pc := &promptChecker{}
-	for _, name := range c.TaskNames() {
-		all = append(all, c.validateTask(name, pc)...)
+	parts := make([][]Finding, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				if i < len(templates) {
+					parts[w] = append(parts[w], c.validateTemplate(templates[i])...)
+				} else {
+					parts[w] = append(parts[w], c.validateTask(tasks[i-len(templates)], pc)...)
+				}
+			}
+		}()
 	}
-	all = append(all, c.validateWeb()...)
+	wg.Wait()
+	for _, p := range parts {
+		all = append(all, p...)
+	}
 	return c.finish(all)
 }
 
@@ -262,32 +284,54 @@ func (rv *resolver) subset(path string, have, of []string, ofPath string) {
 }
 
 // promptChecker requires each prompt file to exist inside its task
-// workspace, lexically and after following symlinks. It remembers each
-// workspace's real path, since many tasks share one.
+// workspace, lexically and after following symlinks. Many tasks share a
+// workspace and a prompts directory, so it remembers the real path of each
+// directory it resolved. Safe for concurrent use.
 type promptChecker struct {
-	realWS map[string]string // workspace -> real path ("" if missing)
+	mu   sync.Mutex
+	real map[string]string // directory -> real path ("" if it does not resolve)
+}
+
+func (pc *promptChecker) realPath(dir string) string {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.real == nil {
+		pc.real = map[string]string{}
+	}
+	if r, ok := pc.real[dir]; ok {
+		return r
+	}
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		r = ""
+	}
+	pc.real[dir] = r
+	return r
 }
 
 func (pc *promptChecker) check(written, abs, workspace string) string {
 	if !within(workspace, abs) {
 		return fmt.Sprintf("%q is outside the task workspace (%s)", written, workspace)
 	}
-	if pc.realWS == nil {
-		pc.realWS = map[string]string{}
-	}
-	realWS, seen := pc.realWS[workspace]
-	if !seen {
-		realWS, _ = filepath.EvalSymlinks(workspace)
-		pc.realWS[workspace] = realWS
-	}
+	realWS := pc.realPath(workspace)
 	if realWS == "" {
 		return fmt.Sprintf("%q not found: the task workspace %s does not exist", written, workspace)
 	}
-	rel, _ := filepath.Rel(workspace, abs)
-	real, info, err := resolveUnder(realWS, rel)
+	notFound := fmt.Sprintf("%q not found in the task workspace (%s)", written, workspace)
+	realDir := pc.realPath(filepath.Dir(abs))
+	if realDir == "" {
+		return notFound
+	}
+	real := filepath.Join(realDir, filepath.Base(abs))
+	info, err := os.Lstat(real)
+	if err == nil && info.Mode()&os.ModeSymlink != 0 {
+		if real, err = filepath.EvalSymlinks(real); err == nil {
+			info, err = os.Stat(real)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Sprintf("%q not found in the task workspace (%s)", written, workspace)
+			return notFound
 		}
 		return fmt.Sprintf("%q cannot be read: %v", written, err)
 	}
@@ -298,33 +342,6 @@ func (pc *promptChecker) check(written, abs, workspace string) string {
 		return fmt.Sprintf("%q is not a regular file", written)
 	}
 	return ""
-}
-
-// resolveUnder follows rel below dir (which has no symlinks left) one
-// component at a time, and falls back to a full EvalSymlinks only when it
-// meets a symlink; it returns the real path and what it points at.
-func resolveUnder(dir, rel string) (string, os.FileInfo, error) {
-	cur := dir
-	parts := strings.Split(rel, string(filepath.Separator))
-	for i, part := range parts {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if err != nil {
-			return "", nil, err
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			real, err := filepath.EvalSymlinks(filepath.Join(append([]string{cur}, parts[i+1:]...)...))
-			if err != nil {
-				return "", nil, err
-			}
-			fi, err := os.Stat(real)
-			return real, fi, err
-		}
-		if i == len(parts)-1 {
-			return cur, fi, nil
-		}
-	}
-	return cur, nil, os.ErrNotExist
 }
 
 // within reports whether p is strictly inside dir (both clean and absolute).

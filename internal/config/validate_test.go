@@ -2,8 +2,10 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -290,5 +292,33 @@ tasks:
 	}
 	if len(c.Findings()) != 2 || c.Validate() != nil {
 		t.Errorf("findings: %q", messages(c.Findings()))
+	}
+}
+
+// A large config is checked on several goroutines; the findings are the
+// same, complete and in the same order every time.
+func TestFindingsOnLargeConfigAreDeterministic(t *testing.T) {
+	h := newTestHome(t)
+	var y strings.Builder
+	y.WriteString("templates:\n")
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&y, "  t%d:\n    harness: codex\n    channels: [x]\n", i)
+	}
+	y.WriteString("tasks:\n")
+	for i := 0; i < 60; i++ {
+		if i%2 == 0 {
+			h.file(t, fmt.Sprintf("workspace/p%d.md", i), "go\n")
+		}
+		fmt.Fprintf(&y, "  k%d:\n    prompt_file: p%d.md\n", i, i)
+	}
+	c := h.parse(t, y.String())
+	first := c.Findings()
+	if len(first) != 60+30 {
+		t.Fatalf("%d findings", len(first))
+	}
+	for range 5 {
+		if again := c.Findings(); !reflect.DeepEqual(again, first) {
+			t.Fatal("findings differ between runs")
+		}
 	}
 }
