@@ -142,6 +142,7 @@ func TestSIGKILLDuringSpawnsAndDeliveries(t *testing.T) {
 	for _, k := range f.kills {
 		t.Logf("kill %d: during op %d (%s) after %v; adopted %d live panes, ready in %v", k.n, k.op, k.what, k.after.Round(time.Millisecond), k.adopted, k.ready.Round(time.Millisecond))
 	}
+	f.reportFailures()
 	if len(f.kills) < 6 {
 		t.Fatalf("only %d kills happened, want at least 6", len(f.kills))
 	}
@@ -303,7 +304,9 @@ func (f *fleet) killAfter(o op, delay time.Duration, epoch int, what string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.epoch != epoch {
-		return
+		// An earlier kill already interrupted this op; this one lands
+		// wherever the run is now.
+		what += " (already interrupted; killed the next daemon)"
 	}
 	before, err := f.w.AgentPanes()
 	if err != nil {
@@ -379,8 +382,8 @@ func (f *fleet) fail(format string, a ...any) {
 	f.failures = append(f.failures, fmt.Sprintf(format, a...))
 }
 
-// settle waits, on the last daemon, for every agent to be running.
-func (f *fleet) settle() {
+// reportFailures fails the test with what went wrong during the run.
+func (f *fleet) reportFailures() {
 	t := f.t
 	f.rec.Lock()
 	failures, errs := f.failures, f.errs
@@ -394,6 +397,10 @@ func (f *fleet) settle() {
 	if t.Failed() {
 		t.FailNow()
 	}
+}
+
+// settle waits, on the last daemon, for every agent to be running.
+func (f *fleet) settle() {
 	f.w.WaitAll(60*time.Second, "every agent running on the last daemon", func(as []api.Agent) bool {
 		for _, a := range as {
 			if a.State != api.StateRunning {
