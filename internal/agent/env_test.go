@@ -261,26 +261,6 @@ func (e *testEnv) submitted() []string {
 	return out
 }
 
-// submittedCommands include the fake's own commands (/exit N) too.
-func (e *testEnv) submittedAll() []string {
-	var out []string
-	for _, ev := range e.events() {
-		if ev.Message != nil && (ev.Event == "" || ev.Event == "message") {
-			out = append(out, *ev.Message)
-		}
-	}
-	return out
-}
-
-func contains2(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	testutil.WaitFor(t, timeout, cond, what)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -309,4 +310,53 @@ func TestBusyWhileTurnRuns(t *testing.T) {
 		busy, _ := m.Busy(ctx, "opencode")
 		return !busy
 	})
+}
+
+// Env values reach the pane through tmux -e, never a command line: not the
+// pane's start command, not the tmux server's own argv (a server keeps the
+// argv of the client that started it, for ps to show), not the listings.
+func TestEnvValuesNeverOnACommandLine(t *testing.T) {
+	const secret = "sk-test-0123456789-secret"
+	e := newEnv(t, withEnv(map[string]string{"LEO_TEST_TOKEN": secret}))
+	m := e.manager()
+	ctx := context.Background()
+	a, err := m.Spawn(ctx, api.SpawnRequest{Template: "claude"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m, "claude", api.StateRunning)
+	if !containsStr(a.EnvKeys, "LEO_TEST_TOKEN") {
+		t.Fatalf("env keys %v lack LEO_TEST_TOKEN", a.EnvKeys)
+	}
+	list, err := e.tmux.ListPanes(ctx)
+	if err != nil || len(list) == 0 {
+		t.Fatalf("panes %v %v", list, err)
+	}
+	for _, pid := range []int{list[0].ServerPID, list[0].PID} {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(cmdline), secret) {
+			t.Fatalf("pid %d's command line holds an env value: %q", pid, strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	// The pane does get it.
+	environ, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(list[0].PID), "environ"))
+	if err != nil || !strings.Contains(string(environ), "LEO_TEST_TOKEN="+secret) {
+		t.Fatalf("pane environment lacks the value (err %v)", err)
+	}
+	data, _ := os.ReadFile(e.home.AgentsPath())
+	if strings.Contains(string(data), secret) || strings.Contains(e.logBuf.String(), secret) {
+		t.Fatal("an env value reached agents.json or the log")
+	}
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

@@ -8,7 +8,6 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -566,19 +565,4 @@ func (m *Manager) Close() error {
 	}
 	m.bg.Wait()
 	return nil
-}
-
-func (m *Manager) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closed
-}
-
-// errorf wraps err with the agent's name, keeping an *api.Error's code.
-func errorf(name string, err error) error {
-	var ae *api.Error
-	if errors.As(err, &ae) {
-		return err
-	}
-	return fmt.Errorf("agent %s: %w", name, err)
 }

@@ -22,12 +22,8 @@ func (m *Manager) Send(ctx context.Context, name, message string) (api.SendResul
 	if strings.TrimSpace(message) == "" {
 		return api.SendResult{}, api.Errorf(api.CodeInvalidArgs, "send: message is empty")
 	}
-	it, res, err := m.Enqueue(ctx, name, message)
-	if err != nil {
-		return api.SendResult{}, err
-	}
-	_ = it
-	return res, nil
+	_, res, err := m.Enqueue(ctx, name, message)
+	return res, err
 }
 
 // Enqueue is Send returning the queue item, whose Done channel closes with

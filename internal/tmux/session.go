@@ -120,14 +120,19 @@ func (s *Server) NewSession(ctx context.Context, spec SessionSpec) (Pane, error)
 	if c := s.control(ctx); c != nil {
 		out, err = s.run(ctx, mutating, args...)
 	} else {
-		// No control client (no server yet, or control mode off): one
-		// process that sets the server options and creates the session.
-		out, err = s.execTmux(ctx, nil, append(s.serverOptionArgs(), args...)...)
-		if err == nil {
-			// The server exists now: attach the control client for
-			// the commands that follow.
-			s.serverStarted()
-			s.control(ctx)
+		// No control client (no server yet, or control mode off). Start
+		// the server, if none runs, with only leo's options and the
+		// hidden session: a tmux server keeps the argv of the client that
+		// started it for its whole life (ps shows it), so it must never
+		// be forked from a command line holding this session's -e values.
+		if _, err := s.execTmux(ctx, nil, s.controlSessionArgs()...); err != nil && !isDuplicate(err) {
+			return Pane{}, err
+		}
+		s.serverStarted()
+		if c := s.control(ctx); c != nil {
+			out, err = s.run(ctx, mutating, args...)
+		} else {
+			out, err = s.execTmux(ctx, nil, append(s.serverOptionArgs(), args...)...)
 		}
 	}
 	if err != nil {
