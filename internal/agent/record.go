@@ -141,6 +141,9 @@ func NewStore(path string) *Store { return &Store{path: path} }
 // with an empty list, so the daemon can log it and carry on without
 // overwriting what a person may want to recover.
 func (s *Store) Load() ([]*Record, error) {
+	// Boot restore is the only caller and the daemon holds the home's lock,
+	// so a temp file beside agents.json is from a write a crash cut short.
+	_, _ = statefile.RemoveTemps(s.path)
 	var f storeFile
 	_, err := statefile.ReadJSON(s.path, &f)
 	if err != nil {

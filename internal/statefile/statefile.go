@@ -10,14 +10,47 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/renameio/v2"
 )
 
-// Write replaces path with data atomically, with mode perm.
+// Write replaces path with data atomically, with mode perm. The temp file
+// is made beside path: the rename can never cross filesystems, and a write
+// cut short by a crash leaves its temp where RemoveTemps finds it (left to
+// itself renameio would use $TMPDIR when it can, probing with two extra
+// files per write).
 func Write(path string, data []byte, perm os.FileMode) error {
-	return renameio.WriteFile(path, data, perm)
+	return renameio.WriteFile(path, data, perm, renameio.WithTempDir(filepath.Dir(path)))
+}
+
+// RemoveTemps deletes the temp files that writes of path cut short by a
+// crash left beside it: "." + base name + digits, renameio's naming. Only
+// the sole writer of path may call it (the daemon holding the home's
+// lock), or it could take the temp file of a write in progress.
+func RemoveTemps(path string) (int, error) {
+	dir, prefix := filepath.Dir(path), "."+filepath.Base(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		digits, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // WriteJSON marshals v (indented) and writes it atomically.
