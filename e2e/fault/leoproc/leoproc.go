@@ -105,9 +105,9 @@ func New(tb testing.TB) *World {
 		HarnessLog: filepath.Join(uh["HOME"], "harness.log"),
 		Workspaces: filepath.Join(uh["HOME"], "ws"),
 		fakeDir:    testutil.FakeHarnessDir(tb),
-		tmpDir:     filepath.Join(uh["HOME"], "tmp"),
+		tmpDir:     otherFSTempDir(tb, uh["HOME"]),
 	}
-	for _, d := range []string{root, w.Workspaces, w.tmpDir} {
+	for _, d := range []string{root, w.Workspaces} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			tb.Fatal(err)
 		}
@@ -118,9 +118,29 @@ func New(tb testing.TB) *World {
 	return w
 }
 
-// TmpDir is the TMPDIR the daemon runs with (where atomic writes may put
-// their temp files).
+// TmpDir is the TMPDIR the daemon runs with.
 func (w *World) TmpDir() string { return w.tmpDir }
+
+// otherFSTempDir makes the world's TMPDIR, on another filesystem than the
+// home when the machine has one (/dev/shm is a tmpfs on Linux), as on the
+// many systems whose /tmp is a tmpfs: then nothing written to TMPDIR can be
+// renamed into the home, and state files must be written beside
+// themselves. Falls back to a dir in the home.
+func otherFSTempDir(tb testing.TB, userHome string) string {
+	tb.Helper()
+	var home, shm syscall.Stat_t
+	if syscall.Stat(userHome, &home) == nil && syscall.Stat("/dev/shm", &shm) == nil && home.Dev != shm.Dev {
+		if d, err := os.MkdirTemp("/dev/shm", "leo-e2e-tmp-"); err == nil {
+			tb.Cleanup(func() { _ = os.RemoveAll(d) })
+			return d
+		}
+	}
+	d := filepath.Join(userHome, "tmp")
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
 
 // Env is the environment of every leo process of this world.
 func (w *World) Env() []string {

@@ -1,0 +1,164 @@
+package fault
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/e2e/fault/leoproc"
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/testutil"
+)
+
+// TestSIGKILLBetweenPasteAndEnter kills the daemon at the one point of a
+// delivery where the TUI holds leo's text but has not been told to submit
+// it: the paste showed in the input line, the Enter (sent after the
+// adapter's enter delay) has not gone yet. The next daemon adopts the pane
+// with that text still in its input line. It must not be wedged by it: a
+// later message is delivered, promptly, and the cut one reaches the TUI at
+// most once, and if at all, before the later one (order per agent).
+func TestSIGKILLBetweenPasteAndEnter(t *testing.T) {
+	for _, h := range leoproc.Harnesses {
+		t.Run(h, func(t *testing.T) {
+			t.Parallel()
+			w := leoproc.New(t)
+			w.WriteConfig(nil)
+			d, _ := w.Start(readyDeadline)
+			ctx := context.Background()
+			if _, err := w.Client.Spawn(ctx, api.SpawnRequest{Template: h, Name: "cut"}); err != nil {
+				t.Fatal(err)
+			}
+			w.WaitAll(30*time.Second, "agent running", func(as []api.Agent) bool {
+				return len(as) == 1 && as[0].State == api.StateRunning
+			})
+			reader, _ := harness.Lookup(h)
+			pane := paneOf(t, w, "cut")
+
+			// Aim the kill between the landing and the Enter. The window is
+			// the adapter's enter delay (100–200 ms); a loaded machine may
+			// miss it, so try again with a fresh message and daemon.
+			var cutText string
+			for attempt := 1; attempt <= 6 && cutText == ""; attempt++ {
+				text := fmt.Sprintf("cut message %d", attempt)
+				if _, err := w.Client.Send(ctx, "cut", text); err != nil {
+					t.Fatal(err)
+				}
+				landed := false
+				testutil.WaitFor(t, 20*time.Second, func() bool {
+					s := screenOf(t, w, reader.Screen(), pane)
+					landed = reader.Screen().Landed(s, text)
+					return landed || submittedCounts(t, w.HarnessLog)[text] > 0
+				}, "the paste of "+text)
+				d.Kill(syscall.SIGKILL)
+				if landed && submittedCounts(t, w.HarnessLog)[text] == 0 &&
+					reader.Screen().Landed(screenOf(t, w, reader.Screen(), pane), text) {
+					cutText = text
+				} else {
+					t.Logf("attempt %d: the kill came after the Enter; again", attempt)
+				}
+				w.Client.Close()
+				d, _ = w.Start(readyDeadline)
+				if cutText == "" {
+					// Let the new daemon's view settle (the pane may be mid-turn).
+					testutil.WaitFor(t, 20*time.Second, func() bool {
+						s := screenOf(t, w, reader.Screen(), pane)
+						return s.State == harness.ScreenReady && s.Input == ""
+					}, "the agent idle again")
+				}
+			}
+			if cutText == "" {
+				t.Fatal("never managed to kill the daemon between a paste and its Enter")
+			}
+			if got := paneOf(t, w, "cut"); got != pane {
+				t.Fatalf("the agent's pane changed from %s to %s: it was relaunched, not adopted", pane, got)
+			}
+
+			after := "after the restart"
+			res, err := w.Client.Send(ctx, "cut", after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var outcome *api.Delivery
+			// Far under the delivery's own 60 s ready timeout: a healthy
+			// agent takes a message in well under a second.
+			deadline := time.Now().Add(20 * time.Second)
+			for outcome == nil && time.Now().Before(deadline) {
+				a, err := w.Client.Get(ctx, "cut")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, x := range a.Deliveries {
+					if x.ID == res.ID {
+						x := x
+						outcome = &x
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			s := screenOf(t, w, reader.Screen(), pane)
+			switch {
+			case outcome == nil:
+				t.Errorf("a message sent after the restart was not delivered within 20 s: the agent's input still holds %q (screen %s) from the killed daemon's paste", s.Input, s.State)
+			case outcome.Status != "delivered":
+				t.Errorf("message after the restart: %s %s", outcome.Status, outcome.Error)
+			}
+			order := submitted(t, w.HarnessLog)
+			if n := count(order, cutText); n > 1 {
+				t.Errorf("the cut message reached the TUI %d times", n)
+			}
+			if outcome != nil && count(order, after) != 1 {
+				t.Errorf("the later message reached the TUI %d times, want once", count(order, after))
+			}
+			if i, j := index(order, cutText), index(order, after); i >= 0 && j >= 0 && i > j {
+				t.Errorf("the cut message was submitted after the later one: %q", order)
+			}
+		})
+	}
+}
+
+func paneOf(t *testing.T, w *leoproc.World, name string) string {
+	t.Helper()
+	recs, err := w.ReadAgentsFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Name == name && r.PaneID != "" {
+			return r.PaneID
+		}
+	}
+	t.Fatalf("no pane recorded for %s", name)
+	return ""
+}
+
+func screenOf(t *testing.T, w *leoproc.World, r harness.ScreenReader, pane string) harness.Screen {
+	t.Helper()
+	out, err := w.Tmux("capture-pane", "-p", "-J", "-t", pane)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Classify(strings.TrimRight(out, "\n"))
+}
+
+func count(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+func index(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
