@@ -52,10 +52,10 @@ func BenchmarkSend(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				waitFor(b, "echo", 20*time.Second, func() bool {
+				testutil.WaitForEvery(b, 20*time.Second, time.Millisecond, func() bool {
 					out, _ := e.tmux.Capture(ctx, paneID)
 					return strings.Contains(out, "echo: "+msg)
-				})
+				}, "echo")
 				leo += time.Since(start)
 				waitDelivered(b, m, h, res.ID)
 
@@ -92,7 +92,7 @@ func rawPasteWaitEnter(b *testing.B, raw testutil.RawTmux, target, text string, 
 	raw.Run(b, "paste-buffer", "-p", "-r", "-d", "-b", "raw-floor", "-t", target)
 	time.Sleep(wait)
 	raw.Run(b, "send-keys", "-t", target, "Enter")
-	waitFor(b, "raw delivery", 10*time.Second, func() bool { return strings.Contains(raw.Capture(b, target), "echo: "+text) })
+	testutil.WaitForEvery(b, 10*time.Second, time.Millisecond, func() bool { return strings.Contains(raw.Capture(b, target), "echo: "+text) }, "raw delivery")
 }
 
 // rawArgv is the fake harness launched bare, with the template's env, for

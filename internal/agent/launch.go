@@ -342,7 +342,7 @@ func (m *Manager) target(a *agent) (delivery.Target, bool) {
 	if !ok {
 		return delivery.Target{}, false
 	}
-	t := delivery.Target{Pane: agentPane{m: m, a: a}, Screen: h.Screen()}
+	t := delivery.Target{Pane: agentPane{m: m, a: a}, Screen: h.Screen(), EnterDelay: delivery.DefaultEnterDelay}
 	if pt, ok := h.(harness.PasteTiming); ok {
 		t.EnterDelay = pt.EnterDelay()
 	}

@@ -39,13 +39,14 @@ type Pane interface {
 type Target struct {
 	Pane   Pane
 	Screen harness.ScreenReader
-	// EnterDelay is the minimum time between the paste and Enter.
+	// EnterDelay is the pause between the paste showing in the input and
+	// Enter; zero sends Enter as soon as the landing is confirmed.
 	EnterDelay time.Duration
 }
 
-// DefaultEnterDelay is used for adapters without harness.PasteTiming. The
-// landing confirmation already proves the paste was read; this only keeps
-// Enter out of the same input burst.
+// DefaultEnterDelay is what callers use for adapters without
+// harness.PasteTiming. The landing confirmation already proves the paste was
+// read; this only keeps Enter out of the same input burst.
 const DefaultEnterDelay = 20 * time.Millisecond
 
 // Driver runs the paste protocol. The zero durations get defaults.
@@ -254,8 +255,10 @@ func (d *Driver) Deliver(ctx context.Context, t Target, message string) error {
 	// The enter delay counts from when the screen showed the paste, not
 	// from when tmux was asked to paste: a loaded TUI may read the paste
 	// late, and codex's burst window starts when it reads it.
-	if err := d.sleep(ctx, orDefault(t.EnterDelay, DefaultEnterDelay)); err != nil {
-		return err
+	if t.EnterDelay > 0 {
+		if err := d.sleep(ctx, t.EnterDelay); err != nil {
+			return err
+		}
 	}
 	return d.submit(ctx, t, text)
 }
@@ -263,6 +266,7 @@ func (d *Driver) Deliver(ctx context.Context, t Target, message string) error {
 func (d *Driver) awaitLanded(ctx context.Context, t Target, text string) error {
 	c := d.clock()
 	deadline := c.Now().Add(d.landTimeout())
+	tries := 0
 	for {
 		s, err := d.look(ctx, t)
 		if err == nil && t.Screen.Landed(s, text) {
@@ -280,10 +284,19 @@ func (d *Driver) awaitLanded(ctx context.Context, t Target, text string) error {
 			}
 			return &Failure{Stage: "landed", Reason: reason, Err: err}
 		}
-		if err := d.sleep(ctx, d.poll()); err != nil {
+		if err := d.sleep(ctx, d.backoff(&tries)); err != nil {
 			return err
 		}
 	}
+}
+
+// backoff is the wait before the next look while a change is expected any
+// moment: a capture costs well under a millisecond over control mode, so
+// the first looks come fast, then settle at the poll interval.
+func (d *Driver) backoff(tries *int) time.Duration {
+	wait := time.Millisecond << min(*tries, 8)
+	*tries++
+	return min(wait, d.poll())
 }
 
 func (d *Driver) submit(ctx context.Context, t Target, text string) error {
@@ -297,6 +310,7 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 	// (swallowed by a paste burst window): send it once more.
 	resendAfter := d.submitTimeout() / 5
 	resent := false
+	tries := 0
 	for {
 		s, err := d.look(ctx, t)
 		if errors.Is(err, ErrPaneDead) {
@@ -325,7 +339,7 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 			}
 			return &Failure{Stage: "submit", Reason: reason, Err: err}
 		}
-		if err := d.sleep(ctx, d.poll()); err != nil {
+		if err := d.sleep(ctx, d.backoff(&tries)); err != nil {
 			return err
 		}
 	}

@@ -96,5 +96,5 @@ func (r RawTmux) PasteAndSubmit(tb testing.TB, target, text, want string) {
 	}
 	r.Run(tb, "paste-buffer", "-p", "-r", "-d", "-b", "raw-floor", "-t", target)
 	r.Run(tb, "send-keys", "-t", target, "Enter")
-	WaitFor(tb, 10*time.Second, func() bool { return strings.Contains(r.Capture(tb, target), want) }, "raw delivery of "+text)
+	WaitForEvery(tb, 10*time.Second, time.Millisecond, func() bool { return strings.Contains(r.Capture(tb, target), want) }, "raw delivery of "+text)
 }

@@ -60,6 +60,13 @@ func WithoutControl() func(*tmux.Options) {
 // msg if timeout passes first.
 func WaitFor(t testing.TB, timeout time.Duration, cond func() bool, msg string) {
 	t.Helper()
+	WaitForEvery(t, timeout, 10*time.Millisecond, cond, msg)
+}
+
+// WaitForEvery is WaitFor with a chosen poll interval; benchmarks poll
+// finely so the measuring does not round every figure up to 10 ms.
+func WaitForEvery(t testing.TB, timeout, every time.Duration, cond func() bool, msg string) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		if cond() {
@@ -68,7 +75,7 @@ func WaitFor(t testing.TB, timeout time.Duration, cond func() bool, msg string) 
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for: %s", timeout, msg)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(every)
 	}
 }
 

@@ -40,8 +40,10 @@ func (Claude) SupportsKind(k harness.Kind) bool {
 	return false
 }
 
-// EnterDelay lets claude commit a bracketed paste before Enter arrives.
-func (Claude) EnterDelay() time.Duration { return 100 * time.Millisecond }
+// EnterDelay is zero: delivery sends Enter only after the pasted text shows
+// in the input line, which is claude having committed the paste; a lost
+// Enter is caught by the submit check and resent once.
+func (Claude) EnterDelay() time.Duration { return 0 }
 
 // getenv reads key from the launch environment, falling back to leo's own.
 func getenv(env map[string]string, key string) string {

@@ -45,9 +45,10 @@ func (Codex) SupportsKind(k harness.Kind) bool {
 	return false
 }
 
-// EnterDelay: codex's TUI turns an Enter that arrives within ~120 ms of a
-// paste burst into a newline, so Enter waits comfortably longer.
-func (Codex) EnterDelay() time.Duration { return 200 * time.Millisecond }
+// EnterDelay covers codex's paste-burst window: an Enter read within 120 ms
+// of pasted bytes becomes a newline. Delivery counts it from the moment the
+// paste shows on screen, which is after codex read it, so 130 ms suffices.
+func (Codex) EnterDelay() time.Duration { return 130 * time.Millisecond }
 
 const optSandbox = "sandbox"
 

@@ -43,8 +43,9 @@ func (Opencode) SupportsKind(k harness.Kind) bool {
 	return false
 }
 
-// EnterDelay lets the TUI take in a bracketed paste before Enter.
-func (Opencode) EnterDelay() time.Duration { return 100 * time.Millisecond }
+// EnterDelay is zero for the same reason as claude's: the paste showing in
+// the input box is the proof it was read.
+func (Opencode) EnterDelay() time.Duration { return 0 }
 
 const optPermission = "permission"
 
