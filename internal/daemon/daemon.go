@@ -211,7 +211,11 @@ func (d *run) serve(ctx context.Context) error {
 			d.log.Warn("closing the agent manager", "err", err)
 		}
 	}()
-	store.changed = agents.ConfigChanged
+	prepareHarnesses(ctx, cfg, d.opts.Getenv, d.log)
+	store.changed = func() {
+		prepareHarnesses(ctx, store.Get(), d.opts.Getenv, d.log)
+		agents.ConfigChanged()
+	}
 
 	// 6. The socket.
 	ln, err := listenSocket(h.SocketPath())

@@ -219,3 +219,19 @@ type ScreenReader interface {
 	// Landed reports whether pasted text shows in the input of this screen.
 	Landed(s Screen, pasted string) bool
 }
+
+// GlobalPreparer is implemented by adapters that keep a piece of leo's in
+// the harness's own global config (opencode's AGENTS.md managed block). The
+// daemon calls it at start and after each reload for every harness the
+// config uses. It must touch only what leo owns there.
+type GlobalPreparer interface {
+	PrepareGlobal(ctx context.Context, spec GlobalSpec) error
+}
+
+// GlobalSpec is what a global preparation needs.
+type GlobalSpec struct {
+	// Env holds HOME and the XDG variables as leo sees them.
+	Env map[string]string
+	// Nudge is leo's short system-prompt text pointing agents at its tools.
+	Nudge string
+}
