@@ -189,7 +189,7 @@ func TestLifecycleVerbs(t *testing.T) {
 	}
 	// A stopped (not parked) agent does not take messages and is not
 	// restarted by the supervisor.
-	if _, err := m.Send(ctx, "claude-2", "hi"); !api.HasCode(err, api.CodeDeliveryFailed) {
+	if _, err := m.Send(ctx, "claude-2", "hi"); !api.HasCode(err, api.CodeAgentStopped) {
 		t.Fatalf("send to stopped: %v", err)
 	}
 	time.Sleep(300 * time.Millisecond) // several supervisor ticks

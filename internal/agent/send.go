@@ -59,7 +59,7 @@ func (m *Manager) wake(ctx context.Context, a *agent) (bool, error) {
 		return false, nil
 	}
 	if !wake {
-		return false, api.Errorf(api.CodeDeliveryFailed, "agent %s is stopped; start it first (leo agent start %s)", name, name)
+		return false, api.Errorf(api.CodeAgentStopped, "agent %s is stopped; start it first (leo agent start %s)", name, name)
 	}
 	a.op.Lock()
 	defer a.op.Unlock()

@@ -18,6 +18,7 @@ const (
 	CodeNotFound        Code = "not_found"         // 404
 	CodeAgentRunning    Code = "agent_running"     // 409: delete of a live agent
 	CodeAgentExists     Code = "agent_exists"      // 409
+	CodeAgentStopped    Code = "agent_stopped"     // 409: send or attach to an agent a person stopped
 	CodeClaudeNotFound  Code = "claude_not_found"  // 424
 	CodeHarnessNotFound Code = "harness_not_found" // 424: codex/opencode binary missing
 	CodeConfigError     Code = "config_error"      // 422
@@ -73,7 +74,7 @@ func HTTPStatus(code Code) int {
 		return http.StatusBadRequest
 	case CodeNotFound:
 		return http.StatusNotFound
-	case CodeAgentRunning, CodeAgentExists:
+	case CodeAgentRunning, CodeAgentExists, CodeAgentStopped:
 		return http.StatusConflict
 	case CodeClaudeNotFound, CodeHarnessNotFound:
 		return http.StatusFailedDependency

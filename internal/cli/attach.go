@@ -19,9 +19,6 @@ import (
 
 func init() { register(newAttachCmd) }
 
-// CodeAgentStopped: attach to an agent that has no tmux session to attach to.
-const CodeAgentStopped api.Code = "agent_stopped"
-
 // AttachOptions are the inputs of `leo attach` and `leo agent attach`.
 type AttachOptions struct {
 	IO     *IOStreams
@@ -124,7 +121,7 @@ func pickAgent(ctx context.Context, opts *AttachOptions) (string, error) {
 		case err != nil:
 			return "", err
 		case a.State == api.StateStopped:
-			return "", api.Errorf(CodeAgentStopped, "agent %s is stopped; start it with: leo agent start %s", a.Name, a.Name)
+			return "", api.Errorf(api.CodeAgentStopped, "agent %s is stopped; start it with: leo agent start %s", a.Name, a.Name)
 		}
 		return a.Name, nil
 	}
@@ -144,7 +141,7 @@ func pickAgent(ctx context.Context, opts *AttachOptions) (string, error) {
 	case len(live) == 0 && len(agents) == 0:
 		return "", api.Errorf(api.CodeNotFound, "no agents to attach to; spawn one with: leo agent spawn <template>")
 	case len(live) == 0:
-		return "", api.Errorf(CodeAgentStopped, "every agent is stopped; start one with: leo agent start <name>")
+		return "", api.Errorf(api.CodeAgentStopped, "every agent is stopped; start one with: leo agent start <name>")
 	case !opts.CanPrompt:
 		names := make([]string, len(live))
 		for i, a := range live {
