@@ -2,7 +2,6 @@ package fault
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,8 +15,8 @@ import (
 
 // TestSIGKILLBetweenPasteAndEnter kills the daemon at the one point of a
 // delivery where the TUI holds leo's text but has not been told to submit
-// it: the paste showed in the input line, the Enter (sent after the
-// adapter's enter delay) has not gone yet. The next daemon adopts the pane
+// it: the paste is in the input line, the Enter (sent once the whole text
+// shows) has not gone yet. The next daemon adopts the pane
 // with that text still in its input line. It must not be wedged by it: a
 // later message is delivered, promptly, and the cut one reaches the TUI at
 // most once, and if at all, before the later one (order per agent).
@@ -26,53 +25,62 @@ func TestSIGKILLBetweenPasteAndEnter(t *testing.T) {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			w := leoproc.New(t)
-			w.WriteConfig(nil)
+			// The TUI draws nothing for its first 2 s, so its window can be
+			// narrowed before the first frame (see below).
+			w.WriteConfig(map[string]string{"FAKE_SLOW_START_MS": "2000"})
 			d, _ := w.Start(readyDeadline)
 			ctx := context.Background()
 			if _, err := w.Client.Spawn(ctx, api.SpawnRequest{Template: h, Name: "cut"}); err != nil {
 				t.Fatal(err)
 			}
-			w.WaitAll(30*time.Second, "agent running", func(as []api.Agent) bool {
-				return len(as) == 1 && as[0].State == api.StateRunning
-			})
 			reader, _ := harness.Lookup(h)
 			pane := paneOf(t, w, "cut")
 
-			// Aim the kill between the landing and the Enter. The window is
-			// the adapter's enter delay (100–200 ms); a loaded machine may
-			// miss it, so try again with a fresh message and daemon.
-			var cutText string
-			for attempt := 1; attempt <= 6 && cutText == ""; attempt++ {
-				text := fmt.Sprintf("cut message %d", attempt)
-				if _, err := w.Client.Send(ctx, "cut", text); err != nil {
-					t.Fatal(err)
-				}
-				landed := false
-				testutil.WaitFor(t, 20*time.Second, func() bool {
-					s := screenOf(t, w, reader.Screen(), pane)
-					landed = reader.Screen().Landed(s, text)
-					return landed || submittedCounts(t, w.HarnessLog)[text] > 0
-				}, "the paste of "+text)
-				d.Kill(syscall.SIGKILL)
-				if landed && submittedCounts(t, w.HarnessLog)[text] == 0 &&
-					reader.Screen().Landed(screenOf(t, w, reader.Screen(), pane), text) {
-					cutText = text
-				} else {
-					t.Logf("attempt %d: the kill came after the Enter; again", attempt)
-				}
-				w.Client.Close()
-				d, _ = w.Start(readyDeadline)
-				if cutText == "" {
-					// Let the new daemon's view settle (the pane may be mid-turn).
-					testutil.WaitFor(t, 20*time.Second, func() bool {
-						s := screenOf(t, w, reader.Screen(), pane)
-						return s.State == harness.ScreenReady && s.Input == ""
-					}, "the agent idle again")
-				}
+			// Make the cut deterministic: narrow the agent's window so a
+			// long message shows truncated. The daemon pastes (the idle
+			// screen reads as ready), then waits for the whole text to show
+			// — which it cannot — so it never sends the Enter. Kill it while
+			// it waits, then widen the window: the TUI redraws with leo's
+			// paste whole in its input line, and no Enter comes.
+			//
+			// The narrowing happens before the TUI's first frame: tmux 3.3a
+			// reflows a shrinking window's lines and leaves them marked
+			// wrapped, so after a redraw `capture-pane -J` joins a
+			// full-width line (claude's rules) with the next one.
+			if out, err := w.Tmux("capture-pane", "-p", "-t", pane); err != nil || strings.TrimSpace(out) != "" {
+				t.Fatalf("the TUI drew before its window was narrowed (%v): %q", err, out)
 			}
-			if cutText == "" {
-				t.Fatal("never managed to kill the daemon between a paste and its Enter")
+			if _, err := w.Tmux("resize-window", "-t", "=leo-cut", "-x", "100", "-y", "50"); err != nil {
+				t.Fatal(err)
 			}
+			w.WaitAll(30*time.Second, "agent running", func(as []api.Agent) bool {
+				return len(as) == 1 && as[0].State == api.StateRunning
+			})
+			testutil.WaitFor(t, 20*time.Second, func() bool {
+				s := screenOf(t, w, reader.Screen(), pane)
+				return s.State == harness.ScreenReady && s.Input == ""
+			}, "the agent idle in its narrowed window")
+			cutText := "cut message " + strings.Repeat("x", 150)
+			if _, err := w.Client.Send(ctx, "cut", cutText); err != nil {
+				t.Fatal(err)
+			}
+			testutil.WaitFor(t, 20*time.Second, func() bool {
+				s := screenOf(t, w, reader.Screen(), pane)
+				return strings.HasPrefix(s.Input, "cut message")
+			}, "the paste showing (truncated) in the input line")
+			d.Kill(syscall.SIGKILL)
+			if _, err := w.Tmux("resize-window", "-t", "=leo-cut", "-x", "200", "-y", "50"); err != nil {
+				t.Fatal(err)
+			}
+			testutil.WaitFor(t, 20*time.Second, func() bool {
+				return reader.Screen().Landed(screenOf(t, w, reader.Screen(), pane), cutText)
+			}, "the cut paste showing in the input line")
+			if n := submittedCounts(t, w.HarnessLog)[cutText]; n != 0 {
+				t.Fatalf("the cut message was submitted %d times before any new daemon ran", n)
+			}
+
+			w.Client.Close()
+			w.Start(readyDeadline)
 			if got := paneOf(t, w, "cut"); got != pane {
 				t.Fatalf("the agent's pane changed from %s to %s: it was relaunched, not adopted", pane, got)
 			}

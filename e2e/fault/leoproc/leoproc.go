@@ -87,6 +87,10 @@ type World struct {
 	Workspaces string
 	// Client talks to the home's daemon (whichever process it is).
 	Client *client.Client
+	// PathPrefix, if set, goes first on the PATH of leo processes (a
+	// stand-in tmux, say). ExtraEnv is added to their environment.
+	PathPrefix string
+	ExtraEnv   map[string]string
 
 	fakeDir string
 	tmpDir  string
@@ -144,8 +148,12 @@ func otherFSTempDir(tb testing.TB, userHome string) string {
 
 // Env is the environment of every leo process of this world.
 func (w *World) Env() []string {
+	path := w.fakeDir + ":/usr/local/bin:/usr/bin:/bin"
+	if w.PathPrefix != "" {
+		path = w.PathPrefix + ":" + path
+	}
 	env := []string{
-		"PATH=" + w.fakeDir + ":/usr/local/bin:/usr/bin:/bin",
+		"PATH=" + path,
 		"LEO_HOME=" + w.Home.Root,
 		"TERM=xterm-256color",
 		"TMPDIR=" + w.tmpDir,
@@ -154,6 +162,9 @@ func (w *World) Env() []string {
 		env = append(env, "TMUX_TMPDIR="+v)
 	}
 	for k, v := range w.UserEnv {
+		env = append(env, k+"="+v)
+	}
+	for k, v := range w.ExtraEnv {
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)
