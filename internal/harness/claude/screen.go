@@ -18,22 +18,16 @@ var (
 	busyMarkers = []string{"esc to interrupt"}
 	// dialogs are modals that block the input line, with the keys that
 	// answer them the way leo wants (trust the workspace).
-	dialogs = []dialog{
-		{name: "trust", markers: []string{
+	dialogs = []harness.Dialog{
+		{Name: "trust", Markers: []string{
 			"Do you trust the files in this folder?",
 			"Is this a project you created or one you trust",
 			"Yes, I trust this folder",
-		}, keys: []string{"Enter"}},
+		}, Keys: []string{"Enter"}},
 	}
 	// pastedPlaceholder is how claude shows a long or multi-line paste.
 	pastedPlaceholder = regexp.MustCompile(`\[Pasted text #\d+(?: \+\d+ lines?)?\]`)
 )
-
-type dialog struct {
-	name    string
-	markers []string
-	keys    []string
-}
 
 // tail is how many trailing lines of a capture are examined: the input box,
 // the busy line and any modal all live at the bottom of the pane.
@@ -46,9 +40,9 @@ type screen struct{}
 
 // Classify reads a plain capture (no SGR). A dialog wins over everything;
 // then the input box (a ❯ line between rules) is looked for; a busy marker
-// outside the input makes it busy, otherwise ready. No box: starting.
+// in the few lines above it makes it busy, otherwise ready. No box: starting.
 func (screen) Classify(capture string) harness.Screen {
-	lines := lastLines(capture, tail)
+	lines := harness.CaptureTail(capture, tail)
 	top, input, boxed := findInputBox(lines)
 	// A modal replaces the input box, so only text below the last box (or
 	// anywhere, when there is none) can be a live dialog; an answered one
@@ -57,24 +51,17 @@ func (screen) Classify(capture string) harness.Screen {
 	if boxed {
 		from = top + 1
 	}
-	if d, ok := findDialog(lines[from:]); ok {
-		return harness.Screen{State: harness.ScreenDialog, Dialog: d.name, DialogKeys: append([]string(nil), d.keys...)}
+	if d, ok := harness.FindDialog(dialogs, lines[from:]); ok {
+		return d.Screen()
 	}
 	if !boxed {
 		return harness.Screen{State: harness.ScreenStarting}
 	}
 	// The spinner line sits just above the box; older transcript text
-	// further up is not looked at.
-	for _, l := range lines[max(0, top-busyWindow):top] {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, ">") || strings.HasPrefix(t, "●") {
-			continue
-		}
-		for _, m := range busyMarkers {
-			if strings.Contains(t, m) {
-				return harness.Screen{State: harness.ScreenBusy, Input: input}
-			}
-		}
+	// further up is not looked at, nor are the message and reply lines of
+	// the transcript in between.
+	if harness.ShowsMarker(lines[max(0, top-busyWindow):top], busyMarkers, isTranscript) {
+		return harness.Screen{State: harness.ScreenBusy, Input: input}
 	}
 	return harness.Screen{State: harness.ScreenReady, Input: input}
 }
@@ -83,32 +70,18 @@ func (screen) Classify(capture string) harness.Screen {
 // (it can be separated from the box by a short todo list).
 const busyWindow = 8
 
-func findDialog(lines []string) (dialog, bool) {
-	for _, d := range dialogs {
-		for _, l := range lines {
-			for _, m := range d.markers {
-				if strings.Contains(l, m) {
-					return d, true
-				}
-			}
-		}
-	}
-	return dialog{}, false
+// isTranscript: a sent message ("> …") or a reply ("● …"), which may quote
+// a busy marker.
+func isTranscript(l string) bool {
+	t := strings.TrimSpace(l)
+	return strings.HasPrefix(t, ">") || strings.HasPrefix(t, "●")
 }
 
 // Landed reports whether pasted shows in the input: the same words (the box
 // wraps lines), or claude's [Pasted text #N +M lines] placeholder for a
 // multi-line paste.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	want := collapse(pasted)
-	if want == "" {
-		return false
-	}
-	got := collapse(s.Input)
-	if strings.Contains(got, want) {
-		return true
-	}
-	return pastedPlaceholder.MatchString(s.Input)
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder)
 }
 
 // findInputBox finds the last ❯ line with a rule right above it and a rule
@@ -142,19 +115,3 @@ func isRule(l string) bool {
 	}
 	return n >= 3 && strings.HasPrefix(l, string(ruleRune))
 }
-
-func lastLines(capture string, n int) []string {
-	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t\u00a0")
-	}
-	for len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return lines
-}
-
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

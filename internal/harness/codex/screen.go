@@ -30,22 +30,19 @@ var (
 	footerMarkers = []string{"⏎ send", "⌃J newline", "for shortcuts", "context left", "tab to queue message"}
 	// busyMarkers show while a turn runs.
 	busyMarkers = []string{"esc to interrupt"}
-	dialogs     = []dialog{
-		{name: "trust", markers: []string{
+	// dialogs block the composer; Keys answer them (trust the workspace).
+	dialogs = []harness.Dialog{
+		{Name: "trust", Markers: []string{
 			"Do you trust the contents of this directory?",
 			"allow Codex to work in this folder",
-		}, keys: []string{"Enter"}},
+		}, Keys: []string{"Enter"}},
 	}
 	// pastedPlaceholder is how codex shows a large paste.
 	pastedPlaceholder = regexp.MustCompile(`\[Pasted Content \d+ chars\]`)
 )
 
-type dialog struct {
-	name    string
-	markers []string
-	keys    []string
-}
-
+// tail is how many trailing lines of a capture are examined; busyWindow is
+// how many lines above the composer may hold the busy line.
 const (
 	tail       = 40
 	busyWindow = 8
@@ -62,45 +59,40 @@ type screen struct{}
 // composer (or anywhere, without one) wins; a busy marker just above it
 // makes the screen busy.
 func (screen) Classify(capture string) harness.Screen {
-	lines := lastLines(capture, tail)
+	lines := harness.CaptureTail(capture, tail)
 	at, input, ok := findComposer(lines)
 	from := 0
 	if ok {
 		from = at
 	}
-	if d, found := findDialog(lines[from:]); found {
-		return harness.Screen{State: harness.ScreenDialog, Dialog: d.name, DialogKeys: slices.Clone(d.keys)}
+	if d, found := harness.FindDialog(dialogs, lines[from:]); found {
+		return d.Screen()
 	}
 	if !ok {
 		return harness.Screen{State: harness.ScreenStarting}
 	}
-	for _, l := range lines[max(0, at-busyWindow):at] {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, composerPrefix) {
-			continue
-		}
-		for _, m := range busyMarkers {
-			if strings.Contains(t, m) {
-				return harness.Screen{State: harness.ScreenBusy, Input: input}
-			}
-		}
+	if harness.ShowsMarker(lines[max(0, at-busyWindow):at], busyMarkers, isSentMessage) {
+		return harness.Screen{State: harness.ScreenBusy, Input: input}
 	}
 	return harness.Screen{State: harness.ScreenReady, Input: input}
+}
+
+// isSentMessage: a message in the history ("› …"), which may quote a busy
+// marker.
+func isSentMessage(l string) bool {
+	return strings.HasPrefix(strings.TrimSpace(l), composerPrefix)
 }
 
 // Landed reports whether pasted shows in the composer (same words, as the
 // composer wraps), or as codex's [Pasted Content N chars] placeholder.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	want := collapse(pasted)
-	if want == "" {
-		return false
-	}
-	if strings.Contains(collapse(s.Input), want) {
-		return true
-	}
-	return pastedPlaceholder.MatchString(s.Input)
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder)
 }
 
+// findComposer returns the index of the composer line and its input, any
+// continuation lines joined by "\n" ("" for a placeholder). There is none
+// when the last › line is followed by other text (it was a sent message) or
+// is a dialog's selected option.
 func findComposer(lines []string) (at int, input string, ok bool) {
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := lines[i]
@@ -148,32 +140,3 @@ var menuChoice = regexp.MustCompile(`^›\s*\d+\.\s`)
 
 // isMenuChoice: "› 1. Yes, continue" is a dialog's selected option.
 func isMenuChoice(l string) bool { return menuChoice.MatchString(l) }
-
-func findDialog(lines []string) (dialog, bool) {
-	for _, d := range dialogs {
-		for _, l := range lines {
-			for _, m := range d.markers {
-				if strings.Contains(l, m) {
-					return d, true
-				}
-			}
-		}
-	}
-	return dialog{}, false
-}
-
-func lastLines(capture string, n int) []string {
-	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t\u00a0")
-	}
-	for len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return lines
-}
-
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

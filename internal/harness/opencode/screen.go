@@ -23,6 +23,8 @@ var (
 	pastedPlaceholder = regexp.MustCompile(`\[Pasted ~?\d+ lines?\]`)
 )
 
+// tail is how many trailing lines of a capture are examined; busyWindow is
+// how many lines above the box may hold the busy line.
 const (
 	tail       = 40
 	busyWindow = 8
@@ -40,56 +42,58 @@ type screen struct{}
 // text typed into the box then, Input includes that echo (delivery only
 // pastes into a ready screen, where the reply separates them).
 func (screen) Classify(capture string) harness.Screen {
-	lines := lastLines(capture, tail)
+	lines := harness.CaptureTail(capture, tail)
 	start, end, ok := findBox(lines)
 	if !ok {
 		return harness.Screen{State: harness.ScreenStarting}
 	}
-	// The box's lines run up to the previous ┃ block without a gap, so the
-	// echo of the message just sent can sit right on top of it. A visible
-	// placeholder marks where the (empty) input begins.
-	for i := end - 1; i >= start; i-- {
-		if strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(lines[i], boxBorder)), placeholderPrefix) {
-			start = i
-			break
-		}
-	}
-	var parts []string
-	for _, l := range lines[start:end] {
-		t := strings.TrimSpace(strings.TrimPrefix(l, boxBorder))
-		if t != "" {
-			parts = append(parts, t)
-		}
-	}
-	input := strings.Join(parts, "\n")
-	if len(parts) == 1 && strings.HasPrefix(input, placeholderPrefix) {
-		input = ""
-	}
+	start = inputStart(lines, start, end)
+	input := boxText(lines[start:end])
 	// The busy line sits just above or below the box (footer), never inside.
-	for _, l := range lines[max(0, start-busyWindow):] {
-		if strings.HasPrefix(l, boxBorder) {
-			continue
-		}
-		for _, m := range busyMarkers {
-			if strings.Contains(l, m) {
-				return harness.Screen{State: harness.ScreenBusy, Input: input}
-			}
-		}
+	if harness.ShowsMarker(lines[max(0, start-busyWindow):], busyMarkers, inBox) {
+		return harness.Screen{State: harness.ScreenBusy, Input: input}
 	}
 	return harness.Screen{State: harness.ScreenReady, Input: input}
 }
 
+// inputStart is where the input begins in the box lines [start, end). The
+// box's lines run up to the previous ┃ block without a gap, so the echo of
+// the message just sent can sit right on top of it; a visible placeholder
+// marks where the (empty) input begins.
+func inputStart(lines []string, start, end int) int {
+	for i := end - 1; i >= start; i-- {
+		if strings.HasPrefix(unboxed(lines[i]), placeholderPrefix) {
+			return i
+		}
+	}
+	return start
+}
+
+// boxText is the text of box lines, one line each, blank ones left out; a
+// lone placeholder is an empty input.
+func boxText(box []string) string {
+	var parts []string
+	for _, l := range box {
+		if t := unboxed(l); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	if len(parts) == 1 && strings.HasPrefix(parts[0], placeholderPrefix) {
+		return ""
+	}
+	return strings.Join(parts, "\n")
+}
+
+// unboxed is a box line's text without the border.
+func unboxed(l string) string { return strings.TrimSpace(strings.TrimPrefix(l, boxBorder)) }
+
+// inBox: a line of the input box or of a sent message's echo block.
+func inBox(l string) bool { return strings.HasPrefix(l, boxBorder) }
+
 // Landed reports whether pasted shows in the box (same words, as the box
 // wraps), or as opencode's [Pasted ~N lines] placeholder.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	want := collapse(pasted)
-	if want == "" {
-		return false
-	}
-	if strings.Contains(collapse(s.Input), want) {
-		return true
-	}
-	return pastedPlaceholder.MatchString(s.Input)
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder)
 }
 
 // findBox returns the input lines [start, end) of the last box; end is the
@@ -107,19 +111,3 @@ func findBox(lines []string) (start, end int, ok bool) {
 	}
 	return 0, 0, false
 }
-
-func lastLines(capture string, n int) []string {
-	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t\u00a0")
-	}
-	for len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return lines
-}
-
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,94 @@
+package harness
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The helpers below are how every adapter's ScreenReader reads a capture.
+// What a TUI draws (prompts, markers, dialogs, placeholders) stays data in
+// each adapter; where its input line is stays the adapter's own code.
+
+// CaptureTail returns the last n lines of a plain capture, each without
+// trailing blanks, and without the blank lines below the last text: the
+// input line, the busy line and any modal all live at the bottom of a pane.
+func CaptureTail(capture string, n int) []string {
+	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t\u00a0")
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+// Dialog is a modal that blocks a TUI's input line: any one of Markers on
+// screen identifies it, and Keys (tmux send-keys arguments) answer it the
+// way leo wants.
+type Dialog struct {
+	Name    string
+	Markers []string
+	Keys    []string
+}
+
+// FindDialog returns the first of dialogs with a marker on one of lines.
+func FindDialog(dialogs []Dialog, lines []string) (Dialog, bool) {
+	for _, d := range dialogs {
+		for _, l := range lines {
+			if containsAny(l, d.Markers) {
+				return d, true
+			}
+		}
+	}
+	return Dialog{}, false
+}
+
+// Screen is the classification of a capture showing d.
+func (d Dialog) Screen() Screen {
+	return Screen{State: ScreenDialog, Dialog: d.Name, DialogKeys: slices.Clone(d.Keys)}
+}
+
+// ShowsMarker reports whether one of lines contains one of markers. Lines
+// for which skip is true (transcript text that may quote a marker) are
+// not looked at; skip may be nil.
+func ShowsMarker(lines, markers []string, skip func(line string) bool) bool {
+	for _, l := range lines {
+		if skip != nil && skip(l) {
+			continue
+		}
+		if containsAny(l, markers) {
+			return true
+		}
+	}
+	return false
+}
+
+// PasteLanded reports whether pasted shows in input: the same words (input
+// lines wrap, so runs of white space count as one space), or the harness's
+// placeholder for a long paste.
+func PasteLanded(input, pasted string, placeholder *regexp.Regexp) bool {
+	want := collapse(pasted)
+	if want == "" {
+		return false
+	}
+	if strings.Contains(collapse(input), want) {
+		return true
+	}
+	return placeholder.MatchString(input)
+}
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}

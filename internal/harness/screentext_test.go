@@ -1,0 +1,81 @@
+package harness
+
+import (
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestCaptureTail(t *testing.T) {
+	capture := "one\r\ntwo  \t\nthree\u00a0\n\n  \n\n"
+	if got, want := CaptureTail(capture, 40), []string{"one", "two", "three"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("CaptureTail = %q, want %q", got, want)
+	}
+	if got, want := CaptureTail(capture, 2), []string{"two", "three"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("CaptureTail(…, 2) = %q, want %q", got, want)
+	}
+	if got := CaptureTail("\n \n", 40); len(got) != 0 {
+		t.Fatalf("CaptureTail of blanks = %q", got)
+	}
+}
+
+func TestFindDialog(t *testing.T) {
+	dialogs := []Dialog{
+		{Name: "trust", Markers: []string{"Do you trust", "trust this folder"}, Keys: []string{"Enter"}},
+		{Name: "resume", Markers: []string{"Resume session?"}, Keys: []string{"Escape"}},
+	}
+	d, ok := FindDialog(dialogs, []string{"banner", "  Resume session? (y/n)", "Yes, I trust this folder"})
+	if !ok || d.Name != "trust" {
+		t.Fatalf("FindDialog = %+v, %v: want the first dialog listed that shows", d, ok)
+	}
+	if _, ok := FindDialog(dialogs, []string{"❯ hello", "trust me"}); ok {
+		t.Fatal("FindDialog matched without a marker")
+	}
+	s := d.Screen()
+	want := Screen{State: ScreenDialog, Dialog: "trust", DialogKeys: []string{"Enter"}}
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("Screen() = %+v, want %+v", s, want)
+	}
+	s.DialogKeys[0] = "mutated"
+	if dialogs[0].Keys[0] != "Enter" {
+		t.Fatal("Screen() shares the dialog's keys")
+	}
+}
+
+func TestShowsMarker(t *testing.T) {
+	markers := []string{"esc to interrupt", "esc interrupt"}
+	quoted := func(l string) bool { return strings.HasPrefix(l, ">") }
+	if !ShowsMarker([]string{"reply", "✻ Thinking… (esc to interrupt)"}, markers, quoted) {
+		t.Error("missed the busy line")
+	}
+	if ShowsMarker([]string{"> what does esc to interrupt do?"}, markers, quoted) {
+		t.Error("looked at a skipped line")
+	}
+	if !ShowsMarker([]string{"  ⬝⬝⬝ esc interrupt"}, markers, nil) {
+		t.Error("a nil skip must look at every line")
+	}
+	if ShowsMarker(nil, markers, nil) {
+		t.Error("no lines, yet a marker")
+	}
+}
+
+func TestPasteLanded(t *testing.T) {
+	placeholder := regexp.MustCompile(`\[Pasted ~?\d+ lines?\]`)
+	cases := []struct {
+		input, pasted string
+		want          bool
+	}{
+		{"hello world", "hello world", true},
+		{"say: hello\nworld, twice", "hello   world", true},
+		{"[Pasted ~7 lines]", "a\nb\nc", true},
+		{"hell", "hello", false},
+		{"", "hello", false},
+		{"hello", " \n", false},
+	}
+	for _, c := range cases {
+		if got := PasteLanded(c.input, c.pasted, placeholder); got != c.want {
+			t.Errorf("PasteLanded(%q, %q) = %v, want %v", c.input, c.pasted, got, c.want)
+		}
+	}
+}
