@@ -5,22 +5,8 @@ import (
 	"testing"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/harness/harnesstest"
 )
-
-func TestRegistered(t *testing.T) {
-	h, ok := harness.Lookup("claude")
-	if !ok {
-		t.Fatal("claude is not registered")
-	}
-	if h.Binary() != "claude" || !h.SupportsChannels() {
-		t.Fatalf("Binary=%q SupportsChannels=%v", h.Binary(), h.SupportsChannels())
-	}
-	for _, k := range []harness.Kind{harness.KindTask, harness.KindAgent, harness.KindPersistent} {
-		if !h.SupportsKind(k) {
-			t.Errorf("SupportsKind(%s) = false", k)
-		}
-	}
-}
 
 func TestSchemaIsTheSevenOptions(t *testing.T) {
 	var keys []string
@@ -53,25 +39,14 @@ func TestSchemaIsTheSevenOptions(t *testing.T) {
 }
 
 func TestDecodeOptionsSpecTexts(t *testing.T) {
-	cases := map[string]struct {
-		raw  map[string]any
-		want string
-	}{
-		"unknown": {map[string]any{"foo": "x"},
-			`unknown option "foo" (valid: agent, allowed_tools, append_system_prompt, bypass_permissions, disallowed_tools, permission_mode, remote_control)`},
-		"enum": {map[string]any{"permission_mode": "yolo"},
-			`option "permission_mode": invalid value "yolo" (valid: acceptEdits, auto, bypassPermissions, default, dontAsk, plan)`},
-		"type": {map[string]any{"allowed_tools": "Read"},
-			`option "allowed_tools": expected a list of strings, got string`},
-	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			_, err := Claude{}.DecodeOptions(c.raw)
-			if err == nil || err.Error() != c.want {
-				t.Fatalf("got %v\nwant %s", err, c.want)
-			}
-		})
-	}
+	harnesstest.DecodeErrors(t, Claude{}, map[string]harnesstest.DecodeError{
+		"unknown": {Raw: map[string]any{"foo": "x"},
+			Want: `unknown option "foo" (valid: agent, allowed_tools, append_system_prompt, bypass_permissions, disallowed_tools, permission_mode, remote_control)`},
+		"enum": {Raw: map[string]any{"permission_mode": "yolo"},
+			Want: `option "permission_mode": invalid value "yolo" (valid: acceptEdits, auto, bypassPermissions, default, dontAsk, plan)`},
+		"type": {Raw: map[string]any{"allowed_tools": "Read"},
+			Want: `option "allowed_tools": expected a list of strings, got string`},
+	})
 }
 
 func TestDecodeOptionsSeedExample(t *testing.T) {
@@ -95,16 +70,9 @@ func TestDecodeOptionsSeedExample(t *testing.T) {
 }
 
 func TestValidateModel(t *testing.T) {
-	for _, m := range []string{"", "sonnet", "opus", "haiku", "sonnet[1m]", "opus[1m]"} {
-		if err := (Claude{}).ValidateModel(m); err != nil {
-			t.Errorf("ValidateModel(%q) = %v", m, err)
-		}
-	}
-	for _, m := range []string{"gpt-5", "Sonnet", "claude-sonnet-4-5", " sonnet", "haiku[1m]"} {
-		if err := (Claude{}).ValidateModel(m); err == nil {
-			t.Errorf("ValidateModel(%q) accepted", m)
-		}
-	}
+	harnesstest.Models(t, Claude{},
+		[]string{"", "sonnet", "opus", "haiku", "sonnet[1m]", "opus[1m]"},
+		[]string{"gpt-5", "Sonnet", "claude-sonnet-4-5", " sonnet", "haiku[1m]"})
 	if !reflect.DeepEqual(ValidModels(), []string{"sonnet", "opus", "haiku", "sonnet[1m]", "opus[1m]"}) {
 		t.Fatalf("ValidModels = %v", ValidModels())
 	}

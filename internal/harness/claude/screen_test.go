@@ -29,33 +29,20 @@ func TestScreenFixtures(t *testing.T) {
 }
 
 func TestLanded(t *testing.T) {
-	r := Claude{}.Screen()
-	cases := []struct {
-		input, pasted string
-		want          bool
-	}{
-		{"hello world", "hello world", true},
-		{"please read the design document and then summarise the three most important\ndecisions", "please read the design document and then summarise the three most important decisions", true},
-		{"[Pasted text #2 +12 lines]", "line one\nline two", true},
-		{"[Pasted text #1]", "a very long single line", true},
-		{"", "hello", false},
-		{"hell", "hello", false},
-		{"hello", "", false},
-	}
-	for _, c := range cases {
-		if got := r.Landed(harness.Screen{State: harness.ScreenReady, Input: c.input}, c.pasted); got != c.want {
-			t.Errorf("Landed(input %q, pasted %q) = %v, want %v", c.input, c.pasted, got, c.want)
-		}
-	}
+	harnesstest.Landed(t, Claude{}.Screen(),
+		[][2]string{ // {input shown, text pasted} that landed
+			{"hello world", "hello world"},
+			{"please read the design document and then summarise the three most important\ndecisions", "please read the design document and then summarise the three most important decisions"},
+			{"[Pasted text #2 +12 lines]", "line one\nline two"},
+			{"[Pasted text #1]", "a very long single line"},
+		},
+		[][2]string{ // and that did not
+			{"", "hello"},
+			{"hell", "hello"},
+			{"hello", ""},
+		})
 }
 
 func FuzzClassify(f *testing.F) {
-	for _, s := range harnesstest.FuzzSeeds(f, harnesstest.ScreensDir("claude")) {
-		f.Add(s)
-	}
-	f.Add(strings.Repeat("─\n❯\n", 50))
-	r := Claude{}.Screen()
-	f.Fuzz(func(t *testing.T, capture string) {
-		harnesstest.CheckScreen(t, r, capture)
-	})
+	harnesstest.FuzzScreen(f, Claude{}.Screen(), harnesstest.ScreensDir("claude"), strings.Repeat("─\n❯\n", 50))
 }

@@ -36,30 +36,18 @@ func TestPlaceholdersAreEmptyInput(t *testing.T) {
 }
 
 func TestLanded(t *testing.T) {
-	r := Codex{}.Screen()
-	cases := []struct {
-		input, pasted string
-		want          bool
-	}{
-		{"hello world", "hello world", true},
-		{"first line\nsecond", "first line\nsecond", true},
-		{"[Pasted Content 1200 chars]", "long text", true},
-		{"", "hello", false},
-		{"other", "hello", false},
-	}
-	for _, c := range cases {
-		if got := r.Landed(harness.Screen{State: harness.ScreenReady, Input: c.input}, c.pasted); got != c.want {
-			t.Errorf("Landed(input %q, pasted %q) = %v, want %v", c.input, c.pasted, got, c.want)
-		}
-	}
+	harnesstest.Landed(t, Codex{}.Screen(),
+		[][2]string{ // {input shown, text pasted} that landed
+			{"hello world", "hello world"},
+			{"first line\nsecond", "first line\nsecond"},
+			{"[Pasted Content 1200 chars]", "long text"},
+		},
+		[][2]string{ // and that did not
+			{"", "hello"},
+			{"other", "hello"},
+		})
 }
 
 func FuzzClassify(f *testing.F) {
-	for _, s := range harnesstest.FuzzSeeds(f, harnesstest.ScreensDir("codex")) {
-		f.Add(s)
-	}
-	r := Codex{}.Screen()
-	f.Fuzz(func(t *testing.T, capture string) {
-		harnesstest.CheckScreen(t, r, capture)
-	})
+	harnesstest.FuzzScreen(f, Codex{}.Screen(), harnesstest.ScreensDir("codex"))
 }

@@ -22,3 +22,35 @@ func TestContractEveryRegisteredHarness(t *testing.T) {
 		t.Run(h.Name(), func(t *testing.T) { harnesstest.Run(t, h) })
 	}
 }
+
+// TestSupportMatrix pins what spec/harnesses.md says of each built-in
+// adapter: its binary, whether it has channel plugins, and that it runs
+// every leo primitive.
+func TestSupportMatrix(t *testing.T) {
+	for _, want := range []struct {
+		name     string
+		channels bool
+	}{
+		{"claude", true},
+		{"codex", false},
+		{"opencode", false},
+	} {
+		t.Run(want.name, func(t *testing.T) {
+			h, ok := harness.Lookup(want.name)
+			if !ok {
+				t.Fatalf("%s is not registered", want.name)
+			}
+			if h.Binary() != want.name {
+				t.Errorf("Binary() = %q, want %q", h.Binary(), want.name)
+			}
+			if h.SupportsChannels() != want.channels {
+				t.Errorf("SupportsChannels() = %v, want %v", h.SupportsChannels(), want.channels)
+			}
+			for _, k := range []harness.Kind{harness.KindTask, harness.KindAgent, harness.KindPersistent} {
+				if !h.SupportsKind(k) {
+					t.Errorf("SupportsKind(%s) = false", k)
+				}
+			}
+		})
+	}
+}

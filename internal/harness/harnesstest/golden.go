@@ -92,3 +92,52 @@ func stable(s string, replace map[string]string) string {
 	}
 	return s
 }
+
+// GoldenScope is one resolved scope of a golden argv test: its launch spec
+// and its harness_options as YAML decodes them.
+type GoldenScope struct {
+	Name string
+	Spec harness.LaunchSpec
+	Raw  map[string]any
+}
+
+// GoldenArgv decodes each scope's options with h, renders its interactive
+// and headless commands (root shown as $ROOT) and compares them with
+// testdata/<name>.golden. No value of a scope's env may reach either
+// command.
+func GoldenArgv(t *testing.T, h harness.Harness, root string, scopes []GoldenScope) {
+	t.Helper()
+	replace := map[string]string{root: "$ROOT"}
+	for _, sc := range scopes {
+		t.Run(sc.Name, func(t *testing.T) {
+			opts, err := h.DecodeOptions(sc.Raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := sc.Spec
+			spec.Options = opts
+			var out strings.Builder
+			cmd, err := h.Interactive(spec)
+			out.WriteString(RenderCommand("interactive", cmd, err, replace))
+			cmd, err = h.Headless(spec)
+			out.WriteString(RenderCommand("headless", cmd, err, replace))
+			Golden(t, filepath.Join("testdata", sc.Name+".golden"), []byte(out.String()))
+			for k, v := range spec.Env {
+				if strings.Contains(out.String(), v) {
+					t.Errorf("env %s value reached the command", k)
+				}
+			}
+		})
+	}
+}
+
+// GoldenBridge is the MCP bridge of the golden scopes: leo installed in
+// /usr/local/bin, its home and URL the defaults.
+func GoldenBridge() *harness.MCPBridge {
+	return &harness.MCPBridge{
+		Command: "/usr/local/bin/leo",
+		Args:    []string{"mcp-server"},
+		Env:     map[string]string{"LEO_HOME": "/home/u/.leo"},
+		URL:     "http://127.0.0.1:8370",
+	}
+}

@@ -109,3 +109,31 @@ func FuzzSeeds(t testing.TB, dir string) []string {
 	}
 	return out
 }
+
+// Landed checks r.Landed on ready screens: each pair is {the input shown,
+// the text pasted}; the pairs of landed must count as landed, those of
+// missed must not.
+func Landed(t *testing.T, r harness.ScreenReader, landed, missed [][2]string) {
+	t.Helper()
+	for want, pairs := range map[bool][][2]string{true: landed, false: missed} {
+		for _, p := range pairs {
+			if got := r.Landed(harness.Screen{State: harness.ScreenReady, Input: p[0]}, p[1]); got != want {
+				t.Errorf("Landed(input %q, pasted %q) = %v, want %v", p[0], p[1], got, want)
+			}
+		}
+	}
+}
+
+// FuzzScreen fuzzes r.Classify, seeded with the fixtures in dir and extra,
+// and holds every result to CheckScreen.
+func FuzzScreen(f *testing.F, r harness.ScreenReader, dir string, extra ...string) {
+	for _, s := range FuzzSeeds(f, dir) {
+		f.Add(s)
+	}
+	for _, s := range extra {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, capture string) {
+		CheckScreen(t, r, capture)
+	})
+}

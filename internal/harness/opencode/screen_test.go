@@ -23,29 +23,17 @@ func TestScreenFixtures(t *testing.T) {
 }
 
 func TestLanded(t *testing.T) {
-	r := Opencode{}.Screen()
-	cases := []struct {
-		input, pasted string
-		want          bool
-	}{
-		{"hello world", "hello world", true},
-		{"[Pasted ~7 lines]", "a\nb\nc", true},
-		{"", "hello", false},
-		{"other", "hello", false},
-	}
-	for _, c := range cases {
-		if got := r.Landed(harness.Screen{State: harness.ScreenReady, Input: c.input}, c.pasted); got != c.want {
-			t.Errorf("Landed(input %q, pasted %q) = %v, want %v", c.input, c.pasted, got, c.want)
-		}
-	}
+	harnesstest.Landed(t, Opencode{}.Screen(),
+		[][2]string{ // {input shown, text pasted} that landed
+			{"hello world", "hello world"},
+			{"[Pasted ~7 lines]", "a\nb\nc"},
+		},
+		[][2]string{ // and that did not
+			{"", "hello"},
+			{"other", "hello"},
+		})
 }
 
 func FuzzClassify(f *testing.F) {
-	for _, s := range harnesstest.FuzzSeeds(f, harnesstest.ScreensDir("opencode")) {
-		f.Add(s)
-	}
-	r := Opencode{}.Screen()
-	f.Fuzz(func(t *testing.T, capture string) {
-		harnesstest.CheckScreen(t, r, capture)
-	})
+	harnesstest.FuzzScreen(f, Opencode{}.Screen(), harnesstest.ScreensDir("opencode"))
 }
