@@ -140,24 +140,12 @@ func mcpArgs(b *harness.MCPBridge) []string {
 		"command": b.Command,
 		"args":    nonNil(b.Args),
 	}
-	if env := bridgeEnv(b); len(env) > 0 {
+	if env := b.ServerEnv(); len(env) > 0 {
 		server["env"] = env
 	}
 	cfg := map[string]any{"mcpServers": map[string]any{"leo": server}}
 	data, _ := json.Marshal(cfg) // maps of strings always marshal
 	return []string{"--mcp-config", string(data)}
-}
-
-// bridgeEnv is the MCP server's environment: the bridge env plus LEO_URL.
-func bridgeEnv(b *harness.MCPBridge) map[string]string {
-	env := map[string]string{}
-	for k, v := range b.Env {
-		env[k] = v
-	}
-	if _, set := env["LEO_URL"]; !set && b.URL != "" {
-		env["LEO_URL"] = b.URL
-	}
-	return env
 }
 
 func nonNil(s []string) []string {

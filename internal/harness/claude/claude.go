@@ -4,7 +4,6 @@
 package claude
 
 import (
-	"os"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -32,23 +31,9 @@ func (Claude) Binary() string { return "claude" }
 func (Claude) SupportsChannels() bool { return true }
 
 // SupportsKind: claude runs every leo primitive.
-func (Claude) SupportsKind(k harness.Kind) bool {
-	switch k {
-	case harness.KindTask, harness.KindAgent, harness.KindPersistent:
-		return true
-	}
-	return false
-}
+func (Claude) SupportsKind(k harness.Kind) bool { return k.Known() }
 
 // EnterDelay is zero: delivery sends Enter only after the pasted text shows
 // in the input line, which is claude having committed the paste; a lost
 // Enter is caught by the submit check and resent once.
 func (Claude) EnterDelay() time.Duration { return 0 }
-
-// getenv reads key from the launch environment, falling back to leo's own.
-func getenv(env map[string]string, key string) string {
-	if v, ok := env[key]; ok {
-		return v
-	}
-	return os.Getenv(key)
-}

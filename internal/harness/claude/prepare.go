@@ -31,67 +31,62 @@ func (Claude) Prepare(ctx context.Context, spec harness.LaunchSpec) error {
 
 // GlobalConfigPath is claude's global state file (.claude.json).
 func GlobalConfigPath(env map[string]string) string {
-	if d := getenv(env, "CLAUDE_CONFIG_DIR"); d != "" {
+	if d := harness.Getenv(env, "CLAUDE_CONFIG_DIR"); d != "" {
 		return filepath.Join(d, ".claude.json")
 	}
-	return filepath.Join(getenv(env, "HOME"), ".claude.json")
+	return filepath.Join(harness.Getenv(env, "HOME"), ".claude.json")
 }
 
 // TrustWorkspace marks workspace as trusted in the .claude.json at path.
 func TrustWorkspace(path, workspace string) error {
-	data, err := os.ReadFile(path)
-	perm := os.FileMode(0o600)
 	top := map[string]json.RawMessage{}
+	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return err
-		}
 	case err != nil:
 		return err
-	default:
-		if fi, err := os.Stat(path); err == nil {
-			perm = fi.Mode().Perm()
-		}
-		if len(bytes.TrimSpace(data)) > 0 {
-			if err := json.Unmarshal(data, &top); err != nil {
-				return fmt.Errorf("%s: not valid JSON, leaving it alone: %w", path, err)
-			}
+	case len(bytes.TrimSpace(data)) > 0:
+		if err := json.Unmarshal(data, &top); err != nil {
+			return fmt.Errorf("%s: not valid JSON, leaving it alone: %w", path, err)
 		}
 	}
-
-	projects := map[string]json.RawMessage{}
-	if raw, ok := top["projects"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &projects); err != nil {
-			return fmt.Errorf("%s: projects is not an object, leaving it alone: %w", path, err)
-		}
+	projects, err := objectAt(top, "projects")
+	if err != nil {
+		return fmt.Errorf("%s: projects is not an object, leaving it alone: %w", path, err)
 	}
-	project := map[string]json.RawMessage{}
-	if raw, ok := projects[workspace]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &project); err != nil {
-			return fmt.Errorf("%s: projects[%q] is not an object, leaving it alone: %w", path, workspace, err)
-		}
+	project, err := objectAt(projects, workspace)
+	if err != nil {
+		return fmt.Errorf("%s: projects[%q] is not an object, leaving it alone: %w", path, workspace, err)
 	}
 	if string(project["hasTrustDialogAccepted"]) == "true" {
 		return nil
 	}
 	project["hasTrustDialogAccepted"] = json.RawMessage("true")
 
-	var err2 error
-	if projects[workspace], err2 = marshalRaw(project); err2 != nil {
-		return err2
+	if projects[workspace], err = json.Marshal(project); err != nil {
+		return err
 	}
-	if top["projects"], err2 = marshalRaw(projects); err2 != nil {
-		return err2
+	if top["projects"], err = json.Marshal(projects); err != nil {
+		return err
 	}
 	out, err := json.MarshalIndent(top, "", "  ")
 	if err != nil {
 		return err
 	}
-	return statefile.Write(path, append(out, '\n'), perm)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	// statefile.Write keeps the mode of an existing file.
+	return statefile.Write(path, append(out, '\n'), 0o600)
 }
 
-func marshalRaw(v map[string]json.RawMessage) (json.RawMessage, error) {
-	data, err := json.Marshal(v)
-	return json.RawMessage(data), err
+// objectAt decodes m[key] as a JSON object; a missing or null one is empty.
+func objectAt(m map[string]json.RawMessage, key string) (map[string]json.RawMessage, error) {
+	obj := map[string]json.RawMessage{}
+	if raw, ok := m[key]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nil, err
+		}
+	}
+	return obj, nil
 }

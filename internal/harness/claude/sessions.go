@@ -72,10 +72,10 @@ func (sessions) Exists(ctx context.Context, q harness.SessionQuery, id string) (
 
 // ConfigDir is claude's config directory: $CLAUDE_CONFIG_DIR, else ~/.claude.
 func ConfigDir(env map[string]string) string {
-	if d := getenv(env, "CLAUDE_CONFIG_DIR"); d != "" {
+	if d := harness.Getenv(env, "CLAUDE_CONFIG_DIR"); d != "" {
 		return d
 	}
-	return filepath.Join(getenv(env, "HOME"), ".claude")
+	return filepath.Join(harness.Getenv(env, "HOME"), ".claude")
 }
 
 // ProjectDir is where claude keeps the transcripts of a workspace.

@@ -90,7 +90,7 @@ func commonArgs(spec harness.LaunchSpec) []string {
 			"-c", "mcp_servers.leo.command="+tomlString(b.Command),
 			"-c", "mcp_servers.leo.args="+tomlArray(b.Args),
 		)
-		if env := bridgeEnv(b); len(env) > 0 {
+		if env := b.ServerEnv(); len(env) > 0 {
 			argv = append(argv, "-c", "mcp_servers.leo.env="+tomlInlineTable(env))
 		}
 		// Without this, codex cancels every call to leo's tools unattended.
@@ -174,19 +174,6 @@ func readGitFile(path string) (string, bool) {
 		target = filepath.Join(filepath.Dir(path), target)
 	}
 	return filepath.Clean(target), true
-}
-
-// bridgeEnv is the MCP server's environment: the bridge env plus LEO_URL.
-// It holds no secret (the server reads its token from a file).
-func bridgeEnv(b *harness.MCPBridge) map[string]string {
-	env := map[string]string{}
-	for k, v := range b.Env {
-		env[k] = v
-	}
-	if _, set := env["LEO_URL"]; !set && b.URL != "" {
-		env["LEO_URL"] = b.URL
-	}
-	return env
 }
 
 // tomlString quotes s as a TOML basic string; -c values are parsed as TOML.

@@ -5,7 +5,6 @@ package codex
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,13 +36,7 @@ func (Codex) Binary() string { return "codex" }
 func (Codex) SupportsChannels() bool { return false }
 
 // SupportsKind: codex runs every leo primitive.
-func (Codex) SupportsKind(k harness.Kind) bool {
-	switch k {
-	case harness.KindTask, harness.KindAgent, harness.KindPersistent:
-		return true
-	}
-	return false
-}
+func (Codex) SupportsKind(k harness.Kind) bool { return k.Known() }
 
 // EnterDelay covers codex's paste-burst window: an Enter read within 120 ms
 // of pasted bytes becomes a newline. Delivery counts it from the moment the
@@ -81,18 +74,10 @@ func (Codex) ValidateModel(model string) error {
 	return nil
 }
 
-// getenv reads key from the launch environment, falling back to leo's own.
-func getenv(env map[string]string, key string) string {
-	if v, ok := env[key]; ok {
-		return v
-	}
-	return os.Getenv(key)
-}
-
 // Home is codex's state directory: $CODEX_HOME, else ~/.codex.
 func Home(env map[string]string) string {
-	if d := getenv(env, "CODEX_HOME"); d != "" {
+	if d := harness.Getenv(env, "CODEX_HOME"); d != "" {
 		return d
 	}
-	return filepath.Join(getenv(env, "HOME"), ".codex")
+	return filepath.Join(harness.Getenv(env, "HOME"), ".codex")
 }

@@ -34,12 +34,7 @@ func (Codex) Prepare(ctx context.Context, spec harness.LaunchSpec) error {
 func TrustWorkspace(path, dir string) error {
 	dir = filepath.Clean(dir)
 	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return err
-		}
-	case err != nil:
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	text := string(data)
@@ -56,6 +51,10 @@ func TrustWorkspace(path, dir string) error {
 	}
 	b.WriteString("[projects." + tomlString(dir) + "]\n")
 	b.WriteString("trust_level = \"trusted\"\n")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	// statefile.Write keeps the mode of an existing file.
 	return statefile.Write(path, []byte(b.String()), 0o600)
 }
 

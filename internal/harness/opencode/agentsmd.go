@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/statefile"
 )
 
@@ -20,10 +21,10 @@ const (
 // ConfigDir is opencode's global config directory:
 // $XDG_CONFIG_HOME/opencode, else ~/.config/opencode.
 func ConfigDir(env map[string]string) string {
-	if d := getenv(env, "XDG_CONFIG_HOME"); d != "" {
+	if d := harness.Getenv(env, "XDG_CONFIG_HOME"); d != "" {
 		return filepath.Join(d, "opencode")
 	}
-	return filepath.Join(getenv(env, "HOME"), ".config", "opencode")
+	return filepath.Join(harness.Getenv(env, "HOME"), ".config", "opencode")
 }
 
 // EnsureManagedBlock makes configDir/AGENTS.md (configDir "" means
@@ -40,21 +41,8 @@ func EnsureManagedBlock(configDir, body string) error {
 	}
 	path := filepath.Join(configDir, "AGENTS.md")
 	old, err := os.ReadFile(path)
-	perm := os.FileMode(0o644)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if body == "" {
-			return nil
-		}
-		if err := os.MkdirAll(configDir, 0o755); err != nil {
-			return err
-		}
-	case err != nil:
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
-	default:
-		if fi, err := os.Stat(path); err == nil {
-			perm = fi.Mode().Perm()
-		}
 	}
 	updated, err := replaceBlock(old, body)
 	if err != nil {
@@ -63,7 +51,11 @@ func EnsureManagedBlock(configDir, body string) error {
 	if bytes.Equal(updated, old) {
 		return nil
 	}
-	return statefile.Write(path, updated, perm)
+	if err := os.MkdirAll(configDir, 0o755); err != nil {
+		return err
+	}
+	// statefile.Write keeps the mode of an existing file.
+	return statefile.Write(path, updated, 0o644)
 }
 
 // replaceBlock returns text with its managed block set to body.

@@ -91,18 +91,11 @@ func ConfigOverlay(spec harness.LaunchSpec) (string, error) {
 		overlay["permission"] = p
 	}
 	if b := spec.Bridge; b != nil {
-		env := map[string]string{}
-		for k, v := range b.Env {
-			env[k] = v
-		}
-		if _, set := env["LEO_URL"]; !set && b.URL != "" {
-			env["LEO_URL"] = b.URL
-		}
 		overlay["mcp"] = map[string]any{
 			"leo": map[string]any{
 				"type":        "local",
 				"command":     append([]string{b.Command}, b.Args...),
-				"environment": env,
+				"environment": b.ServerEnv(),
 				"enabled":     true,
 			},
 		}

@@ -5,7 +5,6 @@ package opencode
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -35,13 +34,7 @@ func (Opencode) Binary() string { return "opencode" }
 func (Opencode) SupportsChannels() bool { return false }
 
 // SupportsKind: opencode runs every leo primitive.
-func (Opencode) SupportsKind(k harness.Kind) bool {
-	switch k {
-	case harness.KindTask, harness.KindAgent, harness.KindPersistent:
-		return true
-	}
-	return false
-}
+func (Opencode) SupportsKind(k harness.Kind) bool { return k.Known() }
 
 // EnterDelay is zero for the same reason as claude's: the paste showing in
 // the input box is the proof it was read.
@@ -77,12 +70,4 @@ func (Opencode) ValidateModel(model string) error {
 		return fmt.Errorf("invalid model %q: opencode models are provider/model, e.g. anthropic/claude-sonnet-4-5", model)
 	}
 	return nil
-}
-
-// getenv reads key from the launch environment, falling back to leo's own.
-func getenv(env map[string]string, key string) string {
-	if v, ok := env[key]; ok {
-		return v
-	}
-	return os.Getenv(key)
 }

@@ -145,7 +145,7 @@ type runner func(ctx context.Context, env map[string]string, dir string, args ..
 // binpath (PATH from the launch env first), no shell, stdin closed, the
 // launch env over leo's own, killed when ctx ends.
 func runOpencode(ctx context.Context, env map[string]string, dir string, args ...string) ([]byte, error) {
-	getenv := func(k string) string { return getenv(env, k) }
+	getenv := func(k string) string { return harness.Getenv(env, k) }
 	bin, err := binpath.Resolver{Getenv: getenv}.Lookup("opencode")
 	if err != nil {
 		return nil, err

@@ -1,0 +1,39 @@
+package harness
+
+import "os"
+
+// Small pieces every adapter needs the same way.
+
+// Known reports whether k is one of the leo primitives, so an adapter that
+// runs every primitive answers SupportsKind with k.Known().
+func (k Kind) Known() bool {
+	switch k {
+	case KindTask, KindAgent, KindPersistent:
+		return true
+	}
+	return false
+}
+
+// Getenv reads key from a launch or lookup environment (LaunchSpec.Env,
+// SessionQuery.Env, GlobalSpec.Env), falling back to leo's own environment
+// when env does not set it; a key set to "" in env stays "".
+func Getenv(env map[string]string, key string) string {
+	if v, ok := env[key]; ok {
+		return v
+	}
+	return os.Getenv(key)
+}
+
+// ServerEnv is the environment of leo's MCP server process: the bridge's
+// Env plus LEO_URL (unless Env sets it). It holds no secret: the server
+// reads its token from a file.
+func (b *MCPBridge) ServerEnv() map[string]string {
+	env := make(map[string]string, len(b.Env)+1)
+	for k, v := range b.Env {
+		env[k] = v
+	}
+	if _, set := env["LEO_URL"]; !set && b.URL != "" {
+		env["LEO_URL"] = b.URL
+	}
+	return env
+}
