@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -402,35 +400,11 @@ func hasOption(h harness.Harness, key string) bool {
 	return false
 }
 
-// TurnLimiter may be implemented by an adapter to say whether max_turns has
-// an effect on it.
-type TurnLimiter interface {
-	SupportsMaxTurns() bool
-}
-
-var turnLimitCache sync.Map // harness name -> bool
-
-// supportsMaxTurns asks the adapter, or else looks at what it does: an
-// adapter whose headless launch is the same with and without a turn limit
-// ignores max_turns. The answer is fixed per adapter, so it is cached.
+// supportsMaxTurns asks the adapter whether max_turns reaches the harness;
+// one that does not say is taken to honour it.
 func supportsMaxTurns(h harness.Harness) bool {
-	if tl, ok := h.(TurnLimiter); ok {
-		return tl.SupportsMaxTurns()
-	}
-	if v, ok := turnLimitCache.Load(h.Name()); ok {
-		return v.(bool)
-	}
-	probe := func(n int) (harness.Command, error) {
-		return h.Headless(harness.LaunchSpec{
-			Name: "probe", Workspace: os.TempDir(), MaxTurns: n,
-			Options: harness.Options{}, Env: map[string]string{}, Prompt: "probe",
-		})
-	}
-	without, err1 := probe(0)
-	with, err2 := probe(7)
-	supported := err1 != nil || err2 != nil || !reflect.DeepEqual(without, with)
-	turnLimitCache.Store(h.Name(), supported)
-	return supported
+	tl, ok := h.(harness.TurnLimiter)
+	return !ok || tl.HonorsMaxTurns()
 }
 
 func (rv *resolver) positiveDuration(path, text string) time.Duration {

@@ -11,14 +11,16 @@ import (
 
 func init() { harness.Register(Claude{}) }
 
-// Claude implements harness.Harness, harness.Preparer and harness.PasteTiming.
-// It is stateless, so the zero value is ready and safe for concurrent use.
+// Claude implements harness.Harness, harness.Preparer, harness.PasteTiming
+// and harness.TurnLimiter. It is stateless, so the zero value is ready and
+// safe for concurrent use.
 type Claude struct{}
 
 var (
 	_ harness.Harness     = Claude{}
 	_ harness.Preparer    = Claude{}
 	_ harness.PasteTiming = Claude{}
+	_ harness.TurnLimiter = Claude{}
 )
 
 // Name is the registry key.
@@ -32,6 +34,9 @@ func (Claude) SupportsChannels() bool { return true }
 
 // SupportsKind: claude runs every leo primitive.
 func (Claude) SupportsKind(k harness.Kind) bool { return k.Known() }
+
+// HonorsMaxTurns: headless runs pass max_turns as --max-turns.
+func (Claude) HonorsMaxTurns() bool { return true }
 
 // EnterDelay is zero: delivery sends Enter only after the pasted text shows
 // in the input line, which is claude having committed the paste; a lost

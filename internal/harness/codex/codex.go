@@ -16,14 +16,15 @@ import (
 
 func init() { harness.Register(Codex{}) }
 
-// Codex implements harness.Harness, harness.Preparer and harness.PasteTiming.
-// It is stateless and safe for concurrent use.
+// Codex implements harness.Harness, harness.Preparer, harness.PasteTiming
+// and harness.TurnLimiter. It is stateless and safe for concurrent use.
 type Codex struct{}
 
 var (
 	_ harness.Harness     = Codex{}
 	_ harness.Preparer    = Codex{}
 	_ harness.PasteTiming = Codex{}
+	_ harness.TurnLimiter = Codex{}
 )
 
 // Name is the registry key.
@@ -37,6 +38,10 @@ func (Codex) SupportsChannels() bool { return false }
 
 // SupportsKind: codex runs every leo primitive.
 func (Codex) SupportsKind(k harness.Kind) bool { return k.Known() }
+
+// HonorsMaxTurns: codex has no per-turn cap leo can drive, so max_turns is
+// ignored (spec: "Codex option reference").
+func (Codex) HonorsMaxTurns() bool { return false }
 
 // EnterDelay covers codex's paste-burst window: an Enter read within 120 ms
 // of pasted bytes becomes a newline. Delivery counts it from the moment the

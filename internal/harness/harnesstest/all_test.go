@@ -24,16 +24,16 @@ func TestContractEveryRegisteredHarness(t *testing.T) {
 }
 
 // TestSupportMatrix pins what spec/harnesses.md says of each built-in
-// adapter: its binary, whether it has channel plugins, and that it runs
-// every leo primitive.
+// adapter: its binary, whether it has channel plugins and honours
+// max_turns, and that it runs every leo primitive.
 func TestSupportMatrix(t *testing.T) {
 	for _, want := range []struct {
-		name     string
-		channels bool
+		name               string
+		channels, maxTurns bool
 	}{
-		{"claude", true},
-		{"codex", false},
-		{"opencode", false},
+		{"claude", true, true},
+		{"codex", false, false},
+		{"opencode", false, false},
 	} {
 		t.Run(want.name, func(t *testing.T) {
 			h, ok := harness.Lookup(want.name)
@@ -45,6 +45,9 @@ func TestSupportMatrix(t *testing.T) {
 			}
 			if h.SupportsChannels() != want.channels {
 				t.Errorf("SupportsChannels() = %v, want %v", h.SupportsChannels(), want.channels)
+			}
+			if tl, ok := h.(harness.TurnLimiter); !ok || tl.HonorsMaxTurns() != want.maxTurns {
+				t.Errorf("HonorsMaxTurns() = %v (implemented: %v), want %v", ok && tl.HonorsMaxTurns(), ok, want.maxTurns)
 			}
 			for _, k := range []harness.Kind{harness.KindTask, harness.KindAgent, harness.KindPersistent} {
 				if !h.SupportsKind(k) {

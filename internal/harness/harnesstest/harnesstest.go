@@ -89,6 +89,7 @@ func Run(t *testing.T, h harness.Harness) {
 			t.Fatalf("EnterDelay() = %v: want between 0 and 1s", d)
 		}
 	})
+	t.Run("TurnLimit", func(t *testing.T) { testTurnLimit(t, h) })
 	t.Run("ConcurrentUse", func(t *testing.T) { testConcurrent(t, h) })
 }
 
@@ -546,6 +547,24 @@ func testPreparer(t *testing.T, h harness.Harness) {
 	}
 	if ws := snapshot(t, spec.Workspace); len(ws) != 0 {
 		t.Errorf("Prepare wrote into the workspace: %v", mapKeys(ws))
+	}
+}
+
+// testTurnLimit holds a TurnLimiter to what it says: a headless run with a
+// turn limit differs from one without exactly when max_turns is honoured.
+func testTurnLimit(t *testing.T, h harness.Harness) {
+	tl, ok := h.(harness.TurnLimiter)
+	if !ok {
+		return
+	}
+	spec := baseSpec(t, h)
+	limited := build(t, launchFunc{"Headless", h.Headless}, spec)
+	n := spec.MaxTurns
+	spec.MaxTurns = 0
+	unlimited := build(t, launchFunc{"Headless", h.Headless}, spec)
+	if differs := !reflect.DeepEqual(limited, unlimited); differs != tl.HonorsMaxTurns() {
+		t.Fatalf("HonorsMaxTurns() = %v, but the headless run with max_turns %d is %q and without it %q",
+			tl.HonorsMaxTurns(), n, limited.Argv, unlimited.Argv)
 	}
 }
 

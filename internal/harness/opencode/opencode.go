@@ -15,13 +15,16 @@ import (
 
 func init() { harness.Register(Opencode{}) }
 
-// Opencode implements harness.Harness and harness.PasteTiming. It is
-// stateless and safe for concurrent use.
+// Opencode implements harness.Harness, harness.GlobalPreparer,
+// harness.PasteTiming and harness.TurnLimiter. It is stateless and safe for
+// concurrent use.
 type Opencode struct{}
 
 var (
-	_ harness.Harness     = Opencode{}
-	_ harness.PasteTiming = Opencode{}
+	_ harness.Harness        = Opencode{}
+	_ harness.GlobalPreparer = Opencode{}
+	_ harness.PasteTiming    = Opencode{}
+	_ harness.TurnLimiter    = Opencode{}
 )
 
 // Name is the registry key.
@@ -35,6 +38,10 @@ func (Opencode) SupportsChannels() bool { return false }
 
 // SupportsKind: opencode runs every leo primitive.
 func (Opencode) SupportsKind(k harness.Kind) bool { return k.Known() }
+
+// HonorsMaxTurns: like codex, opencode has no per-turn cap, so max_turns is
+// ignored (spec: "Opencode option reference").
+func (Opencode) HonorsMaxTurns() bool { return false }
 
 // EnterDelay is zero for the same reason as claude's: the paste showing in
 // the input box is the proof it was read.
