@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -147,15 +149,27 @@ func newAgentListCmd(f *Factory) *cobra.Command {
 func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 	ctx, cancel := callContext(ctx)
 	defer cancel()
+	if opts.JSON {
+		// The daemon's own JSON of the list, indented the way writeJSON
+		// prints agentListJSON: the same bytes, without decoding and
+		// re-encoding every record.
+		raw, err := opts.Client.ListJSON(ctx)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		b.Grow(len(raw) + len(raw)/2)
+		b.WriteString("{\n  \"agents\": ")
+		if err := json.Indent(&b, raw, "  ", "  "); err != nil {
+			return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable agent list: %v", err)
+		}
+		b.WriteString("\n}\n")
+		_, err = opts.IO.Out.Write(b.Bytes())
+		return err
+	}
 	agents, err := opts.Client.List(ctx)
 	if err != nil {
 		return err
-	}
-	if agents == nil {
-		agents = []api.Agent{}
-	}
-	if opts.JSON {
-		return writeJSON(opts.IO.Out, agentListJSON{Agents: agents})
 	}
 	if len(agents) == 0 {
 		_, err := fmt.Fprintln(opts.IO.Out, "no agents — spawn one with: leo agent spawn <template>")

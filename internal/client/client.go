@@ -106,6 +106,21 @@ func (c *Client) List(ctx context.Context) ([]api.Agent, error) {
 	return as, err
 }
 
+// ListJSON is GET /agents as the daemon sent it, a JSON array of api.Agent
+// (not validated here), for `leo agent list --json` to print without
+// decoding and re-encoding every record: at 200 agents that was about a
+// quarter of the command's time.
+func (c *Client) ListJSON(ctx context.Context) (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := c.do(ctx, http.MethodGet, "/agents", nil, &raw); err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, api.Errorf(api.CodeInternal, "leo daemon sent an unreadable answer to GET /agents: not a list")
+	}
+	return raw, nil
+}
+
 // Get is GET /agents/{name}.
 func (c *Client) Get(ctx context.Context, name string) (api.Agent, error) {
 	var a api.Agent
@@ -208,6 +223,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return decodeError(resp.StatusCode, data)
 	}
 	if out == nil {
+		return nil
+	}
+	if raw, ok := out.(*json.RawMessage); ok {
+		// Passed on as is; whoever prints it validates it (json.Indent).
+		*raw = bytes.TrimSpace(data)
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
