@@ -3,7 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,10 +68,21 @@ func (r *Record) clone() *Record {
 // TmuxSession is the tmux session name of an agent.
 func TmuxSession(name string) string { return "leo-" + name }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-
-// ValidName reports whether name is a valid agent name.
-func ValidName(name string) bool { return nameRE.MatchString(name) }
+// ValidName reports whether name is a valid agent name,
+// ^[a-z0-9][a-z0-9-]{0,62}$. Checked by hand: compiling that regexp at
+// package init cost every leo command about 0.05 ms of start-up.
+func ValidName(name string) bool {
+	if len(name) == 0 || len(name) > 63 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' && i > 0) {
+			return false
+		}
+	}
+	return true
+}
 
 // CheckName returns an invalid_args error for a bad agent name.
 func CheckName(name string) error {
