@@ -73,8 +73,9 @@ type Defaults struct {
 	Workspace      string
 }
 
-// Template is a blueprint of agents (templates.<name>).
-type Template struct {
+// Settings are what templates and tasks are launched with; both scopes
+// have all of them and resolve them the same way.
+type Settings struct {
 	Workspace        string
 	Harness          string
 	Model            string
@@ -87,27 +88,23 @@ type Template struct {
 	QueueMax         *int
 }
 
+// Template is a blueprint of agents (templates.<name>): only Settings.
+type Template struct {
+	Settings
+}
+
 // Task is a scheduled prompt (tasks.<name>).
 type Task struct {
-	Schedule         string
-	Timezone         string
-	PromptFile       string
-	Workspace        string
-	Harness          string
-	Model            string
-	MaxTurns         *int
-	HarnessOptions   map[string]any
-	Channels         []string
-	DevChannels      []string
-	Env              map[string]string
-	Timeout          string
-	Retries          *int
-	Enabled          *bool
-	NotifyOnFail     bool
-	Runtime          string
-	Template         string
-	QueueMax         *int
-	IdleSuspendAfter string
+	Settings
+	Schedule     string
+	Timezone     string
+	PromptFile   string
+	Timeout      string
+	Retries      *int
+	Enabled      *bool
+	NotifyOnFail bool
+	Runtime      string
+	Template     string
 }
 
 // Web is the web UI and HTTP API section.

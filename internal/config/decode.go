@@ -209,36 +209,17 @@ func (d *decoder) defaults(out *Defaults, m fields) {
 
 func (d *decoder) template(name string, m fields) *Template {
 	s := "templates." + name
-	t := &Template{}
 	d.removedProvider(s, m)
-	t.Workspace = d.str(s, m, "workspace")
-	t.Harness = d.str(s, m, "harness")
-	t.Model = d.str(s, m, "model")
-	t.MaxTurns = d.intp(s, m, "max_turns")
-	t.HarnessOptions = d.optionsMap(s, m)
-	t.Channels = d.strList(s, m, "channels")
-	t.DevChannels = d.strList(s, m, "dev_channels")
-	t.Env = d.env(s, m)
-	t.IdleSuspendAfter = d.duration(s, m, "idle_suspend_after")
-	t.QueueMax = d.intp(s, m, "queue_max")
-	return t
+	return &Template{Settings: d.settings(s, m)}
 }
 
 func (d *decoder) task(name string, m fields) *Task {
 	s := "tasks." + name
-	t := &Task{}
 	d.removedProvider(s, m)
+	t := &Task{Settings: d.settings(s, m)}
 	t.Schedule = d.str(s, m, "schedule")
 	t.Timezone = d.str(s, m, "timezone")
 	t.PromptFile = d.str(s, m, "prompt_file")
-	t.Workspace = d.str(s, m, "workspace")
-	t.Harness = d.str(s, m, "harness")
-	t.Model = d.str(s, m, "model")
-	t.MaxTurns = d.intp(s, m, "max_turns")
-	t.HarnessOptions = d.optionsMap(s, m)
-	t.Channels = d.strList(s, m, "channels")
-	t.DevChannels = d.strList(s, m, "dev_channels")
-	t.Env = d.env(s, m)
 	t.Timeout = d.duration(s, m, "timeout")
 	t.Retries = d.intp(s, m, "retries")
 	t.Enabled = d.boolp(s, m, "enabled")
@@ -247,9 +228,23 @@ func (d *decoder) task(name string, m fields) *Task {
 	}
 	t.Runtime = d.str(s, m, "runtime")
 	t.Template = d.str(s, m, "template")
-	t.QueueMax = d.intp(s, m, "queue_max")
-	t.IdleSuspendAfter = d.duration(s, m, "idle_suspend_after")
 	return t
+}
+
+// settings decodes the keys templates and tasks share.
+func (d *decoder) settings(scope string, m fields) Settings {
+	return Settings{
+		Workspace:        d.str(scope, m, "workspace"),
+		Harness:          d.str(scope, m, "harness"),
+		Model:            d.str(scope, m, "model"),
+		MaxTurns:         d.intp(scope, m, "max_turns"),
+		HarnessOptions:   d.optionsMap(scope, m),
+		Channels:         d.strList(scope, m, "channels"),
+		DevChannels:      d.strList(scope, m, "dev_channels"),
+		Env:              d.env(scope, m),
+		IdleSuspendAfter: d.duration(scope, m, "idle_suspend_after"),
+		QueueMax:         d.intp(scope, m, "queue_max"),
+	}
 }
 
 func (d *decoder) web(w *Web, m fields) {

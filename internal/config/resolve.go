@@ -170,18 +170,6 @@ func (c *Config) HarnessesInUse() []string {
 	return sortedKeys(seen)
 }
 
-// scopeFields is what templates and tasks have in common.
-type scopeFields struct {
-	harness, model   string
-	maxTurns         *int
-	options          map[string]any
-	channels, devCh  []string
-	env              map[string]string
-	workspace        string
-	idleSuspendAfter string
-	queueMax         *int
-}
-
 // resolver collects the findings of one resolution.
 type resolver struct {
 	c        *Config
@@ -266,82 +254,110 @@ func (rv *resolver) defaultsOptions() harness.Options {
 	return c.defaultsOpts
 }
 
-// common resolves the fields templates and tasks share.
-func (rv *resolver) common(r *Resolved, s scopeFields, template bool) {
+// common resolves the settings templates and tasks share.
+func (rv *resolver) common(r *Resolved, s Settings, template bool) {
 	c := rv.c
-	r.HarnessInherited = s.harness == ""
-	h, name := rv.lookupHarness(r.Scope, s.harness)
-	r.Harness, r.HarnessName = h, name
-
-	// harness_options: key-wise over defaults, same harness only.
-	r.OptionsInherited = map[string]bool{}
-	if h != nil {
-		own, ok := rv.decodeOptions(r.Scope, h, s.options)
-		if ok {
-			merged := harness.Options{}
-			if name == c.DefaultsHarnessName() {
-				for k, v := range rv.defaultsOptions() {
-					if template && k == remoteControlKey {
-						continue // template-own-only
-					}
-					merged[k] = copyValue(v) // the decoded defaults are shared
-					r.OptionsInherited[k] = true
-				}
-			}
-			for k, v := range own {
-				merged[k] = v
-				delete(r.OptionsInherited, k)
-			}
-			if template && hasOption(h, remoteControlKey) {
-				if _, set := merged[remoteControlKey]; !set {
-					merged[remoteControlKey] = true
-					r.OptionsInherited[remoteControlKey] = true
-				}
-			}
-			r.Options = merged
+	r.HarnessInherited = s.Harness == ""
+	r.Harness, r.HarnessName = rv.lookupHarness(r.Scope, s.Harness)
+	r.Options, r.OptionsInherited = harness.Options{}, map[string]bool{}
+	if h := r.Harness; h != nil {
+		if own, ok := rv.decodeOptions(r.Scope, h, s.HarnessOptions); ok {
+			r.Options, r.OptionsInherited = rv.mergeOptions(h, r.HarnessName, own, template)
 		}
-		if s.model != "" {
-			if err := h.ValidateModel(s.model); err != nil {
+		if s.Model != "" {
+			if err := h.ValidateModel(s.Model); err != nil {
 				rv.errorf(r.Scope+".model", "%v", err)
 			}
 		}
-		if s.maxTurns != nil && *s.maxTurns != 0 && !supportsMaxTurns(h) {
-			rv.warnf(r.Scope+".max_turns", "the %s harness has no turn limit; max_turns is ignored", name)
-		}
 		if !h.SupportsChannels() {
-			if len(s.channels) > 0 {
-				rv.errorf(r.Scope+".channels", channelsUnsupported, name)
+			if len(s.Channels) > 0 {
+				rv.errorf(r.Scope+".channels", channelsUnsupported, r.HarnessName)
 			}
-			if len(s.devCh) > 0 {
-				rv.errorf(r.Scope+".dev_channels", channelsUnsupported, name)
+			if len(s.DevChannels) > 0 {
+				rv.errorf(r.Scope+".dev_channels", channelsUnsupported, r.HarnessName)
 			}
 		}
 	}
-	if r.Options == nil {
-		r.Options = harness.Options{}
-	}
 
-	r.Model, r.ModelInherited = c.cascadeModel(s.model, name)
+	r.Model, r.ModelInherited = c.cascadeModel(s.Model, r.HarnessName)
 
+	rv.checkMaxTurns(r.Scope+".max_turns", s.MaxTurns, r.Harness)
 	switch {
-	case s.maxTurns != nil:
-		r.MaxTurns = *s.maxTurns
+	case s.MaxTurns != nil:
+		r.MaxTurns = *s.MaxTurns
 	case c.Defaults.MaxTurns != nil:
 		r.MaxTurns = *c.Defaults.MaxTurns
 	}
-	if s.maxTurns != nil && *s.maxTurns < 0 {
-		rv.errorf(r.Scope+".max_turns", "must be 0 (no limit) or more, got %d", *s.maxTurns)
+
+	r.Channels = append([]string(nil), s.Channels...)
+	r.DevChannels = append([]string(nil), s.DevChannels...)
+	r.Env, r.EnvKeys = c.mergeEnv(s.Env)
+	r.Workspace = rv.workspace(r.Scope, s.Workspace, template)
+
+	if s.IdleSuspendAfter != "" {
+		r.IdleSuspendAfter = rv.positiveDuration(r.Scope+".idle_suspend_after", s.IdleSuspendAfter)
 	}
+	r.QueueMax = DefaultQueueMax
+	if s.QueueMax != nil {
+		r.QueueMax = *s.QueueMax
+		if *s.QueueMax < 1 {
+			rv.errorf(r.Scope+".queue_max", "must be at least 1, got %d", *s.QueueMax)
+		}
+	}
+}
 
-	r.Channels = append([]string(nil), s.channels...)
-	r.DevChannels = append([]string(nil), s.devCh...)
+// mergeOptions layers a scope's own decoded options over
+// defaults.harness_options, one top-level key at a time, when the scope runs
+// the defaults' harness (options never leak across harnesses). It also
+// returns which keys were inherited. A template's remote_control never
+// inherits, and is true when the template leaves it unset.
+func (rv *resolver) mergeOptions(h harness.Harness, name string, own harness.Options, template bool) (harness.Options, map[string]bool) {
+	merged, inherited := harness.Options{}, map[string]bool{}
+	if name == rv.c.DefaultsHarnessName() {
+		for k, v := range rv.defaultsOptions() {
+			if template && k == remoteControlKey {
+				continue // template-own-only
+			}
+			merged[k] = copyValue(v) // the decoded defaults are shared
+			inherited[k] = true
+		}
+	}
+	for k, v := range own {
+		merged[k] = v
+		delete(inherited, k)
+	}
+	if template && hasOption(h, remoteControlKey) {
+		if _, set := merged[remoteControlKey]; !set {
+			merged[remoteControlKey] = true
+			inherited[remoteControlKey] = true
+		}
+	}
+	return merged, inherited
+}
 
-	r.Env, r.EnvKeys = c.mergeEnv(s.env)
+// checkMaxTurns checks a max_turns a scope sets: it cannot be negative, and
+// one the harness ignores (h nil: unknown harness, reported elsewhere) is
+// worth a warning.
+func (rv *resolver) checkMaxTurns(path string, n *int, h harness.Harness) {
+	if n == nil {
+		return
+	}
+	if *n < 0 {
+		rv.errorf(path, "must be 0 (no limit) or more, got %d", *n)
+	}
+	if *n != 0 && h != nil && !honorsMaxTurns(h) {
+		rv.warnf(path, "the %s harness has no turn limit; max_turns is ignored", h.Name())
+	}
+}
 
-	ws := s.workspace
-	wsField := r.Scope + ".workspace"
+// workspace is a scope's absolute workspace: its own, else
+// defaults.workspace, else <home>/agents for a template and <home>/workspace
+// for a task. A bad value is reported on the field it came from.
+func (rv *resolver) workspace(scope, own string, template bool) string {
+	c := rv.c
+	ws, field := own, scope+".workspace"
 	if ws == "" {
-		ws, wsField = c.Defaults.Workspace, "defaults.workspace"
+		ws, field = c.Defaults.Workspace, "defaults.workspace"
 	}
 	if ws == "" {
 		if template {
@@ -352,20 +368,9 @@ func (rv *resolver) common(r *Resolved, s scopeFields, template bool) {
 	}
 	abs, err := c.absPath(ws)
 	if err != nil {
-		rv.errorf(wsField, "%v", err)
+		rv.errorf(field, "%v", err)
 	}
-	r.Workspace = abs
-
-	if s.idleSuspendAfter != "" {
-		r.IdleSuspendAfter = rv.positiveDuration(r.Scope+".idle_suspend_after", s.idleSuspendAfter)
-	}
-	r.QueueMax = DefaultQueueMax
-	if s.queueMax != nil {
-		r.QueueMax = *s.queueMax
-		if *s.queueMax < 1 {
-			rv.errorf(r.Scope+".queue_max", "must be at least 1, got %d", *s.queueMax)
-		}
-	}
+	return abs
 }
 
 // copyValue copies the list and map values of decoded options.
@@ -400,9 +405,9 @@ func hasOption(h harness.Harness, key string) bool {
 	return false
 }
 
-// supportsMaxTurns asks the adapter whether max_turns reaches the harness;
+// honorsMaxTurns asks the adapter whether max_turns reaches the harness;
 // one that does not say is taken to honour it.
-func supportsMaxTurns(h harness.Harness) bool {
+func honorsMaxTurns(h harness.Harness) bool {
 	tl, ok := h.(harness.TurnLimiter)
 	return !ok || tl.HonorsMaxTurns()
 }
@@ -423,11 +428,7 @@ func (rv *resolver) positiveDuration(path, text string) time.Duration {
 func (c *Config) resolveTemplate(name string, t *Template) (*Resolved, []Finding) {
 	rv := &resolver{c: c}
 	r := &Resolved{Scope: "templates." + name, Name: name}
-	rv.common(r, scopeFields{
-		harness: t.Harness, model: t.Model, maxTurns: t.MaxTurns, options: t.HarnessOptions,
-		channels: t.Channels, devCh: t.DevChannels, env: t.Env, workspace: t.Workspace,
-		idleSuspendAfter: t.IdleSuspendAfter, queueMax: t.QueueMax,
-	}, true)
+	rv.common(r, t.Settings, true)
 	if r.Harness != nil && !r.Harness.SupportsKind(harness.KindAgent) {
 		rv.errorf(r.Scope+".harness", "the %s harness cannot run ephemeral agents yet (only scheduled tasks) — see %s", r.HarnessName, HarnessDocs)
 	}
@@ -437,11 +438,7 @@ func (c *Config) resolveTemplate(name string, t *Template) (*Resolved, []Finding
 func (c *Config) resolveTask(name string, t *Task) (*Resolved, []Finding) {
 	rv := &resolver{c: c}
 	r := &Resolved{Scope: "tasks." + name, Name: name}
-	rv.common(r, scopeFields{
-		harness: t.Harness, model: t.Model, maxTurns: t.MaxTurns, options: t.HarnessOptions,
-		channels: t.Channels, devCh: t.DevChannels, env: t.Env, workspace: t.Workspace,
-		idleSuspendAfter: t.IdleSuspendAfter, queueMax: t.QueueMax,
-	}, false)
+	rv.common(r, t.Settings, false)
 	r.Schedule = t.Schedule
 	r.Timezone = t.Timezone
 	if t.PromptFile != "" {

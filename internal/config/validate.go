@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 // Severities of a Finding.
@@ -164,24 +162,16 @@ func (c *Config) finish(all []Finding) []Finding {
 func (c *Config) validateDefaults() []Finding {
 	rv := &resolver{c: c}
 	d := c.Defaults
-	name := c.DefaultsHarnessName()
-	h, ok := harness.Lookup(name)
-	if !ok {
-		rv.add(SeverityError, "defaults.harness", "defaults.harness", unregisteredHarness("defaults.harness", name))
-	} else {
+	h, _ := rv.lookupHarness("defaults", "")
+	if h != nil {
 		rv.decodeOptions("defaults", h, d.HarnessOptions)
 		if d.Model != "" {
 			if err := h.ValidateModel(d.Model); err != nil {
 				rv.errorf("defaults.model", "%v", err)
 			}
 		}
-		if d.MaxTurns != nil && *d.MaxTurns != 0 && !supportsMaxTurns(h) {
-			rv.warnf("defaults.max_turns", "the %s harness has no turn limit; max_turns is ignored", name)
-		}
 	}
-	if d.MaxTurns != nil && *d.MaxTurns < 0 {
-		rv.errorf("defaults.max_turns", "must be 0 (no limit) or more, got %d", *d.MaxTurns)
-	}
+	rv.checkMaxTurns("defaults.max_turns", d.MaxTurns, h)
 	if d.Workspace != "" {
 		if _, err := c.absPath(d.Workspace); err != nil {
 			rv.errorf("defaults.workspace", "%v", err)

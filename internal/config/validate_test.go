@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -203,6 +204,26 @@ func TestMaxTurnsIgnoredIsAWarning(t *testing.T) {
 	}
 	if err := c.Validate(); err != nil {
 		t.Errorf("warnings must not fail Validate: %v", err)
+	}
+}
+
+func TestDefaultsMaxTurnsAndWorkspace(t *testing.T) {
+	c := parseTestYAML(t, "defaults:\n  harness: codex\n  max_turns: -2\n")
+	wantFinding(t, c, "defaults.max_turns: must be 0 (no limit) or more, got -2")
+	if w := wantFinding(t, c, "defaults.max_turns: the codex harness has no turn limit; max_turns is ignored"); w.Severity != SeverityWarning {
+		t.Errorf("severity %q", w.Severity)
+	}
+	wantClean(t, parseTestYAML(t, "defaults:\n  max_turns: 5\n"))
+
+	// A defaults.workspace that cannot be resolved is reported once, on
+	// defaults.workspace, however many scopes inherit it.
+	t.Setenv("HOME", "")
+	h := newTestHome(t)
+	h.env["HOME"] = ""
+	c = h.parse(t, "defaults:\n  workspace: ~/agents\ntemplates:\n  a: {}\n  b: {}\n")
+	want := []string{"defaults.workspace: cannot find the home directory: set HOME or LEO_HOME"}
+	if got := errorMessages(c); !slices.Equal(got, want) {
+		t.Errorf("errors %q, want %q", got, want)
 	}
 }
 
