@@ -278,21 +278,19 @@ func value(m fields, key string) (*node, bool) {
 }
 
 func (d *decoder) str(scope string, m fields, key string) string {
-	v, ok := value(m, key)
-	if !ok {
-		return ""
-	}
-	if v.Kind == yamlv3.ScalarNode && v.Tag == "!!str" {
-		return v.Value
-	}
-	d.errorf(scope+"."+key, "expected a string, got %s", kindOf(v))
-	return ""
+	return d.text(scope, m, key, "a string")
 }
 
 // duration keeps the text of a duration field; Resolve parses it, so the
 // error names the field and the value the user wrote. A bare number is not a
 // duration: "30" could mean seconds or minutes.
 func (d *decoder) duration(scope string, m fields, key string) string {
+	return d.text(scope, m, key, "a duration such as 30m or 1h30m")
+}
+
+// text reads a YAML string; anything else is a finding saying what was
+// expected.
+func (d *decoder) text(scope string, m fields, key, expected string) string {
 	v, ok := value(m, key)
 	if !ok {
 		return ""
@@ -300,7 +298,7 @@ func (d *decoder) duration(scope string, m fields, key string) string {
 	if v.Kind == yamlv3.ScalarNode && v.Tag == "!!str" {
 		return v.Value
 	}
-	d.errorf(scope+"."+key, "expected a duration such as 30m or 1h30m, got %s", kindOf(v))
+	d.errorf(scope+"."+key, "expected %s, got %s", expected, kindOf(v))
 	return ""
 }
 

@@ -73,6 +73,21 @@ func canonical(v any) any {
 	return v
 }
 
+// withDrawn sets the harness, harness_options and model keys of a scope's
+// YAML map to what was drawn, leaving out what was drawn empty.
+func withDrawn(scope map[string]any, harnessName string, opts map[string]any, model string) map[string]any {
+	if harnessName != "" {
+		scope["harness"] = harnessName
+	}
+	if len(opts) > 0 {
+		scope["harness_options"] = opts
+	}
+	if model != "" {
+		scope["model"] = model
+	}
+	return scope
+}
+
 func TestPropertyMergeRules(t *testing.T) {
 	names := append([]string{""}, harness.Names()...)
 	rapid.Check(t, func(t *rapid.T) {
@@ -91,26 +106,8 @@ func TestPropertyMergeRules(t *testing.T) {
 		dModel := genModel(t, dh, "defaults.model")
 		sModel := genModel(t, sh, "scope.model")
 
-		defaults := map[string]any{}
-		if dName != "" {
-			defaults["harness"] = dName
-		}
-		if len(dOpts) > 0 {
-			defaults["harness_options"] = dOpts
-		}
-		if dModel != "" {
-			defaults["model"] = dModel
-		}
-		scope := map[string]any{"prompt_file": "p.md"}
-		if sName != "" {
-			scope["harness"] = sName
-		}
-		if len(sOpts) > 0 {
-			scope["harness_options"] = sOpts
-		}
-		if sModel != "" {
-			scope["model"] = sModel
-		}
+		defaults := withDrawn(map[string]any{}, dName, dOpts, dModel)
+		scope := withDrawn(map[string]any{"prompt_file": "p.md"}, sName, sOpts, sModel)
 		section := "tasks"
 		if isTemplate {
 			section = "templates"

@@ -113,21 +113,22 @@ func (c *Config) ResolveTask(name string) (*Resolved, error) {
 // model names are harness-specific, so a claude default must never reach a
 // codex or opencode task. "" means "let the harness choose".
 func (c *Config) TaskModel(name string) string {
-	t, ok := c.Tasks[name]
-	if !ok {
-		return ""
+	if t, ok := c.Tasks[name]; ok {
+		return c.model(t.Settings)
 	}
-	m, _ := c.cascadeModel(t.Model, c.scopeHarnessName(t.Harness))
-	return m
+	return ""
 }
 
 // TemplateModel is TaskModel's rule for templates.
 func (c *Config) TemplateModel(name string) string {
-	t, ok := c.Templates[name]
-	if !ok {
-		return ""
+	if t, ok := c.Templates[name]; ok {
+		return c.model(t.Settings)
 	}
-	m, _ := c.cascadeModel(t.Model, c.scopeHarnessName(t.Harness))
+	return ""
+}
+
+func (c *Config) model(s Settings) string {
+	m, _ := c.cascadeModel(s.Model, c.scopeHarnessName(s.Harness))
 	return m
 }
 
