@@ -10,10 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -537,19 +537,10 @@ func yamlError(path string, err error) error {
 }
 
 // TemplateNames lists the templates, sorted.
-func (c *Config) TemplateNames() []string { return sortedKeys(c.Templates) }
+func (c *Config) TemplateNames() []string { return slices.Sorted(maps.Keys(c.Templates)) }
 
 // TaskNames lists the tasks, sorted.
-func (c *Config) TaskNames() []string { return sortedKeys(c.Tasks) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (c *Config) TaskNames() []string { return slices.Sorted(maps.Keys(c.Tasks)) }
 
 // WebEnabled reports whether the web UI and HTTP API are on. The MCP bridge
 // additionally needs a readable, non-empty state/api.token; checking that is

@@ -3,9 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -168,7 +169,7 @@ func (c *Config) HarnessesInUse() []string {
 	for _, t := range c.Tasks {
 		seen[c.scopeHarnessName(t.Harness)] = true
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // resolver collects the findings of one resolution.
@@ -517,12 +518,7 @@ func (c *Config) mergeEnv(own map[string]string) (map[string]string, []string) {
 	for k, v := range own {
 		out[k] = c.expandEnv(v)
 	}
-	keys := make([]string, 0, len(out))
-	for k := range out {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return out, keys
+	return out, slices.Sorted(maps.Keys(out))
 }
 
 func (c *Config) expandEnv(v string) string {

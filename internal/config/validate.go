@@ -3,10 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -264,7 +266,7 @@ func (rv *resolver) unusedWithTemplate(scope string, t *Task) {
 		"idle_suspend_after": t.IdleSuspendAfter != "",
 		"queue_max":          t.QueueMax != nil,
 	}
-	for _, field := range sortedKeys(set) {
+	for _, field := range slices.Sorted(maps.Keys(set)) {
 		if set[field] {
 			rv.warnf(scope+"."+field, "ignored: the task delivers into the agent of templates.%s, which runs with that template's settings", t.Template)
 		}

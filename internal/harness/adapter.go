@@ -1,6 +1,9 @@
 package harness
 
-import "os"
+import (
+	"maps"
+	"os"
+)
 
 // Small pieces every adapter needs the same way.
 
@@ -29,9 +32,7 @@ func Getenv(env map[string]string, key string) string {
 // reads its token from a file.
 func (b *MCPBridge) ServerEnv() map[string]string {
 	env := make(map[string]string, len(b.Env)+1)
-	for k, v := range b.Env {
-		env[k] = v
-	}
+	maps.Copy(env, b.Env)
 	if _, set := env["LEO_URL"]; !set && b.URL != "" {
 		env["LEO_URL"] = b.URL
 	}

@@ -3,9 +3,10 @@ package codex
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -214,14 +215,9 @@ func tomlArray(items []string) string {
 
 // tomlInlineTable renders {KEY = "value", …} with keys sorted.
 func tomlInlineTable(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = tomlKey(k) + " = " + tomlString(m[k])
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, tomlKey(k)+" = "+tomlString(m[k]))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

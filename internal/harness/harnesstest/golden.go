@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,13 +66,8 @@ func RenderCommand(title string, cmd harness.Command, err error, replace map[str
 	for _, a := range cmd.Argv {
 		fmt.Fprintf(&b, "  %s\n", strconv.Quote(a))
 	}
-	keys := make([]string, 0, len(cmd.Env))
-	for k := range cmd.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	b.WriteString("env:\n")
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(cmd.Env)) {
 		fmt.Fprintf(&b, "  %s=%s\n", k, cmd.Env[k])
 	}
 	fmt.Fprintf(&b, "dir: %s\n", cmd.Dir)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -401,7 +402,7 @@ func testBridge(t *testing.T, h harness.Harness) {
 	spec.Bridge = &harness.MCPBridge{Command: bridgeMarker, Args: []string{"mcp-server"}, Env: map[string]string{"LEO_HOME": "/leo-home"}, URL: "http://127.0.0.1:8370"}
 	for _, l := range launches(h) {
 		if cmd := build(t, l, spec); !wired(cmd) {
-			t.Errorf("%s does not wire the leo MCP server with a Bridge: argv %q env keys %v", l.name, cmd.Argv, mapKeys(cmd.Env))
+			t.Errorf("%s does not wire the leo MCP server with a Bridge: argv %q env keys %v", l.name, cmd.Argv, slices.Sorted(maps.Keys(cmd.Env)))
 		}
 	}
 }
@@ -436,8 +437,8 @@ func testOptionsNotMutated(t *testing.T, h harness.Harness) {
 	spec := baseSpec(t, h)
 	spec.Bridge = &harness.MCPBridge{Command: bridgeMarker, Args: []string{"mcp-server"}, Env: map[string]string{"LEO_HOME": "/leo-home"}}
 	before := deepCopy(spec.Options)
-	envBefore := maps(spec.Env)
-	bridgeEnvBefore := maps(spec.Bridge.Env)
+	envBefore := maps.Clone(spec.Env)
+	bridgeEnvBefore := maps.Clone(spec.Bridge.Env)
 	for _, l := range launches(h) {
 		build(t, l, spec)
 	}
@@ -546,7 +547,7 @@ func testPreparer(t *testing.T, h harness.Harness) {
 		t.Fatalf("Prepare is not idempotent:\nfirst  %v\nsecond %v", after1, after2)
 	}
 	if ws := snapshot(t, spec.Workspace); len(ws) != 0 {
-		t.Errorf("Prepare wrote into the workspace: %v", mapKeys(ws))
+		t.Errorf("Prepare wrote into the workspace: %v", slices.Sorted(maps.Keys(ws)))
 	}
 }
 
@@ -637,23 +638,6 @@ func copyValue(v any) any {
 		return out
 	}
 	return v
-}
-
-func maps(m map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-func mapKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func first(s []string) string {
