@@ -261,7 +261,6 @@ func (rv *resolver) common(r *Resolved, s Settings, template bool) {
 	c := rv.c
 	r.HarnessInherited = s.Harness == ""
 	r.Harness, r.HarnessName = rv.lookupHarness(r.Scope, s.Harness)
-	r.Options, r.OptionsInherited = harness.Options{}, map[string]bool{}
 	if h := r.Harness; h != nil {
 		if own, ok := rv.decodeOptions(r.Scope, h, s.HarnessOptions); ok {
 			r.Options, r.OptionsInherited = rv.mergeOptions(h, r.HarnessName, own, template)
@@ -279,6 +278,9 @@ func (rv *resolver) common(r *Resolved, s Settings, template bool) {
 				rv.errorf(r.Scope+".dev_channels", channelsUnsupported, r.HarnessName)
 			}
 		}
+	}
+	if r.Options == nil { // unknown harness, or options it refused
+		r.Options, r.OptionsInherited = harness.Options{}, map[string]bool{}
 	}
 
 	r.Model, r.ModelInherited = c.cascadeModel(s.Model, r.HarnessName)
@@ -357,9 +359,9 @@ func (rv *resolver) checkMaxTurns(path string, n *int, h harness.Harness) {
 // for a task. A bad value is reported on the field it came from.
 func (rv *resolver) workspace(scope, own string, template bool) string {
 	c := rv.c
-	ws, field := own, scope+".workspace"
+	ws := own
 	if ws == "" {
-		ws, field = c.Defaults.Workspace, "defaults.workspace"
+		ws = c.Defaults.Workspace
 	}
 	if ws == "" {
 		if template {
@@ -370,6 +372,10 @@ func (rv *resolver) workspace(scope, own string, template bool) string {
 	}
 	abs, err := c.absPath(ws)
 	if err != nil {
+		field := "defaults.workspace"
+		if own != "" {
+			field = scope + ".workspace"
+		}
 		rv.errorf(field, "%v", err)
 	}
 	return abs
@@ -518,7 +524,12 @@ func (c *Config) mergeEnv(own map[string]string) (map[string]string, []string) {
 	for k, v := range own {
 		out[k] = c.expandEnv(v)
 	}
-	return out, slices.Sorted(maps.Keys(out))
+	keys := make([]string, 0, len(out))
+	for k := range out {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return out, keys
 }
 
 func (c *Config) expandEnv(v string) string {
