@@ -160,10 +160,10 @@ func TestSIGKILLDuringSpawnsAndDeliveries(t *testing.T) {
 
 	// The last daemon runs undisturbed: wait until every agent is up.
 	f.settle()
-	f.checkState()
 	records := f.checkRecords()
 	f.checkSessions(records)
 	f.checkMessages(records)
+	f.checkState(records)
 	t.Logf("%d agents (%d spawns confirmed, %d uncertain), %d messages accepted", len(records), len(f.confirmed), len(f.uncertain), len(f.accepted))
 }
 
@@ -450,11 +450,22 @@ func (f *fleet) settle() {
 	})
 }
 
-// checkState: every file in state/ is one the daemon owns, agents.json is
-// one valid document, and no write was torn (a corrupt file would have
-// been moved aside as agents.json.corrupt-*).
-func (f *fleet) checkState() {
+// checkState stops the last daemon the way a service manager does
+// (SIGTERM), then checks state/: every file is one the daemon owns,
+// agents.json is one valid document naming the agents it listed, and no
+// write was torn (a corrupt file is moved aside as agents.json.corrupt-*)
+// or left its temp file (.agents.json<digits>: each boot after a kill
+// clears those, and a clean stop leaves none). Checked after the stop, as
+// a running daemon may be mid-write.
+func (f *fleet) checkState(recs []leoproc.StateRecord) {
 	t := f.t
+	f.mu.Lock()
+	d := f.d
+	f.mu.Unlock()
+	d.Kill(syscall.SIGTERM)
+	if !d.Cmd.ProcessState.Success() {
+		t.Errorf("the last daemon did not stop cleanly on SIGTERM: %v", d.Cmd.ProcessState)
+	}
 	entries, err := os.ReadDir(f.w.Home.StateDir())
 	if err != nil {
 		t.Fatal(err)
@@ -462,26 +473,25 @@ func (f *fleet) checkState() {
 	for _, e := range entries {
 		name := e.Name()
 		switch {
-		case name == "agents.json", name == "daemon.lock", name == "leo.sock":
+		case name == "agents.json", name == "daemon.lock":
 		case strings.HasSuffix(name, ".json"):
 			data, err := os.ReadFile(filepath.Join(f.w.Home.StateDir(), name))
 			if err != nil || !json.Valid(data) {
 				t.Errorf("state/%s does not parse as JSON (%v)", name, err)
 			}
 		default:
-			// A temp file of an interrupted atomic write, or a corrupt
-			// file moved aside: either means a reader could be confused
-			// or a write was torn.
-			t.Errorf("unexpected file state/%s left after the kills", name)
+			t.Errorf("unexpected file state/%s left after the kills and a clean stop", name)
 		}
 	}
-	if _, err := f.w.ReadAgentsFile(); err != nil {
+	after, err := f.w.ReadAgentsFile()
+	if err != nil {
 		t.Fatal(err)
 	}
-	// Interrupted atomic writes may leave their temp file in TMPDIR; it
-	// is never read, so it cannot confuse, but say how many there were.
+	if len(after) != len(recs) {
+		t.Errorf("state/agents.json holds %d records after the stop, %d before", len(after), len(recs))
+	}
 	if left, _ := filepath.Glob(filepath.Join(f.w.TmpDir(), ".agents.json*")); len(left) > 0 {
-		t.Logf("%d temp files of interrupted writes left in TMPDIR (never read): %v", len(left), left)
+		t.Errorf("temp files of state writes in TMPDIR: %v", left)
 	}
 }
 
