@@ -85,11 +85,7 @@ func asError(fs []Finding) error {
 // and every web save. It returns a *ValidationError when there is at least
 // one error; warnings alone return nil (see Findings).
 func (c *Config) Validate() error {
-	fs := c.Findings()
-	if err := asError(fs); err != nil {
-		return err
-	}
-	return nil
+	return asError(c.Findings())
 }
 
 // Findings returns every error and warning, sorted by path.

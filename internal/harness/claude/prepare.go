@@ -23,8 +23,8 @@ import (
 // just that entry (0600). A file that does not parse is left alone and
 // reported. Nothing is written when the workspace is already trusted.
 func (Claude) Prepare(ctx context.Context, spec harness.LaunchSpec) error {
-	if spec.Workspace == "" {
-		return errors.New("claude: launch spec has no workspace")
+	if err := checkSpec(spec); err != nil {
+		return err
 	}
 	return TrustWorkspace(GlobalConfigPath(spec.Env), spec.Workspace)
 }

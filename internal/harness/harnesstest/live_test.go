@@ -2,6 +2,7 @@ package harnesstest_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -63,12 +64,8 @@ func (l *live) start(spec harness.LaunchSpec) {
 		l.t.Fatalf("Interactive: %v", err)
 	}
 	env := map[string]string{}
-	for k, v := range spec.Env {
-		env[k] = v
-	}
-	for k, v := range cmd.Env {
-		env[k] = v
-	}
+	maps.Copy(env, spec.Env)
+	maps.Copy(env, cmd.Env)
 	pane, err := l.srv.NewSession(ctx, tmux.SessionSpec{Name: "leo-live", Dir: cmd.Dir, Argv: cmd.Argv, Env: env, Width: 120, Height: 40})
 	if err != nil {
 		l.t.Fatalf("NewSession %q: %v", cmd.Argv, err)
@@ -252,8 +249,6 @@ func TestLiveSlowStart(t *testing.T) {
 // first), as the daemon hands it to session lookups.
 func (l *live) queryEnv() map[string]string {
 	out := map[string]string{"PATH": l.path}
-	for k, v := range l.env {
-		out[k] = v
-	}
+	maps.Copy(out, l.env)
 	return out
 }

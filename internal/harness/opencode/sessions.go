@@ -73,11 +73,11 @@ func (s sessions) Exists(ctx context.Context, q harness.SessionQuery, id string)
 	return false, nil
 }
 
+// sessionInfo is what leo reads of one entry of `opencode session list
+// --format json` (which also prints title and projectId).
 type sessionInfo struct {
 	ID        string    `json:"id"`
-	Title     string    `json:"title"`
 	Directory string    `json:"directory"`
-	ProjectID string    `json:"projectId"`
 	Updated   timestamp `json:"updated"`
 	Created   timestamp `json:"created"`
 }
