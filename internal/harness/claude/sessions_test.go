@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/harness/harnesstest"
 )
 
 func TestEncodeWorkspace(t *testing.T) {
@@ -148,7 +149,7 @@ func TestPrepareTrustsWorkspaceKeepingEverythingElse(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got, want map[string]any
-	data := readFile(t, path)
+	data := []byte(harnesstest.ReadFile(t, path))
 	mustUnmarshal(t, data, &got)
 	mustUnmarshal(t, []byte(orig), &want)
 	want["projects"].(map[string]any)["/ws"].(map[string]any)["hasTrustDialogAccepted"] = true
@@ -163,17 +164,7 @@ func TestPrepareTrustsWorkspaceKeepingEverythingElse(t *testing.T) {
 	}
 
 	// Already trusted: not rewritten at all.
-	past := time.Now().Add(-time.Hour).Truncate(time.Second)
-	if err := os.Chtimes(path, past, past); err != nil {
-		t.Fatal(err)
-	}
-	if err := (Claude{}).Prepare(context.Background(), spec); err != nil {
-		t.Fatal(err)
-	}
-	after, _ := os.Stat(path)
-	if !after.ModTime().Equal(past) || string(readFile(t, path)) != string(data) {
-		t.Fatal("Prepare rewrote an already-trusted config")
-	}
+	harnesstest.NotRewritten(t, path, func() error { return (Claude{}).Prepare(context.Background(), spec) })
 }
 
 func TestPrepareCreatesMinimalConfig(t *testing.T) {
@@ -184,7 +175,7 @@ func TestPrepareCreatesMinimalConfig(t *testing.T) {
 	}
 	path := filepath.Join(cfg, ".claude.json")
 	var got map[string]any
-	mustUnmarshal(t, readFile(t, path), &got)
+	mustUnmarshal(t, []byte(harnesstest.ReadFile(t, path)), &got)
 	if mustJSON(t, got) != `{"projects":{"/ws":{"hasTrustDialogAccepted":true}}}` {
 		t.Fatalf("created %s", mustJSON(t, got))
 	}
@@ -204,19 +195,10 @@ func TestPrepareLeavesCorruptConfigAlone(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), path) {
 			t.Fatalf("Prepare on %q = %v: want an error naming the file", bad, err)
 		}
-		if string(readFile(t, path)) != bad {
+		if harnesstest.ReadFile(t, path) != bad {
 			t.Fatalf("Prepare changed a file it could not parse: %q", bad)
 		}
 	}
-}
-
-func readFile(t *testing.T, p string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }
 
 func mustUnmarshal(t *testing.T, data []byte, v any) {

@@ -5,9 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/harness/harnesstest"
 )
 
 func TestPrepareAppendsTrustKeepingEveryByte(t *testing.T) {
@@ -22,23 +22,14 @@ func TestPrepareAppendsTrustKeepingEveryByte(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := orig + "\n\n[projects.\"/home/u/agents/coder\"]\ntrust_level = \"trusted\"\n"
-	if got := read(t, path); got != want {
+	if got := harnesstest.ReadFile(t, path); got != want {
 		t.Fatalf("config.toml\n got %q\nwant %q", got, want)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
 		t.Fatalf("mode %v, want the file's own 0644 kept", fi.Mode().Perm())
 	}
 
-	past := time.Now().Add(-time.Hour).Truncate(time.Second)
-	if err := os.Chtimes(path, past, past); err != nil {
-		t.Fatal(err)
-	}
-	if err := (Codex{}).Prepare(context.Background(), spec); err != nil {
-		t.Fatal(err)
-	}
-	if fi, _ := os.Stat(path); !fi.ModTime().Equal(past) || read(t, path) != want {
-		t.Fatal("a second Prepare rewrote the file")
-	}
+	harnesstest.NotRewritten(t, path, func() error { return (Codex{}).Prepare(context.Background(), spec) })
 }
 
 func TestPrepareRespectsAnExistingEntry(t *testing.T) {
@@ -56,7 +47,7 @@ func TestPrepareRespectsAnExistingEntry(t *testing.T) {
 		if err := TrustWorkspace(path, "/w"); err != nil {
 			t.Fatal(err)
 		}
-		if got := read(t, path); got != orig {
+		if got := harnesstest.ReadFile(t, path); got != orig {
 			t.Errorf("existing entry %q was changed to %q", orig, got)
 		}
 	}
@@ -69,7 +60,7 @@ func TestPrepareRespectsAnExistingEntry(t *testing.T) {
 	if err := TrustWorkspace(path, "/w"); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(t, path); got != "[projects.\"/w2\"]\ntrust_level = \"trusted\"\n\n[projects.\"/w\"]\ntrust_level = \"trusted\"\n" {
+	if got := harnesstest.ReadFile(t, path); got != "[projects.\"/w2\"]\ntrust_level = \"trusted\"\n\n[projects.\"/w\"]\ntrust_level = \"trusted\"\n" {
 		t.Fatalf("got %q", got)
 	}
 }
@@ -82,19 +73,10 @@ func TestPrepareCreatesConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(home, ".codex", "config.toml")
-	if got, want := read(t, path), "[projects.\"/srv/a \\\"quoted\\\" dir\\\\x\"]\ntrust_level = \"trusted\"\n"; got != want {
+	if got, want := harnesstest.ReadFile(t, path), "[projects.\"/srv/a \\\"quoted\\\" dir\\\\x\"]\ntrust_level = \"trusted\"\n"; got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v", fi.Mode().Perm())
 	}
-}
-
-func read(t *testing.T, p string) string {
-	t.Helper()
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }

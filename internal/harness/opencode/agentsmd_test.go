@@ -5,7 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/blackpaw-studio/leo/internal/harness/harnesstest"
 )
 
 const nudge = "Use the leo_skill MCP tool to learn how to message and schedule with leo."
@@ -53,16 +54,7 @@ func TestEnsureManagedBlockAppendsAndReplacesOnlyTheBlock(t *testing.T) {
 	}
 
 	// Same body: not written at all.
-	past := time.Now().Add(-time.Hour).Truncate(time.Second)
-	if err := os.Chtimes(path, past, past); err != nil {
-		t.Fatal(err)
-	}
-	if err := EnsureManagedBlock(dir, "new body\nline two\n"); err != nil {
-		t.Fatal(err)
-	}
-	if fi, _ := os.Stat(path); !fi.ModTime().Equal(past) {
-		t.Fatal("an unchanged block was rewritten")
-	}
+	harnesstest.NotRewritten(t, path, func() error { return EnsureManagedBlock(dir, "new body\nline two\n") })
 
 	// Empty body: the block goes, everything else stays.
 	if err := EnsureManagedBlock(dir, ""); err != nil {
@@ -115,9 +107,5 @@ func TestEnsureManagedBlockEmptyBodyNoFile(t *testing.T) {
 
 func readMD(t *testing.T, dir string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "AGENTS.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
+	return harnesstest.ReadFile(t, filepath.Join(dir, "AGENTS.md"))
 }
