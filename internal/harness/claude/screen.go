@@ -42,7 +42,7 @@ type screen struct{}
 // then the input box (a ❯ line between rules) is looked for; a busy marker
 // in the few lines above it makes it busy, otherwise ready. No box: starting.
 func (screen) Classify(capture string) harness.Screen {
-	lines := harness.CaptureTail(capture, tail)
+	lines := unglue(harness.CaptureTail(capture, tail))
 	top, input, boxed := findInputBox(lines)
 	// A modal replaces the input box, so only text below the last box (or
 	// anywhere, when there is none) can be a live dialog; an answered one
@@ -114,4 +114,68 @@ func isRule(l string) bool {
 		}
 	}
 	return n >= 3 && strings.HasPrefix(l, string(ruleRune))
+}
+
+// minGluedRule is the shortest run of rule runes taken for a whole rule
+// when it shares a line with other text.
+const minGluedRule = 8
+
+// unglue undoes what capture-pane -J does to the input box after a window
+// shrinks: tmux 3.3a can leave the box's rows marked as wrapped, so the rule
+// above the prompt, the prompt line and the rule below come back as one
+// line ("────❯ text      ────"), and the lower rule may join the footer.
+// Such lines are split back into rule, prompt and rest.
+func unglue(lines []string) []string {
+	out := make([]string, 0, len(lines)+4)
+	for _, l := range lines {
+		out = append(out, splitGlued(l)...)
+	}
+	return out
+}
+
+func splitGlued(l string) []string {
+	// A rule run right before the prompt: "────❯ …".
+	if i := strings.Index(l, promptPrefix); i > 0 && ruleRunBefore(l[:i]) >= minGluedRule {
+		return append([]string{l[:i]}, splitGlued(l[i:])...)
+	}
+	// A prompt line ending in a rule run: "❯ text      ────".
+	if strings.HasPrefix(l, promptPrefix) {
+		body := strings.TrimRight(l, " ")
+		if n := ruleRunBefore(body); n >= minGluedRule {
+			cut := len(body) - n*len(string(ruleRune))
+			if cut > 0 && strings.HasSuffix(body[:cut], " ") {
+				return []string{body[:cut], body[cut:]}
+			}
+		}
+		return []string{l}
+	}
+	// A rule run followed by text that is not a rule label: "────  ? for shortcuts".
+	if n := ruleRunAfter(l); n >= minGluedRule {
+		cut := n * len(string(ruleRune))
+		rest := strings.TrimRight(l[cut:], " ")
+		if strings.HasPrefix(rest, " ") && strings.TrimSpace(rest) != "" && !strings.HasSuffix(rest, string(ruleRune)) {
+			return []string{l[:cut], l[cut:]}
+		}
+	}
+	return []string{l}
+}
+
+// ruleRunBefore counts the rule runes that end s.
+func ruleRunBefore(s string) int {
+	n := 0
+	for strings.HasSuffix(s, string(ruleRune)) {
+		s = strings.TrimSuffix(s, string(ruleRune))
+		n++
+	}
+	return n
+}
+
+// ruleRunAfter counts the rule runes that start s.
+func ruleRunAfter(s string) int {
+	n := 0
+	for strings.HasPrefix(s, string(ruleRune)) {
+		s = strings.TrimPrefix(s, string(ruleRune))
+		n++
+	}
+	return n
 }
