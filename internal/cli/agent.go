@@ -34,32 +34,49 @@ daemon over <home>/state/leo.sock; start it with 'leo service'.`
 		newAgentSpawnCmd(f),
 		newAgentListCmd(f),
 		newAgentStatusCmd(f),
-		newAgentVerbCmd(f, "start", "Start a stopped agent (resuming its conversation)", (*client.Client).Start),
-		newAgentVerbCmd(f, "stop", "Stop an agent (its tmux session ends; the record stays)", (*client.Client).Stop),
-		newAgentVerbCmd(f, "restart", "Restart an agent, resuming its conversation", (*client.Client).Restart),
-		newAgentVerbCmd(f, "reset", "Restart an agent with a new conversation", (*client.Client).Reset),
 		newAgentDeleteCmd(f),
 		newAgentLogsCmd(f),
 		newAgentSendCmd(f),
 		newAgentAttachCmd(f),
 	)
+	for _, v := range agentVerbs {
+		cmd.AddCommand(newAgentVerbCmd(f, v))
+	}
 	return cmd
 }
 
-// daemonClient is the client for f's home.
-func daemonClient(f *Factory) (*client.Client, error) {
-	h, err := f.Home()
-	if err != nil {
-		return nil, err
+// daemonCommand completes cmd, one of the `leo agent` commands, which all
+// reach the daemon the same way: --json is bound to *asJSON, and RunE gets
+// a client for f's home and hands it, with the arguments, to run, which
+// fills the command's options and calls its run function. Checks that need
+// no daemon go in cmd.Args, so a bad command line fails before the home is
+// resolved.
+func daemonCommand(f *Factory, cmd *cobra.Command, asJSON *bool, run func(ctx context.Context, c *client.Client, args []string) error) *cobra.Command {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		h, err := f.Home()
+		if err != nil {
+			return err
+		}
+		return run(cmd.Context(), client.New(h), args)
 	}
-	return client.New(h), nil
+	addJSONFlag(cmd, asJSON)
+	return cmd
 }
 
+// callContext bounds one call to the daemon (agentCallTimeout).
 func callContext(parent context.Context) (context.Context, context.CancelFunc) {
 	if parent == nil {
 		parent = context.Background()
 	}
 	return context.WithTimeout(parent, agentCallTimeout)
+}
+
+// nowOr is now(), or the wall clock when now is nil (tests pin it).
+func nowOr(now func() time.Time) time.Time {
+	if now == nil {
+		return time.Now()
+	}
+	return now()
 }
 
 // --- spawn ---
@@ -75,23 +92,17 @@ type AgentSpawnOptions struct {
 
 func newAgentSpawnCmd(f *Factory) *cobra.Command {
 	opts := &AgentSpawnOptions{IO: f.IO}
-	cmd := &cobra.Command{
+	cmd := daemonCommand(f, &cobra.Command{
 		Use:   "spawn <template>",
 		Short: "Spawn an agent from a template",
 		Long: `Spawn an agent from templates.<template> in leo.yaml. Its name is --name, or
 the template's name; a name already taken gets a numeric suffix.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := daemonClient(f)
-			if err != nil {
-				return err
-			}
-			opts.Client, opts.Template = c, args[0]
-			return runAgentSpawn(cmd.Context(), opts)
-		},
-	}
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
+		opts.Client, opts.Template = c, args[0]
+		return runAgentSpawn(ctx, opts)
+	})
 	cmd.Flags().StringVar(&opts.Name, "name", "", "agent name (lowercase letters, digits and -)")
-	addJSONFlag(cmd, &opts.JSON)
 	return cmd
 }
 
@@ -128,22 +139,15 @@ type agentListJSON struct {
 
 func newAgentListCmd(f *Factory) *cobra.Command {
 	opts := &AgentListOptions{IO: f.IO}
-	cmd := &cobra.Command{
+	return daemonCommand(f, &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List agents: harness, state, session, restarts, last exit",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := daemonClient(f)
-			if err != nil {
-				return err
-			}
-			opts.Client = c
-			return runAgentList(cmd.Context(), opts)
-		},
-	}
-	addJSONFlag(cmd, &opts.JSON)
-	return cmd
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, _ []string) error {
+		opts.Client = c
+		return runAgentList(ctx, opts)
+	})
 }
 
 func runAgentList(ctx context.Context, opts *AgentListOptions) error {
@@ -175,15 +179,12 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 		_, err := fmt.Fprintln(opts.IO.Out, "no agents — spawn one with: leo agent spawn <template>")
 		return err
 	}
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
-	}
+	now := nowOr(opts.Now)
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tHARNESS\tSTATE\tSESSION\tRESTARTS\tLAST EXIT\tENV")
 	for _, a := range agents {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", a.Name, a.Harness, stateText(a),
-			orDash(shortID(a.SessionID)), a.Restarts, lastExitText(a.LastExit, now()), orDash(strings.Join(a.EnvKeys, ",")))
+			orDash(shortID(a.SessionID)), a.Restarts, lastExitText(a.LastExit, now), orDash(strings.Join(a.EnvKeys, ",")))
 	}
 	return tw.Flush()
 }
@@ -245,21 +246,14 @@ type AgentStatusOptions struct {
 
 func newAgentStatusCmd(f *Factory) *cobra.Command {
 	opts := &AgentStatusOptions{IO: f.IO}
-	cmd := &cobra.Command{
+	return daemonCommand(f, &cobra.Command{
 		Use:   "status <name>",
 		Short: "Show one agent in full, with its last exit and stderr tail",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := daemonClient(f)
-			if err != nil {
-				return err
-			}
-			opts.Client, opts.Name = c, args[0]
-			return runAgentStatus(cmd.Context(), opts)
-		},
-	}
-	addJSONFlag(cmd, &opts.JSON)
-	return cmd
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
+		opts.Client, opts.Name = c, args[0]
+		return runAgentStatus(ctx, opts)
+	})
 }
 
 func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
@@ -271,10 +265,6 @@ func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
 	}
 	if opts.JSON {
 		return writeJSON(opts.IO.Out, a)
-	}
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 1, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
@@ -299,7 +289,7 @@ func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
 		row("error", a.Error)
 	}
 	if e := a.LastExit; e != nil {
-		row("last exit", lastExitText(e, now())+" (at "+e.At.Local().Format(time.RFC3339)+")")
+		row("last exit", lastExitText(e, nowOr(opts.Now))+" (at "+e.At.Local().Format(time.RFC3339)+")")
 	} else {
 		row("last exit", "-")
 	}
@@ -317,33 +307,41 @@ func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
 
 // --- start | stop | restart | reset ---
 
+// agentVerb is a command that changes one agent's run state: one daemon
+// call, answering the agent as it is now.
+type agentVerb struct {
+	verb, short string
+	call        func(*client.Client, context.Context, string) (api.Agent, error)
+}
+
+// agentVerbs are `leo agent start|stop|restart|reset`.
+var agentVerbs = []agentVerb{
+	{"start", "Start a stopped agent (resuming its conversation)", (*client.Client).Start},
+	{"stop", "Stop an agent (its tmux session ends; the record stays)", (*client.Client).Stop},
+	{"restart", "Restart an agent, resuming its conversation", (*client.Client).Restart},
+	{"reset", "Restart an agent with a new conversation", (*client.Client).Reset},
+}
+
 // AgentVerbOptions are the inputs of `leo agent start|stop|restart|reset`.
 type AgentVerbOptions struct {
 	IO     *IOStreams
 	Client *client.Client
-	Verb   string
 	Name   string
 	JSON   bool
-	call   func(*client.Client, context.Context, string) (api.Agent, error)
+	// call is the verb's daemon call (agentVerb.call).
+	call func(*client.Client, context.Context, string) (api.Agent, error)
 }
 
-func newAgentVerbCmd(f *Factory, verb, short string, call func(*client.Client, context.Context, string) (api.Agent, error)) *cobra.Command {
-	opts := &AgentVerbOptions{IO: f.IO, Verb: verb, call: call}
-	cmd := &cobra.Command{
-		Use:   verb + " <name>",
-		Short: short,
+func newAgentVerbCmd(f *Factory, v agentVerb) *cobra.Command {
+	opts := &AgentVerbOptions{IO: f.IO, call: v.call}
+	return daemonCommand(f, &cobra.Command{
+		Use:   v.verb + " <name>",
+		Short: v.short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := daemonClient(f)
-			if err != nil {
-				return err
-			}
-			opts.Client, opts.Name = c, args[0]
-			return runAgentVerb(cmd.Context(), opts)
-		},
-	}
-	addJSONFlag(cmd, &opts.JSON)
-	return cmd
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
+		opts.Client, opts.Name = c, args[0]
+		return runAgentVerb(ctx, opts)
+	})
 }
 
 func runAgentVerb(ctx context.Context, opts *AgentVerbOptions) error {
@@ -380,7 +378,7 @@ type deleteResultJSON struct {
 
 func newAgentDeleteCmd(f *Factory) *cobra.Command {
 	opts := &AgentDeleteOptions{IO: f.IO}
-	cmd := &cobra.Command{
+	cmd := daemonCommand(f, &cobra.Command{
 		Use:   "delete <name>",
 		Short: "Delete a stopped agent's record",
 		Long: `Delete an agent. Only a stopped agent can be deleted (stop it first). Its
@@ -388,18 +386,12 @@ conversation files, kept by the harness, are left alone.
 
 On a terminal leo asks first; otherwise --yes is required.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := daemonClient(f)
-			if err != nil {
-				return err
-			}
-			opts.Client, opts.Name = c, args[0]
-			opts.CanPrompt = !opts.JSON && isInteractive(f.IO)
-			return runAgentDelete(cmd.Context(), opts)
-		},
-	}
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
+		opts.Client, opts.Name = c, args[0]
+		opts.CanPrompt = !opts.JSON && isInteractive(f.IO)
+		return runAgentDelete(ctx, opts)
+	})
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "delete without asking")
-	addJSONFlag(cmd, &opts.JSON)
 	return cmd
 }
 
@@ -466,24 +458,20 @@ type AgentLogsOptions struct {
 
 func newAgentLogsCmd(f *Factory) *cobra.Command {
 	opts := &AgentLogsOptions{IO: f.IO}
-	cmd := &cobra.Command{
+	cmd := daemonCommand(f, &cobra.Command{
 		Use:   "logs <name>",
 		Short: "Print what the agent's pane shows (the last --lines lines)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		Args: cobra.MatchAll(cobra.ExactArgs(1), func(*cobra.Command, []string) error {
 			if opts.Lines < 1 {
 				return usageErrorf("--lines must be at least 1, got %d", opts.Lines)
 			}
-			c, err := daemonClient(f)
-			if err != nil {
-				return err
-			}
-			opts.Client, opts.Name = c, args[0]
-			return runAgentLogs(cmd.Context(), opts)
-		},
-	}
+			return nil
+		}),
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
+		opts.Client, opts.Name = c, args[0]
+		return runAgentLogs(ctx, opts)
+	})
 	cmd.Flags().IntVarP(&opts.Lines, "lines", "n", 100, "how many lines of the pane and its scrollback")
-	addJSONFlag(cmd, &opts.JSON)
 	return cmd
 }
 
@@ -518,7 +506,7 @@ type AgentSendOptions struct {
 
 func newAgentSendCmd(f *Factory) *cobra.Command {
 	opts := &AgentSendOptions{IO: f.IO}
-	cmd := &cobra.Command{
+	return daemonCommand(f, &cobra.Command{
 		Use:   "send <name> <text>...",
 		Short: "Deliver a message into an agent's TUI",
 		Long: `Hand a message to an agent. The words after the name are joined with
@@ -526,22 +514,22 @@ spaces. Delivery is fire-and-forget: leo queues the message (waking a
 parked agent) and returns; the daemon pastes it when the TUI's input line
 is idle, in order. A delivery the daemon reports as failed exits non-zero
 and is never shown as sent.`,
-		Args: cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			msg := strings.Join(args[1:], " ")
-			if strings.TrimSpace(msg) == "" {
+		Args: cobra.MatchAll(cobra.MinimumNArgs(2), func(_ *cobra.Command, args []string) error {
+			if strings.TrimSpace(sendMessage(args)) == "" {
 				return usageErrorf("the message is empty")
 			}
-			c, err := daemonClient(f)
-			if err != nil {
-				return err
-			}
-			opts.Client, opts.Name, opts.Message = c, args[0], msg
-			return runAgentSend(cmd.Context(), opts)
-		},
-	}
-	addJSONFlag(cmd, &opts.JSON)
-	return cmd
+			return nil
+		}),
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
+		opts.Client, opts.Name, opts.Message = c, args[0], sendMessage(args)
+		return runAgentSend(ctx, opts)
+	})
+}
+
+// sendMessage is the message of `leo agent send <name> <text>...`: the
+// words after the name, joined with spaces.
+func sendMessage(args []string) string {
+	return strings.Join(args[1:], " ")
 }
 
 func runAgentSend(ctx context.Context, opts *AgentSendOptions) error {
