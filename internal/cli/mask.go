@@ -5,16 +5,20 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // masked replaces a secret wherever leo shows one.
 const masked = "***"
 
-// secretName matches names that look like they hold a credential.
-var secretName = regexp.MustCompile(`(?i)(TOKEN|KEY|SECRET|PASSWORD|PASSWD|AUTH|CREDENTIAL|PRIVATE|COOKIE)`)
+// secretName matches names that look like they hold a credential. It is
+// compiled on first use: most leo commands never mask anything.
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(TOKEN|KEY|SECRET|PASSWORD|PASSWD|AUTH|CREDENTIAL|PRIVATE|COOKIE)`)
+})
 
 // looksSecret reports whether a variable or key name suggests a credential.
-func looksSecret(name string) bool { return secretName.MatchString(name) }
+func looksSecret(name string) bool { return secretName().MatchString(name) }
 
 // scrubber hides known secret values (the scope's env: values) inside any
 // text leo prints: argv elements, adapter env values, JSON overlays.

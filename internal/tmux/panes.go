@@ -231,7 +231,7 @@ func parsePaneLine(line string) (PaneInfo, error) {
 	if perr != nil {
 		return PaneInfo{}, perr
 	}
-	if !paneIDRe.MatchString(p.PaneID) {
+	if !isPaneID(p.PaneID) {
 		return PaneInfo{}, fmt.Errorf("field pane_id: %q is not a pane id", p.PaneID)
 	}
 	return p, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,21 +33,62 @@ type Pane struct {
 	PID       int    // pid of the pane's process
 }
 
-var (
-	paneIDRe  = regexp.MustCompile(`^%[0-9]+$`)
-	envKeyRe  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	sessionRe = regexp.MustCompile(`^[^:.\x00-\x1f\x7f]+$`)
-)
+// The three checks below are written out rather than compiled regexps, which
+// every leo command would pay for at start-up; names_test.go pins each to
+// the pattern in its comment.
+
+// isPaneID reports whether s matches ^%[0-9]+$.
+func isPaneID(s string) bool {
+	if len(s) < 2 || s[0] != '%' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isEnvKey reports whether s matches ^[A-Za-z_][A-Za-z0-9_]*$.
+func isEnvKey(s string) bool {
+	if s == "" || isDigit(s[0]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c == '_' || isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// isSessionName reports whether s matches ^[^:.\x00-\x1f\x7f]+$. Bytes
+// are enough: every excluded character is ASCII, and no byte of a
+// multi-byte (or invalid) UTF-8 sequence is.
+func isSessionName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ':' || c == '.' || c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func checkPane(paneID string) error {
-	if !paneIDRe.MatchString(paneID) {
+	if !isPaneID(paneID) {
 		return fmt.Errorf("tmux: pane id %q: want %%N", paneID)
 	}
 	return nil
 }
 
 func checkSessionName(name string) error {
-	if !sessionRe.MatchString(name) {
+	if !isSessionName(name) {
 		return fmt.Errorf("tmux: session name %q: must be non-empty without ':', '.' or control characters", name)
 	}
 	return nil
@@ -76,7 +116,7 @@ func (s *Server) launchArgs(spec SessionSpec, sized bool) ([]string, error) {
 	}
 	keys := make([]string, 0, len(spec.Env))
 	for k := range spec.Env {
-		if !envKeyRe.MatchString(k) {
+		if !isEnvKey(k) {
 			return nil, fmt.Errorf("tmux: session %q: env key %q is not a valid variable name", spec.Name, k)
 		}
 		if k != "PATH" {
@@ -143,7 +183,7 @@ func (s *Server) NewSession(ctx context.Context, spec SessionSpec) (Pane, error)
 
 func parseNewPane(out string) (Pane, error) {
 	f := strings.Split(strings.TrimSpace(out), "\t")
-	if len(f) != 3 || !paneIDRe.MatchString(f[1]) {
+	if len(f) != 3 || !isPaneID(f[1]) {
 		return Pane{}, fmt.Errorf("tmux new-session: unexpected output %q", out)
 	}
 	pid, err := strconv.Atoi(f[2])

@@ -3,6 +3,7 @@ package claude
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -25,8 +26,11 @@ var (
 			"Yes, I trust this folder",
 		}, Keys: []string{"Enter"}},
 	}
-	// pastedPlaceholder is how claude shows a long or multi-line paste.
-	pastedPlaceholder = regexp.MustCompile(`\[Pasted text #\d+(?: \+\d+ lines?)?\]`)
+	// pastedPlaceholder is how claude shows a long or multi-line paste;
+	// compiled on first use, not at every leo command's start-up.
+	pastedPlaceholder = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\[Pasted text #\d+(?: \+\d+ lines?)?\]`)
+	})
 )
 
 // tail is how many trailing lines of a capture are examined: the input box,
@@ -81,7 +85,7 @@ func isTranscript(l string) bool {
 // wraps lines), or claude's [Pasted text #N +M lines] placeholder for a
 // multi-line paste.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder)
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
 }
 
 // findInputBox finds the last ❯ line with a rule right above it and a rule

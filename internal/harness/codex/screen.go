@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -37,8 +38,11 @@ var (
 			"allow Codex to work in this folder",
 		}, Keys: []string{"Enter"}},
 	}
-	// pastedPlaceholder is how codex shows a large paste.
-	pastedPlaceholder = regexp.MustCompile(`\[Pasted Content \d+ chars\]`)
+	// pastedPlaceholder is how codex shows a large paste; compiled on first
+	// use, not at every leo command's start-up.
+	pastedPlaceholder = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\[Pasted Content \d+ chars\]`)
+	})
 )
 
 // tail is how many trailing lines of a capture are examined; busyWindow is
@@ -86,7 +90,7 @@ func isSentMessage(l string) bool {
 // Landed reports whether pasted shows in the composer (same words, as the
 // composer wraps), or as codex's [Pasted Content N chars] placeholder.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder)
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
 }
 
 // findComposer returns the index of the composer line and its input, any
@@ -136,7 +140,22 @@ func isFooter(l string) bool {
 	return false
 }
 
-var menuChoice = regexp.MustCompile(`^›\s*\d+\.\s`)
+// isMenuChoice: "› 1. Yes, continue" is a dialog's selected option. It is
+// the regexp ^›\s*\d+\.\s written out (\s is RE2's [\t\n\f\r ]), so no
+// leo command compiles it at start-up; screen_match_test.go pins the two
+// together.
+func isMenuChoice(l string) bool {
+	rest, ok := strings.CutPrefix(l, "›")
+	if !ok {
+		return false
+	}
+	rest = strings.TrimLeft(rest, reSpace)
+	n := 0
+	for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {
+		n++
+	}
+	return n > 0 && n+1 < len(rest) && rest[n] == '.' && strings.IndexByte(reSpace, rest[n+1]) >= 0
+}
 
-// isMenuChoice: "› 1. Yes, continue" is a dialog's selected option.
-func isMenuChoice(l string) bool { return menuChoice.MatchString(l) }
+// reSpace is what \s matches in Go's regexps.
+const reSpace = "\t\n\f\r "

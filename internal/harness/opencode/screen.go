@@ -3,6 +3,7 @@ package opencode
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -13,14 +14,18 @@ var (
 	// boxBorder starts every line of the input box (and of sent-message
 	// blocks in the transcript).
 	boxBorder = "┃"
-	// modeLine is the box's last line: "┃  Build · <model>".
-	modeLine = regexp.MustCompile(`^┃\s+\S+.* · `)
+	// modeSeparator parts mode and model on the box's last line,
+	// "┃  Build · <model>".
+	modeSeparator = " · "
 	// placeholderPrefix begins the empty box's dimmed hint.
 	placeholderPrefix = "Ask anything"
 	// busyMarkers show while a turn runs.
 	busyMarkers = []string{"esc interrupt", "esc to interrupt"}
-	// pastedPlaceholder is how opencode shows a long paste.
-	pastedPlaceholder = regexp.MustCompile(`\[Pasted ~?\d+ lines?\]`)
+	// pastedPlaceholder is how opencode shows a long paste; compiled on
+	// first use, not at every leo command's start-up.
+	pastedPlaceholder = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\[Pasted ~?\d+ lines?\]`)
+	})
 )
 
 // tail is how many trailing lines of a capture are examined; busyWindow is
@@ -93,14 +98,35 @@ func inBox(l string) bool { return strings.HasPrefix(l, boxBorder) }
 // Landed reports whether pasted shows in the box (same words, as the box
 // wraps), or as opencode's [Pasted ~N lines] placeholder.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder)
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
 }
+
+// isModeLine reports whether l is the box's last line, "┃  Build · <model>":
+// the regexp ^┃\s+\S+.* · written out (\s is RE2's [\t\n\f\r ]), so no
+// leo command compiles it at start-up; screen_match_test.go pins the two
+// together. After the border, a run of spaces, then a non-space and, on the
+// same line, modeSeparator.
+func isModeLine(l string) bool {
+	rest, ok := strings.CutPrefix(l, boxBorder)
+	if !ok {
+		return false
+	}
+	body := strings.TrimLeft(rest, reSpace)
+	if len(body) == len(rest) || body == "" {
+		return false
+	}
+	line, _, _ := strings.Cut(body, "\n")
+	return strings.Contains(line, modeSeparator)
+}
+
+// reSpace is what \s matches in Go's regexps.
+const reSpace = "\t\n\f\r "
 
 // findBox returns the input lines [start, end) of the last box; end is the
 // index of its mode line.
 func findBox(lines []string) (start, end int, ok bool) {
 	for i := len(lines) - 1; i >= 0; i-- {
-		if !modeLine.MatchString(lines[i]) {
+		if !isModeLine(lines[i]) {
 			continue
 		}
 		start = i
