@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/blackpaw-studio/leo/e2e/fault/leoproc"
+	"github.com/blackpaw-studio/leo/e2e/leoproc"
 )
 
 func TestMain(m *testing.M) {

@@ -2,12 +2,13 @@ package fault
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/blackpaw-studio/leo/e2e/fault/leoproc"
+	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/testutil"
@@ -75,7 +76,7 @@ func TestSIGKILLBetweenPasteAndEnter(t *testing.T) {
 			testutil.WaitFor(t, 20*time.Second, func() bool {
 				return reader.Screen().Landed(screenOf(t, w, reader.Screen(), pane), cutText)
 			}, "the cut paste showing in the input line")
-			if n := submittedCounts(t, w.HarnessLog)[cutText]; n != 0 {
+			if n := w.SubmittedCounts()[cutText]; n != 0 {
 				t.Fatalf("the cut message was submitted %d times before any new daemon ran", n)
 			}
 
@@ -90,23 +91,9 @@ func TestSIGKILLBetweenPasteAndEnter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var outcome *api.Delivery
 			// Far under the delivery's own 60 s ready timeout: a healthy
 			// agent takes a message in well under a second.
-			deadline := time.Now().Add(20 * time.Second)
-			for outcome == nil && time.Now().Before(deadline) {
-				a, err := w.Client.Get(ctx, "cut")
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, x := range a.Deliveries {
-					if x.ID == res.ID {
-						x := x
-						outcome = &x
-					}
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			outcome := w.Delivery("cut", res.ID, 20*time.Second)
 			s := screenOf(t, w, reader.Screen(), pane)
 			switch {
 			case outcome == nil:
@@ -114,14 +101,14 @@ func TestSIGKILLBetweenPasteAndEnter(t *testing.T) {
 			case outcome.Status != "delivered":
 				t.Errorf("message after the restart: %s %s", outcome.Status, outcome.Error)
 			}
-			order := submitted(t, w.HarnessLog)
+			order := w.Submitted()
 			if n := count(order, cutText); n > 1 {
 				t.Errorf("the cut message reached the TUI %d times", n)
 			}
 			if outcome != nil && count(order, after) != 1 {
 				t.Errorf("the later message reached the TUI %d times, want once", count(order, after))
 			}
-			if i, j := index(order, cutText), index(order, after); i >= 0 && j >= 0 && i > j {
+			if i, j := slices.Index(order, cutText), slices.Index(order, after); i >= 0 && j >= 0 && i > j {
 				t.Errorf("the cut message was submitted after the later one: %q", order)
 			}
 		})
@@ -160,13 +147,4 @@ func count(list []string, s string) int {
 		}
 	}
 	return n
-}
-
-func index(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blackpaw-studio/leo/e2e/fault/leoproc"
+	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
 )
 
@@ -39,29 +39,15 @@ func TestDeliveryAfterWindowShrink(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var outcome *api.Delivery
-			deadline := time.Now().Add(20 * time.Second)
-			for outcome == nil && time.Now().Before(deadline) {
-				a, err := w.Client.Get(ctx, "small")
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, x := range a.Deliveries {
-					if x.ID == res.ID {
-						x := x
-						outcome = &x
-					}
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			outcome := w.Delivery("small", res.ID, 20*time.Second)
 			switch {
 			case outcome == nil:
 				screen, _ := w.Tmux("capture-pane", "-p", "-J", "-t", paneOf(t, w, "small"))
 				t.Errorf("a message was not delivered within 20 s of the window shrinking to 80x24; the pane (capture-pane -J) reads:\n%s", screen)
 			case outcome.Status != "delivered":
 				t.Errorf("message after the shrink: %s %s", outcome.Status, outcome.Error)
-			case submittedCounts(t, w.HarnessLog)[text] != 1:
-				t.Errorf("the message reached the TUI %d times, want once", submittedCounts(t, w.HarnessLog)[text])
+			case w.SubmittedCounts()[text] != 1:
+				t.Errorf("the message reached the TUI %d times, want once", w.SubmittedCounts()[text])
 			}
 		})
 	}

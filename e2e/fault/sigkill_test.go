@@ -3,8 +3,6 @@
 package fault
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blackpaw-studio/leo/e2e/fault/leoproc"
+	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -603,7 +601,7 @@ func (f *fleet) checkSessions(recs []leoproc.StateRecord) {
 func (f *fleet) checkMessages(recs []leoproc.StateRecord) {
 	t := f.t
 	ctx := context.Background()
-	counts := submittedCounts(t, f.w.HarnessLog)
+	counts := f.w.SubmittedCounts()
 	cut := map[string]bool{} // agent + "\x00" + text of messages killed mid-delivery
 	for _, m := range f.accepted {
 		if m.epoch < f.epoch && counts[m.text] == 0 {
@@ -665,7 +663,7 @@ func (f *fleet) checkMessages(recs []leoproc.StateRecord) {
 			t.Errorf("message %q to %s: %s %s", m.text, m.agent, d.Status, d.Error)
 		}
 	}
-	counts = submittedCounts(t, f.w.HarnessLog)
+	counts = f.w.SubmittedCounts()
 	for _, m := range f.accepted {
 		if n := counts[m.text]; n > 1 {
 			t.Errorf("message %q reached %s %d times", m.text, m.agent, n)
@@ -676,35 +674,4 @@ func (f *fleet) checkMessages(recs []leoproc.StateRecord) {
 			t.Errorf("message %q reached %s %d times, want once", m.text, m.agent, n)
 		}
 	}
-}
-
-// submittedCounts counts, per text, the messages the fake TUIs logged as
-// submitted.
-func submittedCounts(t *testing.T, path string) map[string]int {
-	counts := map[string]int{}
-	for _, m := range submitted(t, path) {
-		counts[m]++
-	}
-	return counts
-}
-
-// submitted lists, in order, the messages the fake TUIs logged as submitted.
-func submitted(t *testing.T, path string) []string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var ev struct {
-			Event   string  `json:"event"`
-			Message *string `json:"message"`
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event == "" && ev.Message != nil {
-			out = append(out, *ev.Message)
-		}
-	}
-	return out
 }

@@ -18,21 +18,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/blackpaw-studio/leo/e2e/fault/leoproc"
+	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	leoproc.Cleanup()
-	if shimDir != "" {
-		os.RemoveAll(shimDir)
-	}
 	os.Exit(code)
 }
 
@@ -58,7 +54,7 @@ func newFleet(b *testing.B, countTmux bool) *fleet {
 			b.Fatal(err)
 		}
 		f.shimLog = filepath.Join(w.UserEnv["HOME"], "tmux-commands.log")
-		w.PathPrefix = tmuxShim(b)
+		w.PathPrefix = filepath.Dir(leoproc.Build(b, "github.com/blackpaw-studio/leo/e2e/perf/tmuxshim", "tmux"))
 		w.ExtraEnv = map[string]string{"LEO_SHIM_TMUX": realTmux, "LEO_SHIM_LOG": f.shimLog}
 	}
 	w.WriteConfig(nil)
@@ -67,31 +63,6 @@ func newFleet(b *testing.B, countTmux bool) *fleet {
 	w.SpawnMany(context.Background(), "bench", fleetSize, 8, 5*time.Minute)
 	b.Logf("%d agents spawned and running in %v", fleetSize, time.Since(t0).Round(time.Millisecond))
 	return f
-}
-
-var (
-	shimOnce sync.Once
-	shimDir  string
-	shimErr  error
-)
-
-// tmuxShim builds e2e/perf/tmuxshim as "tmux" in a dir to put first on PATH.
-func tmuxShim(b *testing.B) string {
-	shimOnce.Do(func() {
-		shimDir, shimErr = os.MkdirTemp("", "leo-perf-shim-")
-		if shimErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(shimDir, "tmux"), "github.com/blackpaw-studio/leo/e2e/perf/tmuxshim")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			shimErr = fmt.Errorf("go build tmuxshim: %v\n%s", err, out)
-		}
-	})
-	if shimErr != nil {
-		b.Fatal(shimErr)
-	}
-	return shimDir
 }
 
 // timed runs cmd and returns its wall time and CPU time (user + system).

@@ -44,17 +44,8 @@ func buildFakeHarness() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		if goBin, err = exec.LookPath("go"); err != nil {
-			return "", fmt.Errorf("go toolchain not found: %w", err)
-		}
-	}
-	bin := filepath.Join(dir, "fakeharness")
-	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/blackpaw-studio/leo/internal/testutil/fakeharness")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build fakeharness: %v\n%s", err, out)
+	if err := GoBuild("github.com/blackpaw-studio/leo/internal/testutil/fakeharness", filepath.Join(dir, "fakeharness")); err != nil {
+		return "", err
 	}
 	for _, name := range FakeHarnessNames {
 		if err := os.Symlink("fakeharness", filepath.Join(dir, name)); err != nil {
@@ -77,4 +68,22 @@ func removeStaleFakeDirs() {
 			_ = os.RemoveAll(m)
 		}
 	}
+}
+
+// GoBuild builds the package importPath into the executable out, without
+// cgo, with the toolchain running the tests (that of GOROOT, else the go on
+// PATH).
+func GoBuild(importPath, out string) error {
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		if goBin, err = exec.LookPath("go"); err != nil {
+			return fmt.Errorf("go build %s: go toolchain not found: %w", importPath, err)
+		}
+	}
+	cmd := exec.Command(goBin, "build", "-o", out, importPath)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if output, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", importPath, err, output)
+	}
+	return nil
 }

@@ -1,18 +1,24 @@
-// Package leoproc runs the real leo binary for fault tests and benchmarks:
-// `leo service` as its own process (so it can be SIGKILLed) in an isolated
-// world — its own HOME, CODEX_HOME and XDG dirs, LEO_HOME, the fake
-// harnesses first on PATH — over the real tmux server of that home and the
-// real socket. Waits poll a condition with a deadline; nothing sleeps to hope.
+// Package leoproc runs the real leo binary for the end-to-end tests, fault
+// tests and benchmarks (e2e, e2e/fault, e2e/perf): `leo service` as its own
+// process (so it can be SIGKILLed) in an isolated world — its own HOME,
+// CODEX_HOME and XDG dirs, LEO_HOME, the fake harnesses first on PATH —
+// over the real tmux server of that home and the real socket. Waits poll a
+// condition with a deadline; nothing sleeps to hope.
+//
+// A test binary using it calls Cleanup from TestMain, after m.Run.
 package leoproc
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,46 +38,72 @@ import (
 // template is named after its harness.
 var Harnesses = []string{"claude", "codex", "opencode"}
 
+// build is one program built for the test binary, once.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 var (
-	buildOnce sync.Once
-	buildDir  string
-	leoPath   string
-	buildErr  error
+	buildsMu sync.Mutex
+	builds   = map[string]*build{} // by import path
+	// buildRoot holds every build, one dir each; Cleanup removes it.
+	buildRoot string
 )
+
+// Build builds the package importPath once per test binary, as an
+// executable called name in a directory of its own, and returns its path.
+func Build(tb testing.TB, importPath, name string) string {
+	tb.Helper()
+	buildsMu.Lock()
+	b, ok := builds[importPath]
+	if !ok {
+		b = &build{}
+		builds[importPath] = b
+	}
+	buildsMu.Unlock()
+	b.once.Do(func() {
+		dir, err := buildDir(importPath)
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, name)
+		b.err = testutil.GoBuild(importPath, b.path)
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
+	}
+	return b.path
+}
+
+func buildDir(importPath string) (string, error) {
+	buildsMu.Lock()
+	defer buildsMu.Unlock()
+	if buildRoot == "" {
+		root, err := os.MkdirTemp("", "leo-e2e-bin-")
+		if err != nil {
+			return "", fmt.Errorf("build %s: %w", importPath, err)
+		}
+		buildRoot = root
+	}
+	return os.MkdirTemp(buildRoot, filepath.Base(importPath)+"-")
+}
 
 // Binary builds cmd/leo once per test binary and returns its path.
 func Binary(tb testing.TB) string {
 	tb.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "leo-e2e-fault-bin-")
-		if buildErr != nil {
-			return
-		}
-		leoPath = filepath.Join(buildDir, "leo")
-		cmd := exec.Command(goTool(), "build", "-o", leoPath, "github.com/blackpaw-studio/leo/cmd/leo")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build cmd/leo: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
-	}
-	return leoPath
+	return Build(tb, "github.com/blackpaw-studio/leo/cmd/leo", "leo")
 }
 
-// Cleanup removes the built binary; call it from TestMain after m.Run.
+// Cleanup removes what Build built; call it from TestMain after m.Run.
 func Cleanup() {
-	if buildDir != "" {
-		_ = os.RemoveAll(buildDir)
+	buildsMu.Lock()
+	defer buildsMu.Unlock()
+	if buildRoot != "" {
+		_ = os.RemoveAll(buildRoot)
 	}
-}
-
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return "go"
 }
 
 // World is one isolated user with one leo home.
@@ -85,6 +117,9 @@ type World struct {
 	HarnessLog string
 	// Workspaces is the parent of each template's workspace.
 	Workspaces string
+	// Bin is the world's own directory of fake harnesses, first on PATH
+	// after PathPrefix (see Install).
+	Bin string
 	// Client talks to the home's daemon (whichever process it is).
 	Client *client.Client
 	// PathPrefix, if set, goes first on the PATH of leo processes (a
@@ -96,9 +131,10 @@ type World struct {
 	tmpDir  string
 }
 
-// New makes a world and registers, for the end of the test, the kill of
-// its tmux server (after every daemon of it is gone).
-func New(tb testing.TB) *World {
+// New makes a world whose PATH holds the fake harnesses onPath (all of
+// Harnesses when none is named) and registers, for the end of the test,
+// the kill of its tmux server (after every daemon of it is gone).
+func New(tb testing.TB, onPath ...string) *World {
 	tb.Helper()
 	uh := testutil.FakeHome(tb)
 	root := filepath.Join(uh["HOME"], "lh")
@@ -108,18 +144,34 @@ func New(tb testing.TB) *World {
 		UserEnv:    uh,
 		HarnessLog: filepath.Join(uh["HOME"], "harness.log"),
 		Workspaces: filepath.Join(uh["HOME"], "ws"),
+		Bin:        filepath.Join(uh["HOME"], "bin"),
 		fakeDir:    testutil.FakeHarnessDir(tb),
 		tmpDir:     otherFSTempDir(tb, uh["HOME"]),
 	}
-	for _, d := range []string{root, w.Workspaces} {
+	for _, d := range []string{root, w.Workspaces, w.Bin} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			tb.Fatal(err)
 		}
+	}
+	if len(onPath) == 0 {
+		onPath = Harnesses
+	}
+	for _, h := range onPath {
+		w.Install(h)
 	}
 	w.Client = client.New(w.Home)
 	tb.Cleanup(w.Client.Close)
 	tb.Cleanup(w.killTmux) // registered first, so it runs after daemons stop
 	return w
+}
+
+// Install puts the fake harness h on the world's PATH (in Bin); a running
+// daemon finds it without a restart.
+func (w *World) Install(h string) {
+	w.TB.Helper()
+	if err := os.Symlink(filepath.Join(w.fakeDir, "fakeharness"), filepath.Join(w.Bin, h)); err != nil && !os.IsExist(err) {
+		w.TB.Fatal(err)
+	}
 }
 
 // TmpDir is the TMPDIR the daemon runs with.
@@ -148,7 +200,7 @@ func otherFSTempDir(tb testing.TB, userHome string) string {
 
 // Env is the environment of every leo process of this world.
 func (w *World) Env() []string {
-	path := w.fakeDir + ":/usr/local/bin:/usr/bin:/bin"
+	path := w.Bin + ":/usr/local/bin:/usr/bin:/bin"
 	if w.PathPrefix != "" {
 		path = w.PathPrefix + ":" + path
 	}
@@ -185,19 +237,20 @@ func (w *World) getenv(k string) string {
 // knobs) for every template. FAKE_HARNESS_LOG is always set.
 func (w *World) WriteConfig(knobs map[string]string) {
 	w.TB.Helper()
+	w.WriteConfigExtra("", knobs)
+}
+
+// WriteConfigExtra is WriteConfig with extra, YAML at the indentation of a
+// template's settings ("    idle_suspend_after: 2s\n"), in every template.
+func (w *World) WriteConfigExtra(extra string, knobs map[string]string) {
+	w.TB.Helper()
 	env := map[string]string{"FAKE_HARNESS_LOG": w.HarnessLog}
-	for k, v := range knobs {
-		env[k] = v
-	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	maps.Copy(env, knobs)
+	keys := slices.Sorted(maps.Keys(env))
 	var b strings.Builder
 	b.WriteString("defaults:\n  harness: claude\ntemplates:\n")
 	for _, h := range Harnesses {
-		fmt.Fprintf(&b, "  %s:\n    harness: %s\n    workspace: %s\n    env:\n", h, h, filepath.Join(w.Workspaces, h))
+		fmt.Fprintf(&b, "  %s:\n    harness: %s\n    workspace: %s\n%s    env:\n", h, h, filepath.Join(w.Workspaces, h), extra)
 		for _, k := range keys {
 			fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
 		}
@@ -499,6 +552,96 @@ func (w *World) WaitAll(timeout time.Duration, what string, cond func([]api.Agen
 		return err == nil && cond(as)
 	}, what)
 	return as
+}
+
+// Delivery polls agent name until its delivery id has an outcome and
+// returns it; nil if none came within timeout.
+func (w *World) Delivery(name, id string, timeout time.Duration) *api.Delivery {
+	w.TB.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		a, err := w.Client.Get(ctx, name)
+		cancel()
+		if err != nil {
+			w.TB.Fatalf("get %s for the outcome of %s: %v", name, id, err)
+		}
+		for _, d := range a.Deliveries {
+			if d.ID == id {
+				return &d
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// HarnessEvent is one line of the fake harnesses' log (FAKE_HARNESS_LOG):
+// a launch (Argv) or, with Event "", a submitted message.
+type HarnessEvent struct {
+	Argv    []string `json:"argv"`
+	PID     int      `json:"pid"`
+	Event   string   `json:"event"`
+	Message *string  `json:"message"`
+}
+
+// HarnessEvents reads the fake harnesses' log; the test fails if it cannot.
+func (w *World) HarnessEvents() []HarnessEvent {
+	w.TB.Helper()
+	data, err := os.ReadFile(w.HarnessLog)
+	if err != nil {
+		w.TB.Fatal(err)
+	}
+	var out []HarnessEvent
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev HarnessEvent
+		if json.Unmarshal(sc.Bytes(), &ev) == nil {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// Submitted lists, in order, the messages the fake TUIs logged as
+// submitted.
+func (w *World) Submitted() []string {
+	w.TB.Helper()
+	var out []string
+	for _, ev := range w.HarnessEvents() {
+		if ev.Event == "" && ev.Message != nil {
+			out = append(out, *ev.Message)
+		}
+	}
+	return out
+}
+
+// SubmittedCounts counts, per text, the messages the fake TUIs logged as
+// submitted.
+func (w *World) SubmittedCounts() map[string]int {
+	w.TB.Helper()
+	counts := map[string]int{}
+	for _, m := range w.Submitted() {
+		counts[m]++
+	}
+	return counts
+}
+
+// Launches are the argvs harness h was started with as a TUI, in order
+// (opencode's `session list` runs are not launches).
+func (w *World) Launches(h string) [][]string {
+	w.TB.Helper()
+	var out [][]string
+	for _, ev := range w.HarnessEvents() {
+		if len(ev.Argv) == 0 || filepath.Base(ev.Argv[0]) != h || (len(ev.Argv) > 1 && ev.Argv[1] == "session") {
+			continue
+		}
+		out = append(out, ev.Argv)
+	}
+	return out
 }
 
 // killTmux kills the home's tmux server, removes the socket file it
