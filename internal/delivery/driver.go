@@ -42,6 +42,12 @@ type Target struct {
 	// EnterDelay is the pause between the paste showing in the input and
 	// Enter; zero sends Enter as soon as the landing is confirmed.
 	EnterDelay time.Duration
+	// BeforePaste, when set, runs once the input line is ready, right
+	// before the paste, with the text about to be pasted. An error stops
+	// the delivery with nothing typed. The agent package records the
+	// message as in flight there, so that a daemon killed between paste
+	// and Enter leaves the next one what it needs to finish it (Finish).
+	BeforePaste func(text string) error
 }
 
 // DefaultEnterDelay is what callers use for adapters without
@@ -105,6 +111,12 @@ func (f *Failure) Unwrap() error { return f.Err }
 // ErrPaneDead is reported while the pane's process has exited.
 var ErrPaneDead = errors.New("pane is dead")
 
+// ErrNotLanded is Finish's outcome when the text of a delivery a daemon
+// restart cut short is not in the input line: it may have been submitted
+// before the restart or never have arrived, and it is not pasted again
+// (at most once).
+var ErrNotLanded = errors.New("daemon restarted during delivery; not known to have landed")
+
 // Normalize is the text that is pasted for message: one trailing newline
 // stripped (a newline inside a paste is text, not a submit), CRLF as LF.
 func Normalize(message string) string {
@@ -151,12 +163,15 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 				if err := t.Pane.SendKeys(ctx, s.DialogKeys...); err != nil {
 					lastErr = err
 				}
+				last = s
+				if !c.Now().Before(deadline) {
+					return last, &Failure{Stage: "ready", Reason: notReadyReason(last, lastErr, d.readyTimeout()), Err: lastErr}
+				}
 				// Give the TUI a moment to take the dialog down before the
 				// next look, so the same keys are not sent twice to it.
 				if err := d.sleep(ctx, 10*d.poll()); err != nil {
 					return s, err
 				}
-				last = s
 				continue
 			}
 		case accept(s):
@@ -188,7 +203,8 @@ func notReadyReason(s harness.Screen, err error, after time.Duration) string {
 	case err != nil:
 		return fmt.Sprintf("pane not usable after %s", after)
 	case s.State == harness.ScreenReady:
-		return fmt.Sprintf("input line not empty after %s (someone typing in an attached client?)", after)
+		// Never cleared by leo: it may be a person's typing.
+		return fmt.Sprintf("the input line holds text that is not this message (%d characters; someone typing in an attached client?); still there after %s, and leo never clears it", len([]rune(s.Input)), after)
 	case s.State == harness.ScreenDialog:
 		return fmt.Sprintf("dialog %q still open after %s", nameOr(s.Dialog, "unknown"), after)
 	default:
@@ -246,6 +262,11 @@ func (d *Driver) Deliver(ctx context.Context, t Target, message string) error {
 	if _, err := d.AwaitReady(ctx, t); err != nil {
 		return err
 	}
+	if t.BeforePaste != nil {
+		if err := t.BeforePaste(text); err != nil {
+			return &Failure{Stage: "paste", Reason: "recording the message as in flight failed; nothing was pasted", Err: err}
+		}
+	}
 	if err := t.Pane.Paste(ctx, text); err != nil {
 		return &Failure{Stage: "paste", Reason: "paste failed", Err: err}
 	}
@@ -261,6 +282,55 @@ func (d *Driver) Deliver(ctx context.Context, t Target, message string) error {
 		}
 	}
 	return d.submit(ctx, t, text)
+}
+
+// Finish completes a delivery that a daemon restart cut short after its
+// BeforePaste: pasted is the text as it was pasted. It is never pasted
+// again. When the input line shows it, it is submitted like any delivery
+// (Enter after the adapter's delay, confirmed, Enter resent once). When the
+// input stays empty — it was submitted before the restart, or never
+// arrived — or holds something else, the outcome is ErrNotLanded (wrapped,
+// with what the screen showed).
+//
+// An empty input is judged after the land timeout (a paste sent just
+// before the restart may still be on its way); a busy TUI, or an input
+// holding other text, is waited for up to the ready timeout.
+func (d *Driver) Finish(ctx context.Context, t Target, pasted string) error {
+	c := d.clock()
+	start := c.Now()
+	deadline := start.Add(max(d.readyTimeout(), d.landTimeout()))
+	tries := 0
+	for {
+		s, err := d.look(ctx, t)
+		switch {
+		case errors.Is(err, ErrPaneDead):
+			return fmt.Errorf("%w (the agent's TUI exited)", ErrNotLanded)
+		case err != nil:
+		case s.State == harness.ScreenReady && t.Screen.Landed(s, pasted):
+			if t.EnterDelay > 0 {
+				if err := d.sleep(ctx, t.EnterDelay); err != nil {
+					return err
+				}
+			}
+			return d.submit(ctx, t, pasted)
+		case s.State == harness.ScreenReady && s.Input == "" && c.Since(start) >= d.landTimeout():
+			return fmt.Errorf("%w (the input line was empty)", ErrNotLanded)
+		}
+		if !c.Now().Before(deadline) {
+			what := "the pane could not be read"
+			switch {
+			case err != nil:
+			case s.State == harness.ScreenReady:
+				what = "the input line holds other text"
+			default:
+				what = "screen " + s.State.String()
+			}
+			return fmt.Errorf("%w (%s after %s)", ErrNotLanded, what, c.Since(start).Round(time.Second))
+		}
+		if err := d.sleep(ctx, d.backoff(&tries)); err != nil {
+			return err
+		}
+	}
 }
 
 func (d *Driver) awaitLanded(ctx context.Context, t Target, text string) error {

@@ -19,6 +19,7 @@ type scriptPane struct {
 	mu          sync.Mutex
 	looksLeft   int // captures that still show "starting"
 	dialog      bool
+	dialogStays bool // the dialog ignores its keys
 	inMode      bool
 	input       string
 	busyLooks   int
@@ -83,7 +84,7 @@ func (p *scriptPane) SendKeys(_ context.Context, keys ...string) error {
 			continue
 		}
 		if p.dialog {
-			p.dialog = false
+			p.dialog = p.dialogStays
 			p.dialogKeys++
 			continue
 		}
@@ -218,6 +219,132 @@ func TestDeliverWaitsForBusyTurnToEnd(t *testing.T) {
 	}
 	if len(p.submitted) != 1 {
 		t.Fatalf("submitted %q", p.submitted)
+	}
+}
+
+func TestDeliverRecordsTheMessageRightBeforeThePaste(t *testing.T) {
+	p := &scriptPane{busyLooks: 5}
+	var recorded []string
+	tg := Target{Pane: p, Screen: scriptScreen{}, BeforePaste: func(text string) error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.pastes != 0 || p.busyLooks != 0 {
+			t.Errorf("BeforePaste ran with pastes=%d busyLooks=%d: not right before the paste", p.pastes, p.busyLooks)
+		}
+		recorded = append(recorded, text)
+		return nil
+	}}
+	if err := fastDriver().Deliver(context.Background(), tg, "hi\n"); err != nil {
+		t.Fatal(err)
+	}
+	if len(recorded) != 1 || recorded[0] != "hi" {
+		t.Fatalf("recorded %q, want the pasted text once", recorded)
+	}
+}
+
+func TestDeliverPastesNothingWhenRecordingFails(t *testing.T) {
+	p := &scriptPane{}
+	tg := Target{Pane: p, Screen: scriptScreen{}, BeforePaste: func(string) error { return errors.New("disk full") }}
+	err := fastDriver().Deliver(context.Background(), tg, "hi")
+	var f *Failure
+	if !errors.As(err, &f) || f.Stage != "paste" || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("err = %v, want a paste failure naming the cause", err)
+	}
+	if p.pastes != 0 || p.enters != 0 {
+		t.Fatalf("pastes=%d enters=%d, want nothing typed", p.pastes, p.enters)
+	}
+}
+
+func TestDeliverFailsSayingTheInputHoldsTextAndLeavesIt(t *testing.T) {
+	p := &scriptPane{input: "a person's draft"}
+	d := fastDriver()
+	d.ReadyTimeout = 50 * time.Millisecond
+	err := d.Deliver(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hi")
+	var f *Failure
+	if !errors.As(err, &f) || f.Stage != "ready" || !strings.Contains(f.Reason, "the input line holds text") {
+		t.Fatalf("err = %v, want a ready failure saying the input line holds text", err)
+	}
+	if strings.Contains(err.Error(), "a person's draft") {
+		t.Fatalf("the reason repeats a person's typing: %v", err)
+	}
+	if p.pastes != 0 || p.enters != 0 || p.input != "a person's draft" {
+		t.Fatalf("pastes=%d enters=%d input=%q, want the input left alone", p.pastes, p.enters, p.input)
+	}
+}
+
+func TestDeliverGivesUpOnADialogThatStaysUp(t *testing.T) {
+	p := &scriptPane{dialog: true, dialogStays: true}
+	d := fastDriver()
+	d.ReadyTimeout = 50 * time.Millisecond
+	done := make(chan error, 1)
+	go func() { done <- d.Deliver(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hi") }()
+	select {
+	case err := <-done:
+		var f *Failure
+		if !errors.As(err, &f) || f.Stage != "ready" || !strings.Contains(f.Reason, "dialog") {
+			t.Fatalf("err = %v, want a ready failure naming the dialog", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Deliver still waiting on a dialog 10 s after its 50 ms ready timeout")
+	}
+}
+
+func TestFinishSubmitsTextAlreadyInTheInputWithoutPasting(t *testing.T) {
+	p := &scriptPane{looksLeft: 3, input: "cut\nshort"}
+	if err := fastDriver().Finish(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "cut\nshort"); err != nil {
+		t.Fatal(err)
+	}
+	if p.pastes != 0 || p.enters != 1 || len(p.submitted) != 1 || p.submitted[0] != "cut\nshort" {
+		t.Fatalf("pastes=%d enters=%d submitted=%q, want one Enter and the text submitted once", p.pastes, p.enters, p.submitted)
+	}
+}
+
+func TestFinishResendsASwallowedEnterOnce(t *testing.T) {
+	p := &scriptPane{input: "hi", swallowEnts: 1}
+	if err := fastDriver().Finish(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hi"); err != nil {
+		t.Fatal(err)
+	}
+	if p.pastes != 0 || p.enters != 2 || len(p.submitted) != 1 {
+		t.Fatalf("pastes=%d enters=%d submitted=%q", p.pastes, p.enters, p.submitted)
+	}
+}
+
+func TestFinishNeverPastesWhenTheInputIsEmpty(t *testing.T) {
+	p := &scriptPane{}
+	d := fastDriver()
+	start := time.Now()
+	err := d.Finish(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hi")
+	if !errors.Is(err, ErrNotLanded) || !strings.Contains(err.Error(), "the input line was empty") {
+		t.Fatalf("err = %v, want ErrNotLanded for an empty input", err)
+	}
+	// A paste sent just before the restart may still be on its way: the
+	// empty input is judged only after the land timeout.
+	if waited := time.Since(start); waited < d.LandTimeout {
+		t.Fatalf("judged after %v, want at least the land timeout %v", waited, d.LandTimeout)
+	}
+	if p.pastes != 0 || p.enters != 0 {
+		t.Fatalf("pastes=%d enters=%d, want nothing typed", p.pastes, p.enters)
+	}
+}
+
+func TestFinishLeavesOtherTextAlone(t *testing.T) {
+	p := &scriptPane{input: "someone typing"}
+	d := fastDriver()
+	d.ReadyTimeout = 100 * time.Millisecond
+	err := d.Finish(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hi")
+	if !errors.Is(err, ErrNotLanded) || !strings.Contains(err.Error(), "other text") {
+		t.Fatalf("err = %v, want ErrNotLanded naming other text", err)
+	}
+	if p.pastes != 0 || p.enters != 0 || p.input != "someone typing" {
+		t.Fatalf("pastes=%d enters=%d input=%q, want the input left alone", p.pastes, p.enters, p.input)
+	}
+}
+
+func TestFinishOnADeadPaneIsNotLanded(t *testing.T) {
+	p := &scriptPane{dead: true}
+	err := fastDriver().Finish(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hi")
+	if !errors.Is(err, ErrNotLanded) || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("err = %v, want ErrNotLanded saying the TUI exited", err)
 	}
 }
 

@@ -16,6 +16,11 @@ type Item struct {
 	// Job, when set, runs instead of delivering Message (internal work
 	// that must not interleave with deliveries, e.g. the startup probe).
 	Job func(ctx context.Context) error
+	// Pasted marks a message an earlier daemon pasted and was killed
+	// before it knew the outcome: Message is the text as pasted, and the
+	// worker finishes it from what the screen shows (Driver.Finish),
+	// never pasting it again.
+	Pasted bool
 	// Enqueued is when Push accepted the item.
 	Enqueued time.Time
 
