@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,6 +49,13 @@ type testEnv struct {
 	resolver  binpath.Resolver
 	extraEnv  map[string]string
 	tmpl      map[string]string // extra YAML lines per template
+	// width of agent panes (0: the manager's default); readyTimeout of
+	// deliveries (0: 20 s).
+	width        int
+	readyTimeout time.Duration
+	// landTimeout of deliveries made by managers created from now on (0:
+	// the driver's default).
+	landTimeout time.Duration
 }
 
 type syncBuffer struct {
@@ -76,6 +84,16 @@ func withEnv(kv map[string]string) envOption {
 			e.extraEnv[k] = v
 		}
 	}
+}
+
+// withPaneWidth makes agent panes width columns wide.
+func withPaneWidth(width int) envOption {
+	return func(e *testEnv) { e.width = width }
+}
+
+// withReadyTimeout bounds a delivery's wait for an idle, empty input line.
+func withReadyTimeout(d time.Duration) envOption {
+	return func(e *testEnv) { e.readyTimeout = d }
 }
 
 // withTemplateYAML adds YAML lines (already indented for a template body)
@@ -186,7 +204,8 @@ func (e *testEnv) newManager(resolver ...binpath.Resolver) *Manager {
 		LeoBinary: "/bin/false",
 		Policy:    fastPolicy(),
 		Tick:      50 * time.Millisecond,
-		Delivery:  delivery.Driver{ReadyTimeout: 20 * time.Second},
+		Delivery:  delivery.Driver{ReadyTimeout: cmp.Or(e.readyTimeout, 20*time.Second), LandTimeout: e.landTimeout},
+		Width:     e.width,
 	})
 	if err != nil {
 		e.t.Fatal(err)

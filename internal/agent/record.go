@@ -49,6 +49,22 @@ type Record struct {
 	Failures int       `json:"failures,omitempty"`
 	LastExit *api.Exit `json:"last_exit,omitempty"`
 	Error    string    `json:"error,omitempty"`
+
+	// InFlight is the message being delivered from just before its paste
+	// until its outcome is known: a daemon killed in between leaves it
+	// here, and the next one finishes it from what the screen shows
+	// instead of being blocked by the text in the input line.
+	InFlight *InFlight `json:"in_flight,omitempty"`
+}
+
+// InFlight is a message that may sit, pasted but not submitted, in the
+// agent's input line.
+type InFlight struct {
+	ID string `json:"id"`
+	// Text is exactly what was pasted (delivery.Normalize of the message).
+	Text string `json:"text"`
+	// Since is when the paste was about to be made.
+	Since time.Time `json:"since"`
 }
 
 func (r *Record) clone() *Record {
@@ -61,6 +77,10 @@ func (r *Record) clone() *Record {
 	if r.LastExit != nil {
 		e := *r.LastExit
 		c.LastExit = &e
+	}
+	if r.InFlight != nil {
+		f := *r.InFlight
+		c.InFlight = &f
 	}
 	return &c
 }

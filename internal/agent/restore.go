@@ -2,10 +2,12 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/delivery"
 )
 
 // RestoreStats says what a boot restore did.
@@ -50,7 +52,7 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 	now := m.clk.Now()
 
 	claimed := map[string]bool{}
-	var relaunch, kill []*agent
+	var relaunch, kill, unfinished []*agent
 	m.mu.Lock()
 	for _, r := range recs {
 		a := m.newAgent(r)
@@ -71,6 +73,13 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 			st.Adopted++
 		default:
 			relaunch = append(relaunch, a)
+		}
+		if r.InFlight != nil {
+			if live && r.State != api.StateStopped {
+				unfinished = append(unfinished, a)
+			} else {
+				m.lostInFlight(a, "the agent's TUI was not running")
+			}
 		}
 	}
 	m.mu.Unlock()
@@ -100,6 +109,21 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 		gen := a.launchGen
 		m.mu.Unlock()
 		m.probe(a, gen)
+	}
+
+	// A message the last daemon pasted and was killed before submitting
+	// is finished first, from what the screen shows (never pasted again),
+	// ahead of any message sent to this daemon.
+	for _, a := range unfinished {
+		m.mu.Lock()
+		f, name := *a.rec.InFlight, a.rec.Name
+		m.mu.Unlock()
+		m.log.Warn("finishing a delivery the last daemon was stopped in", "agent", name, "id", f.ID, "since", f.Since)
+		if _, err := a.queue.Push(&delivery.Item{ID: f.ID, Message: f.Text, Pasted: true}); err != nil {
+			m.mu.Lock()
+			m.lostInFlight(a, "not resumed: "+err.Error())
+			m.mu.Unlock()
+		}
 	}
 
 	var mu sync.Mutex
@@ -145,6 +169,17 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 	}
 	m.log.Info("agents restored", "adopted", st.Adopted, "relaunched", st.Relaunched, "stopped", st.Stopped, "failed", st.Failed)
 	return st, nil
+}
+
+// lostInFlight records a's in-flight message, whose text cannot be in
+// the input line of any TUI now, as failed and forgets it; m.mu must be
+// held.
+func (m *Manager) lostInFlight(a *agent, why string) {
+	f := a.rec.InFlight
+	a.rec.InFlight = nil
+	msg := fmt.Sprintf("%v (%s)", delivery.ErrNotLanded, why)
+	a.deliveries = append(a.deliveries, api.Delivery{ID: f.ID, Status: "failed", Error: msg, At: m.clk.Now()})
+	m.log.Warn("message not delivered", "agent", a.rec.Name, "id", f.ID, "err", msg)
 }
 
 func contains(list []*agent, a *agent) bool {

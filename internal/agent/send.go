@@ -84,7 +84,14 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 	m.mu.Lock()
 	a.lastActivity = m.clk.Now()
 	m.mu.Unlock()
-	err := m.driver.Deliver(ctx, t, it.Message)
+	var err error
+	if it.Pasted {
+		err = m.driver.Finish(ctx, t, it.Message)
+	} else {
+		t.BeforePaste = func(text string) error { return m.markInFlight(a, it.ID, text) }
+		err = m.driver.Deliver(ctx, t, it.Message)
+	}
+	m.settleInFlight(a, it.ID, err)
 	m.mu.Lock()
 	a.lastActivity = m.clk.Now()
 	m.mu.Unlock()
@@ -92,6 +99,32 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 		m.afterTurn(a)
 	}
 	return err
+}
+
+// markInFlight records, on disk, the message about to be pasted: from here
+// until settleInFlight its text may sit in the input line, and a daemon
+// killed meanwhile leaves the next one the record to finish it from
+// (restore). A failed save stops the delivery before anything is typed.
+func (m *Manager) markInFlight(a *agent, id, text string) error {
+	m.mu.Lock()
+	a.rec.InFlight = &InFlight{ID: id, Text: text, Since: m.clk.Now()}
+	m.mu.Unlock()
+	return m.save()
+}
+
+// settleInFlight drops the in-flight record once the message's outcome is
+// known. A delivery cut short by leo shutting down keeps it: its text may
+// sit in the input line, and the next daemon finishes it, as after a crash.
+func (m *Manager) settleInFlight(a *agent, id string, err error) {
+	m.mu.Lock()
+	f := a.rec.InFlight
+	if f == nil || f.ID != id || (err != nil && m.ctx.Err() != nil) {
+		m.mu.Unlock()
+		return
+	}
+	a.rec.InFlight = nil
+	m.mu.Unlock()
+	m.save()
 }
 
 // finished records a message's outcome.
