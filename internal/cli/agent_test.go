@@ -14,6 +14,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 const agentTestConfig = `defaults:
@@ -29,11 +30,7 @@ templates:
 func daemonEnv(t *testing.T) (*testEnv, home.Home) {
 	t.Helper()
 	e := newTestEnv(t)
-	root, err := os.MkdirTemp("", "leo-cli")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	root := testutil.ShortTempDir(t, "leo-cli")
 	if err := os.WriteFile(filepath.Join(root, "leo.yaml"), []byte(agentTestConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -51,35 +48,14 @@ func daemonEnv(t *testing.T) (*testEnv, home.Home) {
 func startFakeDaemon(t *testing.T, e *testEnv, h home.Home) *daemontest.Agents {
 	t.Helper()
 	fake := daemontest.New()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, daemon.Options{
+	d := daemontest.Start(t, h, func(ctx context.Context) error {
+		return daemon.Run(ctx, daemon.Options{
 			Home: h, Version: "test", Getenv: e.getenv, Stderr: &strings.Builder{},
 			Resolver:  binpath.Resolver{Getenv: e.getenv},
 			NewAgents: func(daemon.AgentDeps) (daemon.Agents, error) { return fake, nil },
 		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("daemon did not stop")
-		}
 	})
-	c := client.New(h)
-	defer c.Close()
-	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer wcancel()
-	if _, err := c.WaitReady(wctx, 10*time.Millisecond); err != nil {
-		select {
-		case err := <-done:
-			t.Fatalf("daemon exited: %v", err)
-		default:
-		}
-		t.Fatalf("daemon not ready: %v", err)
-	}
+	d.WaitReady(t, 10*time.Second)
 	return fake
 }
 

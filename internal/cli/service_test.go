@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
 )
@@ -56,30 +55,17 @@ func TestServiceRunsUntilCancelledAndLeavesNoSocket(t *testing.T) {
 	e, h := daemonEnv(t)
 	fake := daemontest.New()
 	ios, _, _, errOut := TestStreams()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- runService(ctx, &ServiceOptions{
+	d := daemontest.Start(t, h, func(ctx context.Context) error {
+		return runService(ctx, &ServiceOptions{
 			IO: ios, Home: h, Getenv: e.getenv, Version: "9.9.9", Supervised: true,
 			NewAgents: func(daemon.AgentDeps) (daemon.Agents, error) { return fake, nil },
 		})
-	}()
-	c := client.New(h)
-	defer c.Close()
-	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer wcancel()
-	hl, err := c.WaitReady(wctx, 10*time.Millisecond)
-	if err != nil || hl.Version != "9.9.9" || hl.Home != h.Root {
-		t.Fatalf("health = %+v, %v", hl, err)
+	})
+	if hl := d.WaitReady(t, 10*time.Second); hl.Version != "9.9.9" || hl.Home != h.Root {
+		t.Fatalf("health = %+v", hl)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("service returned %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("service did not stop")
+	if err := d.Stop(t); err != nil {
+		t.Fatalf("service returned %v", err)
 	}
 	if _, err := os.Lstat(h.SocketPath()); err == nil {
 		t.Fatal("socket left after a clean stop")

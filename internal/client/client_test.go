@@ -16,15 +16,12 @@ import (
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 func newHome(t *testing.T) home.Home {
 	t.Helper()
-	root, err := os.MkdirTemp("", "leo-c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	root := testutil.ShortTempDir(t, "leo-c")
 	h := home.Home{Root: root, ConfigPath: filepath.Join(root, "leo.yaml")}
 	if err := h.EnsureState(); err != nil {
 		t.Fatal(err)

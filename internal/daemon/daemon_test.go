@@ -22,6 +22,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 const validConfig = `defaults:
@@ -35,11 +36,7 @@ templates:
 // (unix socket paths are limited to ~104 bytes).
 func newHome(t *testing.T) home.Home {
 	t.Helper()
-	root, err := os.MkdirTemp("", "leo-d")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	root := testutil.ShortTempDir(t, "leo-d")
 	h := home.Home{Root: root, ConfigPath: filepath.Join(root, "leo.yaml")}
 	writeFile(t, h.ConfigPath, validConfig)
 	return h
@@ -73,12 +70,11 @@ func resolverFor(path string) binpath.Resolver {
 	}}
 }
 
+// running is a daemon of a test, in-process, with its fake agent manager.
 type running struct {
-	client *client.Client
+	*daemontest.Daemon
 	agents *daemontest.Agents
 	deps   *atomic.Pointer[daemon.AgentDeps]
-	cancel context.CancelFunc
-	done   chan error
 }
 
 // options returns daemon options for h with a fake agent manager.
@@ -104,26 +100,15 @@ func options(t *testing.T, h home.Home, fake *daemontest.Agents, deps *atomic.Po
 // socket to answer (not for ready).
 func start(t *testing.T, opts daemon.Options, fake *daemontest.Agents) *running {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- daemon.Run(ctx, opts) }()
-	r := &running{client: client.New(opts.Home), agents: fake, cancel: cancel, done: done}
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("daemon did not stop within 10s")
-		}
-		r.client.Close()
-	})
+	r := &running{
+		Daemon: daemontest.Start(t, opts.Home, func(ctx context.Context) error { return daemon.Run(ctx, opts) }),
+		agents: fake,
+	}
 	waitFor(t, 10*time.Second, "the daemon's socket to answer", func() bool {
-		select {
-		case err := <-done:
+		if exited, err := r.Exited(); exited {
 			t.Fatalf("daemon exited early: %v", err)
-		default:
 		}
-		_, err := r.client.Health(context.Background())
+		_, err := r.Client.Health(context.Background())
 		return err == nil
 	})
 	return r
@@ -135,26 +120,8 @@ func startReady(t *testing.T, h home.Home) *running {
 	deps := &atomic.Pointer[daemon.AgentDeps]{}
 	r := start(t, options(t, h, fake, deps), fake)
 	r.deps = deps
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := r.client.WaitReady(ctx, 10*time.Millisecond); err != nil {
-		t.Fatalf("daemon not ready: %v", err)
-	}
+	r.WaitReady(t, 10*time.Second)
 	return r
-}
-
-// stop cancels the daemon and returns what Run returned.
-func (r *running) stop(t *testing.T) error {
-	t.Helper()
-	r.cancel()
-	select {
-	case err := <-r.done:
-		r.done <- err // let Cleanup see it too
-		return err
-	case <-time.After(10 * time.Second):
-		t.Fatal("daemon did not stop within 10s")
-		return nil
-	}
 }
 
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
@@ -204,7 +171,7 @@ func TestSecondDaemonIsRefusedWithTheOwnersPID(t *testing.T) {
 	if got := statIno(t, h.SocketPath()); got != sockBefore {
 		t.Fatalf("socket inode changed from %d to %d: the non-holder replaced it", sockBefore, got)
 	}
-	if _, err := first.client.Health(context.Background()); err != nil {
+	if _, err := first.Client.Health(context.Background()); err != nil {
 		t.Fatalf("first daemon stopped answering after the second was refused: %v", err)
 	}
 	select {
@@ -248,7 +215,7 @@ func TestStaleSocketIsReplacedByTheLockHolder(t *testing.T) {
 			}
 			tc.stale(t, h.SocketPath())
 			r := startReady(t, h)
-			if _, err := r.client.Health(context.Background()); err != nil {
+			if _, err := r.Client.Health(context.Background()); err != nil {
 				t.Fatalf("health over the new socket: %v", err)
 			}
 			fi, err := os.Lstat(h.SocketPath())
@@ -314,7 +281,7 @@ func TestHealthIsNotReadyUntilBootRestoreIsDone(t *testing.T) {
 	r := start(t, opts, fake)
 	<-fake.RestoreStarted()
 
-	hl, err := r.client.Health(context.Background())
+	hl, err := r.Client.Health(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +292,7 @@ func TestHealthIsNotReadyUntilBootRestoreIsDone(t *testing.T) {
 		t.Fatalf("health = %+v", hl)
 	}
 	// Agent routes wait for restore, then answer not_ready.
-	_, err = r.client.List(context.Background())
+	_, err = r.Client.List(context.Background())
 	if !client.IsNotReady(err) {
 		t.Fatalf("list during restore: %v, want not_ready", err)
 	}
@@ -335,10 +302,10 @@ func TestHealthIsNotReadyUntilBootRestoreIsDone(t *testing.T) {
 
 	close(fake.RestoreGate)
 	waitFor(t, 5*time.Second, "ready:true", func() bool {
-		hl, err := r.client.Health(context.Background())
+		hl, err := r.Client.Health(context.Background())
 		return err == nil && hl.Ready
 	})
-	if _, err := r.client.List(context.Background()); err != nil {
+	if _, err := r.Client.List(context.Background()); err != nil {
 		t.Fatalf("list after restore: %v", err)
 	}
 	waitFor(t, 5*time.Second, "supervision to run", fake.Running)
@@ -353,7 +320,7 @@ func TestRequestDuringRestoreIsAnsweredOnceReady(t *testing.T) {
 
 	got := make(chan error, 1)
 	go func() {
-		_, err := r.client.List(context.Background())
+		_, err := r.Client.List(context.Background())
 		got <- err
 	}()
 	time.AfterFunc(20*time.Millisecond, func() { close(fake.RestoreGate) })
@@ -375,7 +342,7 @@ func TestHealthFindsClaudeInstalledAfterStartWithoutRestart(t *testing.T) {
 	opts.Resolver = resolverFor(path)
 	r := start(t, opts, fake)
 
-	hl, err := r.client.Health(context.Background())
+	hl, err := r.Client.Health(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +354,7 @@ func TestHealthFindsClaudeInstalledAfterStartWithoutRestart(t *testing.T) {
 	if err := os.Chmod(claude, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	hl, err = r.client.Health(context.Background())
+	hl, err = r.Client.Health(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +364,7 @@ func TestHealthFindsClaudeInstalledAfterStartWithoutRestart(t *testing.T) {
 	if err := os.Remove(claude); err != nil {
 		t.Fatal(err)
 	}
-	hl, _ = r.client.Health(context.Background())
+	hl, _ = r.Client.Health(context.Background())
 	if hl.Claude.Found {
 		t.Fatal("claude still reported found after it was removed")
 	}
@@ -496,15 +463,7 @@ func TestFirstStartSeamMayWriteTheDefaultConfig(t *testing.T) {
 		return os.WriteFile(hh.ConfigPath, []byte(validConfig), 0o600)
 	}
 	r := start(t, opts, fake)
-	if _, err := r.client.WaitReady(ctxTimeout(t, 10*time.Second), 10*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func ctxTimeout(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
+	r.WaitReady(t, 10*time.Second)
 }
 
 func TestInvalidConfigRefusesToStartWithEveryFinding(t *testing.T) {
@@ -536,7 +495,7 @@ func TestConfigReloadKeepsTheOldConfigOnInvalidInput(t *testing.T) {
 	}
 
 	writeFile(t, h.ConfigPath, "templates:\n  assistant:\n    harness: nosuch\n")
-	_, err := r.client.ReloadConfig(context.Background())
+	_, err := r.Client.ReloadConfig(context.Background())
 	if !client.IsConfigError(err) {
 		t.Fatalf("reload of an invalid file: %v, want config_error", err)
 	}
@@ -551,7 +510,7 @@ func TestConfigReloadKeepsTheOldConfigOnInvalidInput(t *testing.T) {
 	}
 
 	writeFile(t, h.ConfigPath, validConfig+"  coder:\n    harness: codex\n")
-	res, err := r.client.ReloadConfig(context.Background())
+	res, err := r.Client.ReloadConfig(context.Background())
 	if err != nil || !res.OK {
 		t.Fatalf("reload of a valid file: %+v %v", res, err)
 	}
@@ -564,7 +523,7 @@ func TestConfigReloadKeepsTheOldConfigOnInvalidInput(t *testing.T) {
 	}
 
 	os.Remove(h.ConfigPath)
-	if _, err := r.client.ReloadConfig(context.Background()); !client.IsConfigError(err) {
+	if _, err := r.Client.ReloadConfig(context.Background()); !client.IsConfigError(err) {
 		t.Fatalf("reload with leo.yaml gone: %v, want config_error", err)
 	}
 	if deps.Config() != after {
@@ -575,7 +534,7 @@ func TestConfigReloadKeepsTheOldConfigOnInvalidInput(t *testing.T) {
 func TestGracefulShutdownLeavesAgentsAndFreesTheHome(t *testing.T) {
 	h := newHome(t)
 	r := startReady(t, h)
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatalf("Run returned %v after a clean stop", err)
 	}
 	if !r.agents.Closed() {
@@ -606,10 +565,8 @@ func TestSupervisedDaemonLogsToServiceLog(t *testing.T) {
 	var stderr strings.Builder
 	opts.Stderr = &stderr
 	r := start(t, opts, fake)
-	if _, err := r.client.WaitReady(ctxTimeout(t, 10*time.Second), 10*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	r.stop(t)
+	r.WaitReady(t, 10*time.Second)
+	r.Stop(t)
 	data, err := os.ReadFile(h.ServiceLogPath())
 	if err != nil {
 		t.Fatal(err)

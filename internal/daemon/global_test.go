@@ -33,17 +33,15 @@ func TestOpencodeManagedBlockFollowsTheConfig(t *testing.T) {
 		return os.Getenv(k)
 	}
 	r := start(t, opts, fake)
+	r.WaitReady(t, 10*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := r.client.WaitReady(ctx, 10*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
 	if got, _ := os.ReadFile(agentsMD); string(got) != mine {
 		t.Fatalf("AGENTS.md changed while opencode is not configured:\n%s", got)
 	}
 
 	writeFile(t, h.ConfigPath, validConfig+"  oc:\n    harness: opencode\n")
-	if _, err := r.client.ReloadConfig(ctx); err != nil {
+	if _, err := r.Client.ReloadConfig(ctx); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(agentsMD)

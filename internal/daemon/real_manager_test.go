@@ -12,6 +12,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/daemon"
+	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
 )
 
 // TestDaemonHostsTheRealAgentManager boots the daemon with the real
@@ -44,33 +45,19 @@ func TestDaemonHostsTheRealAgentManager(t *testing.T) {
 		},
 		DefaultRoot: "/nonexistent/.leo",
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- daemon.Run(ctx, opts) }()
+	d := daemontest.Start(t, h, func(ctx context.Context) error { return daemon.Run(ctx, opts) })
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("daemon did not stop")
+		if err := d.Stop(t); err != nil {
+			t.Errorf("Run: %v", err)
 		}
 	})
-	c := client.New(h)
-	defer c.Close()
-	wctx, wcancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer wcancel()
-	hl, err := c.WaitReady(wctx, 10*time.Millisecond)
-	if err != nil {
-		t.Fatalf("not ready: %v", err)
-	}
+	c := d.Client
+	hl := d.WaitReady(t, 15*time.Second)
 	if hl.Claude.Found || hl.Agents != 0 {
 		t.Fatalf("health = %+v", hl)
 	}
 
-	_, err = c.Spawn(context.Background(), api.SpawnRequest{Template: "assistant"})
+	_, err := c.Spawn(context.Background(), api.SpawnRequest{Template: "assistant"})
 	if !client.IsClaudeNotFound(err) || err.Error() != api.ClaudeNotFoundMessage {
 		t.Fatalf("spawn without claude: %v, want claude_not_found %q", err, api.ClaudeNotFoundMessage)
 	}

@@ -68,7 +68,7 @@ func TestSpawnMapsClaudeNotFoundTo424WithTheContractMessage(t *testing.T) {
 	if e.Code != "claude_not_found" || e.Message != "claude CLI not found; install it from https://claude.com/claude-code" {
 		t.Fatalf("body %s", body)
 	}
-	_, err := r.client.Spawn(context.Background(), api.SpawnRequest{Template: "assistant"})
+	_, err := r.Client.Spawn(context.Background(), api.SpawnRequest{Template: "assistant"})
 	if !client.IsClaudeNotFound(err) || err.Error() != api.ClaudeNotFoundMessage {
 		t.Fatalf("client: %v", err)
 	}
@@ -78,7 +78,7 @@ func TestAgentRoutesRoundTrip(t *testing.T) {
 	h := newHome(t)
 	r := startReady(t, h)
 	ctx := context.Background()
-	c := r.client
+	c := r.Client
 
 	list, err := c.List(ctx)
 	if err != nil || list == nil || len(list) != 0 {
@@ -147,7 +147,7 @@ func TestAgentRoutesRoundTrip(t *testing.T) {
 func TestRequestsAreDecodedStrictly(t *testing.T) {
 	h := newHome(t)
 	r := startReady(t, h)
-	if _, err := r.client.Spawn(context.Background(), api.SpawnRequest{Template: "assistant", Name: "x"}); err != nil {
+	if _, err := r.Client.Spawn(context.Background(), api.SpawnRequest{Template: "assistant", Name: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -192,7 +192,7 @@ func TestRequestsAreDecodedStrictly(t *testing.T) {
 func TestSendFailureIsReportedNotSent(t *testing.T) {
 	h := newHome(t)
 	r := startReady(t, h)
-	r.client.Spawn(context.Background(), api.SpawnRequest{Template: "assistant", Name: "a"})
+	r.Client.Spawn(context.Background(), api.SpawnRequest{Template: "assistant", Name: "a"})
 	r.agents.SendResult = func(name, message string) (api.SendResult, error) {
 		return api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "agent %q: the input line never became idle", name)
 	}

@@ -79,6 +79,19 @@ func WaitForEvery(t testing.TB, timeout, every time.Duration, cond func() bool, 
 	}
 }
 
+// ShortTempDir makes a directory under the system temp dir, removed when
+// the test ends. Its path stays short where t.TempDir()'s (which holds the
+// test's name) may not: a unix socket's path is limited to about 104 bytes.
+func ShortTempDir(t testing.TB, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatalf("ShortTempDir: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
 // FakeHome makes an isolated home in a temp dir and returns the variables
 // that point the harnesses (real or fake) at it: HOME, CODEX_HOME and the
 // XDG base dirs. CLAUDE_CONFIG_DIR is left unset so the default

@@ -1,6 +1,7 @@
-// Package daemontest has a small in-memory agent manager that satisfies
-// daemon.Agents, for tests of the daemon's socket API, the client and the
-// CLI. It runs nothing: agents are records whose state flips on command.
+// Package daemontest is support for tests of the daemon's socket API, the
+// client and the CLI: Agents, a small in-memory agent manager that
+// satisfies daemon.Agents (it runs nothing: agents are records whose state
+// flips on command), and Start, which runs a daemon in a test's background.
 package daemontest
 
 import (
