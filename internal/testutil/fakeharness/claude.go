@@ -90,17 +90,23 @@ func newestClaudeTranscript() string {
 	return fs[0].id
 }
 
+// claudeOpen is how every claude launch begins: a resume exits when
+// FAKE_EXIT_ON_RESUME asks; otherwise the session is found or made.
+func claudeOpen(p parsedArgs) (id string, resumed bool, code int, failed bool) {
+	if p.has("resume") || p.has("continue") {
+		if code, ok := exitOnResume(); ok {
+			return "", false, code, true
+		}
+	}
+	return claudeSession(p)
+}
+
 func runClaude(args []string) int {
 	p := parseArgs(args, claudeFlags)
 	if p.has("print") {
 		return claudeHeadless(p)
 	}
-	if p.has("resume") || p.has("continue") {
-		if code, ok := exitOnResume(); ok {
-			return fail(code, "fake: exiting %d on resume", code)
-		}
-	}
-	id, resumed, code, failed := claudeSession(p)
+	id, resumed, code, failed := claudeOpen(p)
 	if failed {
 		return code
 	}
@@ -132,12 +138,7 @@ func claudeHeadless(p parsedArgs) int {
 	if prompt == "" {
 		return fail(1, "Error: Input must be provided either through stdin or as a prompt argument when using --print")
 	}
-	if p.has("resume") || p.has("continue") {
-		if code, ok := exitOnResume(); ok {
-			return fail(code, "fake: exiting %d on resume", code)
-		}
-	}
-	id, _, code, failed := claudeSession(p)
+	id, _, code, failed := claudeOpen(p)
 	if failed {
 		return code
 	}

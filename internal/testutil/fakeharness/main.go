@@ -78,17 +78,15 @@ func scenario() string {
 	return "success"
 }
 
-// exitOnResume returns the code to exit with when launched to resume.
-func exitOnResume() (int, bool) {
-	v := os.Getenv("FAKE_EXIT_ON_RESUME")
-	if v == "" {
-		return 0, false
-	}
-	n, err := strconv.Atoi(v)
+// exitOnResume is called on a launch that resumes: when
+// FAKE_EXIT_ON_RESUME=<code> is set it reports the exit (stderr, log) and
+// returns the code to exit with, and ok.
+func exitOnResume() (code int, ok bool) {
+	n, err := strconv.Atoi(os.Getenv("FAKE_EXIT_ON_RESUME"))
 	if err != nil {
 		return 0, false
 	}
-	return n, true
+	return fail(n, "fake: exiting %d on resume", n), true
 }
 
 // startCrashTimer makes the process exit 3 after FAKE_CRASH_AFTER_MS.

@@ -41,7 +41,7 @@ func runOpencode(args []string) int {
 	resumed := false
 	if p.has("session") || p.has("continue") {
 		if code, ok := exitOnResume(); ok {
-			return fail(code, "fake: exiting %d on resume", code)
+			return code
 		}
 		if id := p.get("session"); id != "" {
 			if _, ok := opencodeFind(id); !ok {
@@ -95,7 +95,7 @@ func opencodeRun(p parsedArgs, pos []string) int {
 	id := p.get("session")
 	if id != "" {
 		if code, ok := exitOnResume(); ok {
-			return fail(code, "fake: exiting %d on resume", code)
+			return code
 		}
 		if _, ok := opencodeFind(id); !ok {
 			return fail(1, "Error: session not found: %s", id)

@@ -85,14 +85,7 @@ func (t *tui) layout(width int) (top, bottom []string, curLine, curCol int) {
 		}
 		bottom = append(bottom, rule)
 		curLine = len(bottom) + len(inputLines) - 1
-		for i, l := range inputLines {
-			if i == 0 {
-				bottom = append(bottom, "❯ "+l)
-			} else {
-				bottom = append(bottom, "  "+l)
-			}
-		}
-		curCol = 2 + utf8.RuneCountInString(inputLines[len(inputLines)-1])
+		bottom, curCol = withPrompt(bottom, inputLines, "❯ ", "  ")
 		bottom = append(bottom, rule, "  ? for shortcuts")
 	case roleCodex:
 		if t.busy {
@@ -104,14 +97,7 @@ func (t *tui) layout(width int) (top, bottom []string, curLine, curCol int) {
 			bottom = append(bottom, "› Ask Codex to do anything")
 			curCol = 2
 		} else {
-			for i, l := range inputLines {
-				if i == 0 {
-					bottom = append(bottom, "› "+l)
-				} else {
-					bottom = append(bottom, "  "+l)
-				}
-			}
-			curCol = 2 + utf8.RuneCountInString(inputLines[len(inputLines)-1])
+			bottom, curCol = withPrompt(bottom, inputLines, "› ", "  ")
 		}
 		bottom = append(bottom, "", "  ⏎ send   ⌃J newline")
 	case roleOpencode:
@@ -120,10 +106,7 @@ func (t *tui) layout(width int) (top, bottom []string, curLine, curCol int) {
 			bottom = append(bottom, "┃  Ask anything…")
 			curCol = 3
 		} else {
-			for _, l := range inputLines {
-				bottom = append(bottom, "┃  "+l)
-			}
-			curCol = 3 + utf8.RuneCountInString(inputLines[len(inputLines)-1])
+			bottom, curCol = withPrompt(bottom, inputLines, "┃  ", "┃  ")
 		}
 		bottom = append(bottom, "┃  Build · "+t.model, "")
 		if t.busy {
@@ -132,6 +115,20 @@ func (t *tui) layout(width int) (top, bottom []string, curLine, curCol int) {
 		bottom = append(bottom, "  ctrl+p commands")
 	}
 	return top, bottom, curLine, curCol
+}
+
+// withPrompt appends the input lines to bottom, the first after first and
+// the others after rest, and returns the cursor's column: just after the
+// last line's text (first and rest are as wide).
+func withPrompt(bottom, lines []string, first, rest string) ([]string, int) {
+	for i, l := range lines {
+		if i == 0 {
+			bottom = append(bottom, first+l)
+		} else {
+			bottom = append(bottom, rest+l)
+		}
+	}
+	return bottom, utf8.RuneCountInString(first) + utf8.RuneCountInString(lines[len(lines)-1])
 }
 
 func (t *tui) banner() []string {
