@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -120,12 +122,7 @@ func decodeOne(t *testing.T, stdout string) map[string]any {
 
 // keysOf returns an object's keys, sorted.
 func keysOf(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }
 
 func assertKeys(t *testing.T, what string, m map[string]any, want ...string) {

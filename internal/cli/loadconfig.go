@@ -7,12 +7,13 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/home"
 )
 
 // NoConfigMessage is the contract text for a home without leo.yaml
-// (spec/managed-install.md, "First start").
-const NoConfigMessage = "no leo.yaml found — run 'leo setup' first"
+// (spec/managed-install.md, "First start"), the daemon's own.
+const NoConfigMessage = daemon.NoConfigMessage
 
 // readConfig loads h's leo.yaml without validating it. Every failure is a
 // config_error: a missing file (with the contract text, or naming the

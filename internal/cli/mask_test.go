@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -95,6 +96,17 @@ func TestShellQuote(t *testing.T) {
 	for in, want := range cases {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+	// Each quoting reads back as the same bytes in a real shell (bash: $'…'
+	// is also in POSIX.1-2024), C1 controls and invalid UTF-8 included.
+	for _, in := range []string{
+		"plain", "two words", "it's", "line\nnext", "a'b\n", "back\\slash\n", "tab\there",
+		"ctl\x01\x1f\x7f", "nel\u0085é\n", "bad\xffbyte", "bad\xff\nbyte", "é\n\u2028",
+	} {
+		out, err := exec.Command("bash", "-c", "printf %s "+shellQuote(in)).Output()
+		if err != nil || string(out) != in {
+			t.Errorf("bash reads shellQuote(%q) = %s back as %q (%v)", in, shellQuote(in), out, err)
 		}
 	}
 	long := strings.Repeat("é", maxShownArg)

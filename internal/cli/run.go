@@ -313,24 +313,28 @@ func shellQuote(a string) string {
 	if strings.ContainsFunc(a, unicode.IsControl) {
 		var b strings.Builder
 		b.WriteString("$'")
-		for _, r := range a {
-			switch r {
-			case '\\', '\'':
-				b.WriteRune('\\')
+		for i := 0; i < len(a); {
+			r, size := utf8.DecodeRuneInString(a[i:])
+			switch {
+			case r == '\\' || r == '\'':
+				b.WriteByte('\\')
 				b.WriteRune(r)
-			case '\n':
+			case r == '\n':
 				b.WriteString(`\n`)
-			case '\t':
+			case r == '\t':
 				b.WriteString(`\t`)
-			case '\r':
+			case r == '\r':
 				b.WriteString(`\r`)
-			default:
-				if unicode.IsControl(r) {
-					fmt.Fprintf(&b, `\x%02x`, r)
-				} else {
-					b.WriteRune(r)
+			case unicode.IsControl(r), r == utf8.RuneError && size == 1:
+				// Byte by byte: a C1 control (U+0080…) is two bytes in
+				// UTF-8, and an invalid byte must come back as itself.
+				for j := i; j < i+size; j++ {
+					fmt.Fprintf(&b, `\x%02x`, a[j])
 				}
+			default:
+				b.WriteString(a[i : i+size])
 			}
+			i += size
 		}
 		b.WriteString("'")
 		return b.String()

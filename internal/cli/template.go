@@ -3,7 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -305,13 +306,8 @@ func (p *fieldPrinter) options(name string, lines []string) {
 
 // optionLines renders options sorted by key, marking inherited ones.
 func optionLines(values map[string]any, inherited map[string]bool) []string {
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	lines := make([]string, 0, len(keys))
-	for _, k := range keys {
+	lines := make([]string, 0, len(values))
+	for _, k := range slices.Sorted(maps.Keys(values)) {
 		lines = append(lines, fmt.Sprintf("%-20s %s", k+":", markInherited(formatValue(values[k]), inherited[k])))
 	}
 	return lines
@@ -329,11 +325,7 @@ func formatValue(v any) string {
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			parts[i] = k + ": " + formatValue(x[k])
@@ -394,13 +386,9 @@ func formatDuration(d time.Duration) string {
 	return s
 }
 
+// sortedEnvKeys lists env's keys sorted; [] (never null in JSON) for none.
 func sortedEnvKeys(env map[string]string) []string {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return nonNil(slices.Sorted(maps.Keys(env)))
 }
 
 func nonNil(s []string) []string {

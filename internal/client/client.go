@@ -35,14 +35,10 @@ const baseURL = "http://leo"
 // dialTimeout bounds connecting to the socket; a live daemon accepts at once.
 const dialTimeout = 2 * time.Second
 
-// New returns a client for the daemon of h.
+// New returns a client for the daemon of h. It dials h's socket; h's lock
+// file explains a daemon that does not answer.
 func New(h home.Home) *Client {
-	return NewSocket(h.SocketPath(), h.LockPath())
-}
-
-// NewSocket returns a client for the daemon listening on socket whose lock
-// file is lock (used to explain why a daemon does not answer).
-func NewSocket(socket, lock string) *Client {
+	socket, lock := h.SocketPath(), h.LockPath()
 	d := net.Dialer{Timeout: dialTimeout}
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -53,9 +49,6 @@ func NewSocket(socket, lock string) *Client {
 	}
 	return &Client{socket: socket, lock: lock, http: &http.Client{Transport: tr}}
 }
-
-// SocketPath is the socket this client dials.
-func (c *Client) SocketPath() string { return c.socket }
 
 // Close drops idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }

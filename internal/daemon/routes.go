@@ -101,7 +101,8 @@ func (s *server) deleteAgent(r *http.Request) (any, error) {
 	return okResult{OK: true}, nil
 }
 
-// defaultLogLines is what `logs` shows when the caller names no count.
+// defaultLogLines is what `logs` shows when the caller names no count;
+// maxLogLines is the most it may name.
 const (
 	defaultLogLines = 100
 	maxLogLines     = 10000

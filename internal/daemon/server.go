@@ -140,9 +140,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // decodeBody decodes a JSON object strictly into v: unknown fields, a
-// second value or a body over maxRequestBody are invalid_args. An empty
-// body is allowed only when optional.
+// second value or a body over maxRequestBody are invalid_args, named by
+// route. An empty body is allowed only when optional.
 func decodeBody(r *http.Request, v any, optional bool) error {
+	route := r.Method + " " + r.URL.Path
 	body := http.MaxBytesReader(nil, r.Body, maxRequestBody)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
@@ -151,16 +152,16 @@ func decodeBody(r *http.Request, v any, optional bool) error {
 			if optional {
 				return nil
 			}
-			return api.Errorf(api.CodeInvalidArgs, "request body is empty; expected a JSON object")
+			return api.Errorf(api.CodeInvalidArgs, "%s: request body is empty; expected a JSON object", route)
 		}
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return api.Errorf(api.CodeInvalidArgs, "request body is larger than %d bytes", maxRequestBody)
+			return api.Errorf(api.CodeInvalidArgs, "%s: request body is larger than %d bytes", route, maxRequestBody)
 		}
-		return api.Errorf(api.CodeInvalidArgs, "request body: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return api.Errorf(api.CodeInvalidArgs, "%s: request body: %s", route, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return api.Errorf(api.CodeInvalidArgs, "request body: unexpected data after the JSON object")
+		return api.Errorf(api.CodeInvalidArgs, "%s: request body: unexpected data after the JSON object", route)
 	}
 	return nil
 }
