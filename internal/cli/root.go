@@ -2,7 +2,7 @@
 // the IO streams commands write to, the JSON rule of spec/managed-install.md
 // and the mapping from errors to exit codes (exitcodes.go).
 //
-// Adding a command (helper E1: service.go, agent.go, attach.go go here too):
+// Adding a command:
 //
 //   - Create one file in this package for the command group. Its init() calls
 //     register(newXxxCmd), where newXxxCmd(f *Factory) *cobra.Command builds
@@ -14,6 +14,8 @@
 //   - Use f.Home() for the leo home (it honours --config/-c and LEO_HOME) and
 //     f.LoadConfig() for leo.yaml (it answers config_error itself). f.Version
 //     is the build's version; cmd.Context() is cancelled on SIGINT/SIGTERM.
+//     A command that talks to the daemon is built with daemonCommand
+//     (agent.go), which supplies the client.
 //   - A command with --json calls addJSONFlag(cmd, &opts.JSON) and, on
 //     success, writeJSON(opts.IO.Out, value) — nothing else on stdout. On
 //     failure it just returns an error: a *api.Error (api.Errorf(code, …)) to

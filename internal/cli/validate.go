@@ -130,11 +130,7 @@ func printFindings(w io.Writer, file string, fs []findingJSON) {
 }
 
 func countSummary(errs, warnings int) string {
-	s := plural(errs, "error")
-	if warnings > 0 {
-		s += ", " + plural(warnings, "warning")
-	}
-	return s
+	return plural(errs, "error") + warningSuffix(warnings)
 }
 
 func warningSuffix(warnings int) string {

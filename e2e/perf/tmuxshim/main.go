@@ -29,16 +29,14 @@ func main() {
 		os.Exit(2)
 	}
 	args := os.Args[1:]
-	if !control(args) {
-		fmt.Fprintf(logf, "exec %s\n", command(args))
-		logf.Close()
-		argv := append([]string{real}, args...)
-		err := syscall.Exec(real, argv, os.Environ())
-		fmt.Fprintln(os.Stderr, "tmuxshim: exec:", err)
-		os.Exit(2)
-	}
 	fmt.Fprintf(logf, "exec %s\n", command(args))
-	os.Exit(proxy(real, args, logf))
+	if control(args) {
+		os.Exit(proxy(real, args, logf))
+	}
+	logf.Close()
+	err = syscall.Exec(real, append([]string{real}, args...), os.Environ())
+	fmt.Fprintln(os.Stderr, "tmuxshim: exec:", err)
+	os.Exit(2)
 }
 
 // control reports whether args start a control-mode client.
@@ -72,6 +70,7 @@ func proxy(real string, args []string, logf *os.File) int {
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "tmuxshim:", err)
 		return 2
 	}
 	if err := cmd.Start(); err != nil {
