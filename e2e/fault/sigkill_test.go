@@ -24,7 +24,6 @@ import (
 	_ "github.com/blackpaw-studio/leo/internal/harness/claude"
 	_ "github.com/blackpaw-studio/leo/internal/harness/codex"
 	_ "github.com/blackpaw-studio/leo/internal/harness/opencode"
-	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 // What a spawn interrupted by SIGKILL may leave, and what it may not.
@@ -589,27 +588,15 @@ func (f *fleet) checkSessions(recs []leoproc.StateRecord) {
 }
 
 // checkMessages: each accepted message reached a TUI at most once, and the
-// last daemon drives every adopted or relaunched pane: each agent whose
-// input line is idle and empty takes one more message, exactly once.
-//
-// The only other screen allowed is an input line still holding a message
-// an earlier daemon pasted and was killed before submitting (never
-// submitted, so at most once holds). The next daemon does not know that
-// text is its own and cannot deliver to such an agent until someone clears
-// it; TestSIGKILLBetweenPasteAndEnter pins that bug down, so here such
-// agents are only counted.
+// last daemon drives every adopted or relaunched pane: each agent's input
+// line ends idle and empty — a message an earlier daemon pasted and was
+// killed before submitting is finished by the next one, never left there
+// (TestSIGKILLBetweenPasteAndEnter pins that case down) — and takes one
+// more message, exactly once.
 func (f *fleet) checkMessages(recs []leoproc.StateRecord) {
 	t := f.t
 	ctx := context.Background()
-	counts := f.w.SubmittedCounts()
-	cut := map[string]bool{} // agent + "\x00" + text of messages killed mid-delivery
-	for _, m := range f.accepted {
-		if m.epoch < f.epoch && counts[m.text] == 0 {
-			cut[m.agent+"\x00"+m.text] = true
-		}
-	}
 	var last []message
-	wedged := 0
 	for _, r := range recs {
 		a, err := f.w.Client.Get(ctx, r.Name)
 		if err != nil {
@@ -620,18 +607,22 @@ func (f *fleet) checkMessages(recs []leoproc.StateRecord) {
 			t.Fatalf("agent %s: harness %q not registered", a.Name, a.Harness)
 		}
 		var s harness.Screen
-		// The last daemon may still be delivering its own messages.
-		testutil.WaitFor(t, 30*time.Second, func() bool {
+		// The last daemon may still be delivering its own messages, or
+		// finishing one a killed daemon had pasted.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
 			screen, err := f.w.Tmux("capture-pane", "-p", "-J", "-t", r.PaneID)
 			if err != nil {
 				t.Fatal(err)
 			}
 			s = h.Screen().Classify(screen)
-			return s.State == harness.ScreenReady && (s.Input == "" || cut[r.Name+"\x00"+s.Input])
-		}, fmt.Sprintf("agent %s idle, or holding a message cut by a kill (screen %s, input %q)", r.Name, s.State, s.Input))
-		if s.Input != "" {
-			wedged++
-			continue
+			if s.State == harness.ScreenReady && s.Input == "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("agent %s not idle with an empty input line after 30 s (screen %s, input %q)", r.Name, s.State, s.Input)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 		text := "final word to " + r.Name
 		res, err := f.w.Client.Send(ctx, r.Name, text)
@@ -640,7 +631,6 @@ func (f *fleet) checkMessages(recs []leoproc.StateRecord) {
 		}
 		last = append(last, message{id: res.ID, agent: r.Name, text: text, epoch: f.epoch})
 	}
-	t.Logf("%d agents hold a message cut between paste and Enter (see TestSIGKILLBetweenPasteAndEnter); %d took a final message", wedged, len(last))
 	if len(last) == 0 {
 		t.Errorf("no agent was idle to take a message from the last daemon")
 	}
@@ -663,7 +653,7 @@ func (f *fleet) checkMessages(recs []leoproc.StateRecord) {
 			t.Errorf("message %q to %s: %s %s", m.text, m.agent, d.Status, d.Error)
 		}
 	}
-	counts = f.w.SubmittedCounts()
+	counts := f.w.SubmittedCounts()
 	for _, m := range f.accepted {
 		if n := counts[m.text]; n > 1 {
 			t.Errorf("message %q reached %s %d times", m.text, m.agent, n)
