@@ -12,12 +12,21 @@ type parsedArgs struct {
 
 func (p parsedArgs) has(name string) bool { _, ok := p.flags[name]; return ok }
 
+// get is the flag's last value ("" when absent or given without one).
 func (p parsedArgs) get(name string) string {
 	v := p.flags[name]
 	if len(v) == 0 {
 		return ""
 	}
 	return v[len(v)-1]
+}
+
+// getOr is get, or def when that is "".
+func (p parsedArgs) getOr(name, def string) string {
+	if v := p.get(name); v != "" {
+		return v
+	}
+	return def
 }
 
 // flagSpec maps every spelling to its canonical name and whether it takes

@@ -110,10 +110,7 @@ func runClaude(args []string) int {
 	if failed {
 		return code
 	}
-	model := p.get("model")
-	if model == "" {
-		model = "sonnet"
-	}
+	model := p.getOr("model", "sonnet")
 	logEvent(map[string]any{"event": "start", "session_id": id, "resumed": resumed, "cwd": cwd()})
 	t := newTUI(roleClaude, model, &claudeStore{id: id})
 	t.trust = os.Getenv("FAKE_TRUST_DIALOG") == "1" && !claudeTrusted()
@@ -123,10 +120,7 @@ func runClaude(args []string) int {
 
 // claudeHeadless is `claude -p … --output-format stream-json --verbose`.
 func claudeHeadless(p parsedArgs) int {
-	format := p.get("output-format")
-	if format == "" {
-		format = "text"
-	}
+	format := p.getOr("output-format", "text")
 	if format == "stream-json" && !p.has("verbose") {
 		return fail(1, "Error: When using --print, --output-format=stream-json requires --verbose")
 	}
@@ -142,10 +136,7 @@ func claudeHeadless(p parsedArgs) int {
 	if failed {
 		return code
 	}
-	model := p.get("model")
-	if model == "" {
-		model = "claude-fake"
-	}
+	model := p.getOr("model", "claude-fake")
 	out := json.NewEncoder(os.Stdout)
 	out.SetEscapeHTML(false)
 	emit := func(v any) {

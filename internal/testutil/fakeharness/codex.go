@@ -106,10 +106,7 @@ func runCodex(args []string) int {
 		}
 		st.id, st.path, resumed = id, path, true
 	}
-	model := p.get("model")
-	if model == "" {
-		model = "gpt-fake"
-	}
+	model := p.getOr("model", "gpt-fake")
 	logEvent(map[string]any{"event": "start", "session_id": st.id, "resumed": resumed, "cwd": cwd()})
 	t := newTUI(roleCodex, model, st)
 	t.trust = os.Getenv("FAKE_TRUST_DIALOG") != "0" && !codexTrusted()

@@ -53,10 +53,7 @@ func runOpencode(args []string) int {
 		}
 		resumed = st.id != ""
 	}
-	model := p.get("model")
-	if model == "" {
-		model = "fake/model"
-	}
+	model := p.getOr("model", "fake/model")
 	logEvent(map[string]any{"event": "start", "session_id": st.id, "resumed": resumed, "cwd": cwd()})
 	return newTUI(roleOpencode, model, st).run()
 }
