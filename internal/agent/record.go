@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/statefile"
 )
 
@@ -88,25 +89,9 @@ func (r *Record) clone() *Record {
 // TmuxSession is the tmux session name of an agent.
 func TmuxSession(name string) string { return "leo-" + name }
 
-// ValidName reports whether name is a valid agent name,
-// ^[a-z0-9][a-z0-9-]{0,62}$. Checked by hand: compiling that regexp at
-// package init cost every leo command about 0.05 ms of start-up.
-func ValidName(name string) bool {
-	if len(name) == 0 || len(name) > 63 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' && i > 0) {
-			return false
-		}
-	}
-	return true
-}
-
 // CheckName returns an invalid_args error for a bad agent name.
 func CheckName(name string) error {
-	if !ValidName(name) {
+	if !config.ValidName(name) {
 		return api.Errorf(api.CodeInvalidArgs, "invalid agent name %q: use 1-63 lowercase letters, digits and '-', starting with a letter or digit", name)
 	}
 	return nil
@@ -182,7 +167,7 @@ func (s *Store) Load() ([]*Record, error) {
 	out := make([]*Record, 0, len(f.Agents))
 	seen := map[string]bool{}
 	for _, r := range f.Agents {
-		if r == nil || !ValidName(r.Name) || seen[r.Name] {
+		if r == nil || !config.ValidName(r.Name) || seen[r.Name] {
 			continue
 		}
 		seen[r.Name] = true

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
@@ -63,11 +64,11 @@ func TestUniqueNamePicksCollisionSuffix(t *testing.T) {
 		t.Fatalf("got %q, want coder-3", got)
 	}
 	long := baseName("A_Very.Long Template Name That Goes On And On And On And On For Ever")
-	if !ValidName(long) {
+	if !config.ValidName(long) {
 		t.Fatalf("baseName gave invalid %q", long)
 	}
 	got := uniqueName(long, func(n string) bool { return n == long })
-	if !ValidName(got) || got == long {
+	if !config.ValidName(got) || got == long {
 		t.Fatalf("suffixed long name %q", got)
 	}
 	if b := baseName("My_Template"); b != "my-template" {

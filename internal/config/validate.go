@@ -178,11 +178,11 @@ func (c *Config) validateDefaults() []Finding {
 	return rv.findings
 }
 
-// validName is the rule for template and task names (they become agent
-// names and tmux session names): ^[a-z0-9][a-z0-9-]{0,62}$. Checked by hand:
+// ValidName is the rule for template, task and agent names (they become
+// tmux session names): ^[a-z0-9][a-z0-9-]{0,62}$. Checked by hand:
 // compiling that regexp at package init cost every leo command about
 // 0.1 ms of start-up.
-func validName(name string) bool {
+func ValidName(name string) bool {
 	if len(name) == 0 || len(name) > 63 {
 		return false
 	}
@@ -199,7 +199,7 @@ const nameRule = "use 1 to 63 lowercase letters, digits and dashes, starting wit
 
 func (c *Config) validateTemplate(name string) []Finding {
 	_, fs := c.resolveTemplate(name, c.Templates[name])
-	if !validName(name) {
+	if !ValidName(name) {
 		scope := "templates." + name
 		fs = append(fs, Finding{Severity: SeverityError, Path: scope, posPath: scope,
 			Message: fmt.Sprintf("%s: invalid template name %q (%s)", scope, name, nameRule)})
@@ -212,7 +212,7 @@ func (c *Config) validateTask(name string, pc *promptChecker) []Finding {
 	r, fs := c.resolveTask(name, t)
 	rv := &resolver{c: c, findings: fs}
 	scope := r.Scope
-	if !validName(name) {
+	if !ValidName(name) {
 		rv.add(SeverityError, scope, scope, fmt.Sprintf("%s: invalid task name %q (%s)", scope, name, nameRule))
 	}
 
