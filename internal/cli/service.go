@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/home"
 )
@@ -49,7 +52,87 @@ adopts them.
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Supervised, "supervised", false, "run under a service manager: log to state/service.log (rotated)")
+	cmd.AddCommand(newServiceStatusCmd(f), newServiceReloadCmd(f))
 	return cmd
+}
+
+// ServiceStatusOptions are the inputs of `leo service status`.
+type ServiceStatusOptions struct {
+	IO   *IOStreams
+	JSON bool
+}
+
+func newServiceStatusCmd(f *Factory) *cobra.Command {
+	opts := &ServiceStatusOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show whether this home's daemon runs, and what it reports",
+		Args:  cobra.NoArgs,
+	}
+	return daemonCommand(f, cmd, &opts.JSON, func(ctx context.Context, c *client.Client, _ []string) error {
+		return runServiceStatus(ctx, c, opts)
+	})
+}
+
+func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceStatusOptions) error {
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	h, err := c.Health(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, h)
+	}
+	ready := "ready"
+	if !h.Ready {
+		ready = "restoring agents (not ready yet)"
+	}
+	claude := "not found — " + api.ClaudeNotFoundMessage
+	if h.Claude.Found {
+		claude = h.Claude.Path
+	}
+	_, err = fmt.Fprintf(opts.IO.Out, "daemon:  running, pid %d, leo %s, %s\nhome:    %s\nagents:  %d\nclaude:  %s\n",
+		h.PID, h.Version, ready, h.Home, h.Agents, claude)
+	return err
+}
+
+// ServiceReloadOptions are the inputs of `leo service reload`.
+type ServiceReloadOptions struct {
+	IO   *IOStreams
+	JSON bool
+}
+
+func newServiceReloadCmd(f *Factory) *cobra.Command {
+	opts := &ServiceReloadOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "reload",
+		Short: "Make the daemon re-read leo.yaml (an invalid file is refused and the running config kept)",
+		Long: `Make the daemon re-read and validate leo.yaml. A file that does not validate
+is refused with every finding, and the daemon keeps the config it runs.
+Sending the daemon SIGHUP does the same.`,
+		Args: cobra.NoArgs,
+	}
+	return daemonCommand(f, cmd, &opts.JSON, func(ctx context.Context, c *client.Client, _ []string) error {
+		return runServiceReload(ctx, c, opts)
+	})
+}
+
+func runServiceReload(ctx context.Context, c *client.Client, opts *ServiceReloadOptions) error {
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	res, err := c.ReloadConfig(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, res)
+	}
+	fmt.Fprintln(opts.IO.Out, "config reloaded")
+	for _, w := range res.Warnings {
+		fmt.Fprintf(opts.IO.Out, "warning: %s\n", w)
+	}
+	return nil
 }
 
 // runService runs the daemon until ctx is cancelled (main cancels it on

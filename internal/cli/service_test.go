@@ -77,3 +77,44 @@ func TestServiceRunsUntilCancelledAndLeavesNoSocket(t *testing.T) {
 		t.Fatalf("service.log: %q", data)
 	}
 }
+
+func TestServiceStatusAndReload(t *testing.T) {
+	e, h := daemonEnv(t)
+	r := e.run("service", "status", "--json")
+	assertJSONFailure(t, r, "daemon_down", ExitDaemonDown)
+
+	fake := startFakeDaemon(t, e, h)
+	r = e.run("service", "status", "--json")
+	if r.code != ExitOK {
+		t.Fatalf("status: %+v", r)
+	}
+	obj := decodeOne(t, r.stdout)
+	assertKeys(t, "service status --json", obj, "version", "pid", "ready", "home", "claude", "agents")
+	if obj["ready"] != true || obj["home"] != h.Root {
+		t.Errorf("status = %v", obj)
+	}
+	r = e.run("service", "status")
+	mustContain(t, "status text", r.stdout, "daemon:  running, pid ")
+
+	// An invalid file is refused with its finding; the daemon keeps running.
+	if err := os.WriteFile(h.ConfigPath, []byte("templates:\n  assistant:\n    harness: nosuch\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = e.run("service", "reload", "--json")
+	obj = assertJSONFailure(t, r, "config_error", ExitConfig)
+	mustContain(t, "reload refusal", obj["message"].(string), `templates.assistant.harness "nosuch" is not a registered harness`)
+	if n := fake.ConfigChangedCalls(); n != 0 {
+		t.Fatalf("a refused reload reached the manager (%d)", n)
+	}
+
+	if err := os.WriteFile(h.ConfigPath, []byte(agentTestConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = e.run("service", "reload")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "config reloaded") {
+		t.Fatalf("reload: %+v", r)
+	}
+	if n := fake.ConfigChangedCalls(); n != 1 {
+		t.Fatalf("ConfigChanged called %d times, want 1", n)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
@@ -263,13 +265,28 @@ func (d *run) serve(ctx context.Context) error {
 		close(runDone)
 	}
 
-	// 8. Serve until told to stop.
+	// 8. Serve until told to stop; SIGHUP reloads leo.yaml, like
+	// `leo service reload`.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	var failed error
-	select {
-	case <-ctx.Done():
-		d.log.Info("shutting down", "reason", context.Cause(ctx))
-	case err := <-serveErr:
-		failed = fmt.Errorf("socket server: %w", err)
+serving:
+	for {
+		select {
+		case <-hup:
+			if res, err := store.Reload(ctx); err != nil {
+				d.log.Error("reload on SIGHUP", "err", err)
+			} else {
+				d.log.Info("config reloaded on SIGHUP", "warnings", len(res.Warnings))
+			}
+		case <-ctx.Done():
+			d.log.Info("shutting down", "reason", context.Cause(ctx))
+			break serving
+		case err := <-serveErr:
+			failed = fmt.Errorf("socket server: %w", err)
+			break serving
+		}
 	}
 	// Stop taking requests first (Shutdown closes the listener, which
 	// unlinks leo.sock while we still hold the lock), then supervision;

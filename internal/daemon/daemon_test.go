@@ -615,3 +615,24 @@ func TestTooOldOrMissingTmuxIsAClearError(t *testing.T) {
 		t.Fatalf("Run with tmux 3.1c = %v", err)
 	}
 }
+
+// SIGHUP reloads leo.yaml, as `leo service reload` does (the same
+// validated swap; a refused file is covered by the reload route's test).
+func TestSIGHUPReloadsTheConfig(t *testing.T) {
+	h := newHome(t)
+	r := startReady(t, h)
+	deps := r.deps.Load()
+	before := deps.Config()
+
+	writeFile(t, h.ConfigPath, validConfig+"  coder:\n    harness: codex\n")
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the config reloaded on SIGHUP", func() bool {
+		c := deps.Config()
+		return c != before && c.Templates["coder"] != nil
+	})
+	if n := r.agents.ConfigChangedCalls(); n != 1 {
+		t.Errorf("ConfigChanged called %d times, want 1", n)
+	}
+}
