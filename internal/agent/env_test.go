@@ -234,6 +234,8 @@ type harnessEvent struct {
 	Event   string   `json:"event"`
 	Message *string  `json:"message"`
 	Code    *int     `json:"code"`
+	// SessionID is the conversation a "session" or "start" event names.
+	SessionID string `json:"session_id"`
 }
 
 func (e *testEnv) events() []harnessEvent {

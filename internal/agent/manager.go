@@ -80,6 +80,10 @@ type Manager struct {
 	idleFor   *config.Config
 	idleCache map[string]time.Duration
 
+	// firstTurns holds one slot per harness and workspace: see
+	// firstTurnSlot.
+	firstTurns map[string]chan struct{}
+
 	kick   chan struct{}
 	ctx    context.Context // background work; cancelled by Close
 	cancel context.CancelFunc
@@ -153,8 +157,10 @@ func New(opts Options) (*Manager, error) {
 		driver: opts.Delivery,
 		agents: map[string]*agent{},
 		kick:   make(chan struct{}, 1),
-		ctx:    ctx,
-		cancel: cancel,
+
+		firstTurns: map[string]chan struct{}{},
+		ctx:        ctx,
+		cancel:     cancel,
 	}
 	m.driver.Clock = opts.Clock
 	return m, nil

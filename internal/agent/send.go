@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -84,6 +86,15 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 	m.mu.Lock()
 	a.lastActivity = m.clk.Now()
 	m.mu.Unlock()
+	// A first turn of a harness that picks its own ids waits until no
+	// other agent's first turn in the same workspace awaits discovery.
+	release := func() {}
+	if !it.Pasted {
+		var err error
+		if release, err = m.firstTurnSlot(ctx, a); err != nil {
+			return err
+		}
+	}
 	var err error
 	if it.Pasted {
 		err = m.driver.Finish(ctx, t, it.Message)
@@ -95,10 +106,44 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 	m.mu.Lock()
 	a.lastActivity = m.clk.Now()
 	m.mu.Unlock()
-	if err == nil {
-		m.afterTurn(a)
+	if err != nil {
+		release()
+		return err
 	}
-	return err
+	m.afterTurn(a, release)
+	return nil
+}
+
+// firstTurnSlot serializes first turns per harness and workspace for
+// harnesses whose conversation id is discovered (codex, opencode): their
+// session stores only say which conversation in a workspace is newest, so
+// two agents of one template whose first turns overlap would both find
+// the later one, and one agent would resume the other's conversation while
+// the other found none and restarted fresh. The slot is held from the
+// first delivery until discovery ends (found, or DiscoverTimeout), so each
+// agent's conversation is the newest when it is looked for. It returns the
+// release (a no-op when no slot was needed).
+func (m *Manager) firstTurnSlot(ctx context.Context, a *agent) (func(), error) {
+	m.mu.Lock()
+	h, ok := harness.Lookup(a.rec.Harness)
+	if !ok || h.Sessions().PinsID() || a.rec.SessionID != "" {
+		m.mu.Unlock()
+		return func() {}, nil
+	}
+	key := a.rec.Harness + "\x00" + filepath.Clean(a.rec.Workspace)
+	slot := m.firstTurns[key]
+	if slot == nil {
+		slot = make(chan struct{}, 1)
+		m.firstTurns[key] = slot
+	}
+	m.mu.Unlock()
+	select {
+	case slot <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var once sync.Once
+	return func() { once.Do(func() { <-slot }) }, nil
 }
 
 // markInFlight records, on disk, the message about to be pasted: from here
@@ -157,11 +202,13 @@ func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
 // afterTurn starts, for a harness that picks its own ids (codex, opencode)
 // and has none stored yet, the search for the conversation the first turn
 // created.
-func (m *Manager) afterTurn(a *agent) {
+// release is called once the search ends (at once when there is none).
+func (m *Manager) afterTurn(a *agent, release func()) {
 	m.mu.Lock()
 	h, ok := harness.Lookup(a.rec.Harness)
 	if !ok || h.Sessions().PinsID() || a.rec.SessionID != "" || a.discovering || m.closed {
 		m.mu.Unlock()
+		release()
 		return
 	}
 	a.discovering = true
@@ -175,6 +222,7 @@ func (m *Manager) afterTurn(a *agent) {
 	m.mu.Unlock()
 	go func() {
 		defer m.bg.Done()
+		defer release()
 		defer func() {
 			m.mu.Lock()
 			a.discovering = false

@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+)
+
+// spawnConcurrently spawns n agents from template h at once and returns
+// their names.
+func spawnConcurrently(t *testing.T, m *Manager, h string, n int) []string {
+	t.Helper()
+	names := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := m.Spawn(context.Background(), api.SpawnRequest{Template: h})
+			names[i], errs[i] = a.Name, err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent Spawn: %v", err)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// sessionOwner maps each conversation id a fake harness created to the pid
+// of the TUI that created it.
+func (e *testEnv) sessionOwner() map[string]int {
+	out := map[string]int{}
+	for _, ev := range e.events() {
+		if ev.Event == "session" && ev.SessionID != "" {
+			out[ev.SessionID] = ev.PID
+		}
+	}
+	return out
+}
+
+// Two agents of one template share its workspace. Spawned together and sent
+// their first messages together, each must end up with the conversation its
+// own TUI started: neither may take the other's (it would resume someone
+// else's conversation) nor be left without one (it would restart fresh).
+func TestTwoAgentsInOneWorkspaceEachDiscoverTheirOwnConversation(t *testing.T) {
+	for _, h := range []string{"codex", "opencode"} {
+		t.Run(h, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			m := e.manager()
+			names := spawnConcurrently(t, m, h, 2)
+			if names[0] != h || names[1] != h+"-2" {
+				t.Fatalf("names %v, want %s and %s-2", names, h, h)
+			}
+			list, err := e.tmux.ListPanes(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sessions := map[string]int{}
+			for _, p := range list {
+				sessions[p.SessionName]++
+			}
+			if len(sessions) != 2 || sessions["leo-"+names[0]] != 1 || sessions["leo-"+names[1]] != 1 {
+				t.Fatalf("tmux sessions %v, want one each for %v", sessions, names)
+			}
+			for _, n := range names {
+				e.waitState(m, n, api.StateRunning)
+			}
+			pids := map[string]int{}
+			for _, n := range names {
+				pids[n] = e.panePID(n)
+			}
+			ids := make([]string, len(names))
+			var wg sync.WaitGroup
+			for _, n := range names {
+				res, err := m.Send(context.Background(), n, "first message to "+n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					waitDelivered(t, m, n, res.ID)
+				}()
+			}
+			wg.Wait()
+			waitFor(t, "both conversation ids discovered", 40*time.Second, func() bool {
+				for i, n := range names {
+					ids[i] = mustGet(t, m, n).SessionID
+				}
+				return ids[0] != "" && ids[1] != ""
+			})
+			owners := e.sessionOwner()
+			for i, n := range names {
+				if owners[ids[i]] != pids[n] {
+					t.Fatalf("agent %s holds conversation %s, created by pid %d; its own TUI is pid %d (owners %v)", n, ids[i], owners[ids[i]], pids[n], owners)
+				}
+			}
+		})
+	}
+}
