@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,5 +108,74 @@ func TestTwoAgentsInOneWorkspaceEachDiscoverTheirOwnConversation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// reloadWithout reloads the config with template h removed.
+func (e *testEnv) reloadWithout(m *Manager, h string) {
+	e.t.Helper()
+	if e.dropped == nil {
+		e.dropped = map[string]bool{}
+	}
+	e.dropped[h] = true
+	e.writeConfig()
+	m.ConfigChanged()
+}
+
+// A reload removes a running agent's template: the agent keeps running
+// (its launch is not redone), but when its TUI exits it is stopped with the
+// reason instead of restart-looping — and the messages queued behind the
+// exit fail at once with that reason, rather than each waiting out the
+// readiness timeout for a TUI that will never come back.
+func TestTemplateRemovedWhileRunningStopsOnExitAndFailsQueuedMessages(t *testing.T) {
+	e := newEnv(t, withReadyTimeout(25*time.Second))
+	m := e.manager()
+	ctx := context.Background()
+	if _, err := m.Spawn(ctx, api.SpawnRequest{Template: "codex"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m, "codex", api.StateRunning)
+	pid := e.panePID("codex")
+	e.reloadWithout(m, "codex")
+	// Several sweeps later it still runs, untouched.
+	if res, err := m.Send(ctx, "codex", "still works"); err != nil {
+		t.Fatal(err)
+	} else {
+		waitDelivered(t, m, "codex", res.ID)
+	}
+	if got := e.panePID("codex"); got != pid {
+		t.Fatalf("pane pid %d → %d: the reload relaunched the agent", pid, got)
+	}
+
+	exit, err := m.Send(ctx, "codex", "/exit 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queued []string
+	for i := range 3 {
+		res, err := m.Send(ctx, "codex", fmt.Sprintf("queued behind the exit %d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		queued = append(queued, res.ID)
+	}
+	waitDelivered(t, m, "codex", exit.ID)
+	a := e.waitState(m, "codex", api.StateStopped)
+	if !strings.Contains(a.Error, `template "codex" not found`) {
+		t.Fatalf("stopped agent's error %q does not say its template is gone", a.Error)
+	}
+	for _, id := range queued {
+		d := waitOutcome(t, m, "codex", id)
+		if d.Status != "failed" || !strings.Contains(d.Error, `template "codex" not found`) {
+			t.Fatalf("queued message %s: %s (%s); want failed with the reason the agent stopped", id, d.Status, d.Error)
+		}
+	}
+	if n := len(e.launches("codex")); n != 1 {
+		t.Fatalf("%d launches; the agent without a template must not be relaunched", n)
+	}
+	for _, msg := range e.submitted() {
+		if strings.HasPrefix(msg, "queued behind") {
+			t.Fatalf("%q was submitted", msg)
+		}
 	}
 }

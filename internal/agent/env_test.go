@@ -49,6 +49,8 @@ type testEnv struct {
 	resolver  binpath.Resolver
 	extraEnv  map[string]string
 	tmpl      map[string]string // extra YAML lines per template
+	// dropped templates are left out of the config (a reload removing them).
+	dropped map[string]bool
 	// width of agent panes (0: the manager's default); readyTimeout of
 	// deliveries (0: 20 s).
 	width        int
@@ -158,6 +160,9 @@ func (e *testEnv) writeConfig() {
 	}
 	sort.Strings(keys)
 	for _, h := range harnesses {
+		if e.dropped[h] {
+			continue
+		}
 		fmt.Fprintf(&b, "  %s:\n    harness: %s\n    workspace: %s\n", h, h, filepath.Join(e.workspace, h))
 		b.WriteString(e.tmpl[h])
 		b.WriteString("    env:\n")

@@ -262,6 +262,9 @@ func (m *Manager) restartDue(ctx context.Context, a *agent) {
 		m.mu.Unlock()
 		m.save()
 		m.log.Error("agent cannot be restarted; stopped", "agent", name, "err", err)
+		// Its TUI will not come back: queued messages fail now, with the
+		// reason, instead of each waiting out the readiness timeout.
+		a.queue.CancelWith(fmt.Errorf("agent stopped: %w", err))
 		return
 	}
 	a.rec.Failures++

@@ -57,9 +57,11 @@ type Queue struct {
 	pending  []*Item
 	inFlight *Item
 	cancel   context.CancelFunc
-	running  bool
-	idle     *sync.Cond
-	closed   bool
+	// reason is the outcome CancelWith gave the item in flight.
+	reason  error
+	running bool
+	idle    *sync.Cond
+	closed  bool
 }
 
 // Push appends it and starts a worker if none runs. It returns how many
@@ -137,13 +139,17 @@ func (q *Queue) run() {
 			err = q.Work(ctx, it)
 		}
 		cancel()
+		q.mu.Lock()
 		if ctx.Err() != nil && err != nil && errors.Is(err, context.Canceled) {
 			err = ErrCancelled
+			if q.reason != nil {
+				err = q.reason
+			}
 		}
 		it.err = err
-		q.mu.Lock()
 		q.inFlight = nil
 		q.cancel = nil
+		q.reason = nil
 		q.mu.Unlock()
 		close(it.done)
 		if q.Finished != nil {
@@ -193,19 +199,25 @@ func (q *Queue) Busy() bool {
 
 // Cancel fails every pending item with ErrCancelled and interrupts the one
 // in flight. The queue stays usable.
-func (q *Queue) Cancel() {
+func (q *Queue) Cancel() { q.CancelWith(ErrCancelled) }
+
+// CancelWith is Cancel with reason as the outcome of every pending item and
+// of the one in flight if the cancellation ends it (a caller that knows why
+// the work cannot happen says so, instead of a bare "cancelled").
+func (q *Queue) CancelWith(reason error) {
 	q.mu.Lock()
 	dropped := q.pending
 	q.pending = nil
 	if q.cancel != nil {
 		q.cancel()
+		q.reason = reason
 	}
 	q.mu.Unlock()
 	for _, it := range dropped {
-		it.err = ErrCancelled
+		it.err = reason
 		close(it.done)
 		if q.Finished != nil {
-			q.Finished(it, ErrCancelled)
+			q.Finished(it, reason)
 		}
 	}
 }

@@ -136,3 +136,42 @@ func TestQueuePushFrontJumpsPending(t *testing.T) {
 		t.Fatalf("order %v", order)
 	}
 }
+
+// CancelWith gives its reason to every item it ends, the one in flight
+// included, so a message's outcome says why it could not be delivered.
+func TestQueueCancelWithReason(t *testing.T) {
+	started := make(chan struct{})
+	q := &Queue{Work: func(ctx context.Context, it *Item) error {
+		if it.ID == "first" {
+			close(started)
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	first, second := &Item{ID: "first", Message: "a"}, &Item{ID: "second", Message: "b"}
+	for _, it := range []*Item{first, second} {
+		if _, err := q.Push(it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-started
+	reason := errors.New("agent stopped: template gone")
+	q.CancelWith(reason)
+	for _, it := range []*Item{first, second} {
+		<-it.Done()
+		if !errors.Is(it.Err(), reason) {
+			t.Fatalf("item %s: outcome %v, want %v", it.ID, it.Err(), reason)
+		}
+	}
+	// A later plain Cancel of new work is a plain cancellation again.
+	third := &Item{ID: "third", Message: "c"}
+	if _, err := q.Push(third); err != nil {
+		t.Fatal(err)
+	}
+	q.Cancel()
+	<-third.Done()
+	if !errors.Is(third.Err(), ErrCancelled) {
+		t.Fatalf("third: %v, want ErrCancelled", third.Err())
+	}
+	q.Wait()
+}
