@@ -3,7 +3,10 @@ package agent
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -177,5 +180,121 @@ func TestTemplateRemovedWhileRunningStopsOnExitAndFailsQueuedMessages(t *testing
 		if strings.HasPrefix(msg, "queued behind") {
 			t.Fatalf("%q was submitted", msg)
 		}
+	}
+}
+
+// Restart resumes the claude conversation (--resume <id>); Reset launches a
+// new pinned one (--session-id <new>); and an exit right after Reset's fresh
+// launch is an ordinary crash, not a poisoned resume: the new id is kept
+// and the restart resumes it.
+func TestRestartResumesResetStartsNewAndQuickExitAfterResetKeepsIt(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	ctx := context.Background()
+	id := spawnWithSession(t, e, m, "claude")
+	if _, err := m.Restart(ctx, "claude"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m, "claude", api.StateRunning)
+	l := e.launches("claude")
+	if len(l) != 2 || !hasSeq(l[1], []string{"--resume", id}) {
+		t.Fatalf("launches %q: Restart should resume %s", l, id)
+	}
+	if a := mustGet(t, m, "claude"); a.SessionID != id {
+		t.Fatalf("session %s after Restart, want %s", a.SessionID, id)
+	}
+
+	r, err := m.Reset(ctx, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := r.SessionID
+	if fresh == "" || fresh == id {
+		t.Fatalf("session %q after Reset (was %s)", fresh, id)
+	}
+	e.waitState(m, "claude", api.StateRunning)
+	l = e.launches("claude")
+	if len(l) != 3 || !hasSeq(l[2], []string{"--session-id", fresh}) || isResume("claude", l[2]) {
+		t.Fatalf("launches %q: Reset should launch fresh on --session-id %s", l, fresh)
+	}
+	// Exit at once (well within the 15 s quick-exit window).
+	res, err := m.Send(ctx, "claude", "/exit 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDelivered(t, m, "claude", res.ID)
+	waitFor(t, "restart after the exit", 20*time.Second, func() bool {
+		a := mustGet(t, m, "claude")
+		return a.Restarts == 1 && a.State == api.StateRunning
+	})
+	l = e.launches("claude")
+	if len(l) != 4 || !hasSeq(l[3], []string{"--resume", fresh}) {
+		t.Fatalf("launches %q: the restart after Reset should resume %s", l, fresh)
+	}
+	if a := mustGet(t, m, "claude"); a.SessionID != fresh {
+		t.Fatalf("session %s after the quick exit, want %s kept", a.SessionID, fresh)
+	}
+	if strings.Contains(e.logBuf.String(), "dropped_session") {
+		t.Fatal("the exit after a fresh launch was taken for a poisoned resume")
+	}
+}
+
+// A reload that changes a template's env is picked up by the agent's next
+// launch (here a Restart): the new value reaches the pane, and the listing
+// shows the new key names.
+func TestReloadedTemplateEnvReachesNextLaunch(t *testing.T) {
+	e := newEnv(t, withEnv(map[string]string{"LEO_PROBE_OLD": "one"}))
+	m := e.manager()
+	ctx := context.Background()
+	if _, err := m.Spawn(ctx, api.SpawnRequest{Template: "opencode"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m, "opencode", api.StateRunning)
+	delete(e.extraEnv, "LEO_PROBE_OLD")
+	e.extraEnv["LEO_PROBE_NEW"] = "two"
+	e.writeConfig()
+	m.ConfigChanged()
+	if env := paneEnviron(t, e.panePID("opencode")); !strings.Contains(env, "LEO_PROBE_OLD=one") {
+		t.Fatal("the running agent's environment changed without a relaunch")
+	}
+	a, err := m.Restart(ctx, "opencode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !containsStr(a.EnvKeys, "LEO_PROBE_NEW") || containsStr(a.EnvKeys, "LEO_PROBE_OLD") {
+		t.Fatalf("env keys %v after reload and restart", a.EnvKeys)
+	}
+	e.waitState(m, "opencode", api.StateRunning)
+	env := paneEnviron(t, e.panePID("opencode"))
+	if !strings.Contains(env, "LEO_PROBE_NEW=two") || strings.Contains(env, "LEO_PROBE_OLD") {
+		t.Fatalf("relaunched pane: new=%v old=%v", strings.Contains(env, "LEO_PROBE_NEW=two"), strings.Contains(env, "LEO_PROBE_OLD"))
+	}
+}
+
+func paneEnviron(t *testing.T, pid int) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(data), "\x00", "\n")
+}
+
+// idle_suspend_after added by a reload applies to agents already running.
+func TestReloadedIdleSuspendAfterAppliesToRunningAgents(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: "codex"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m, "codex", api.StateRunning)
+	for _, h := range harnesses {
+		e.tmpl[h] += "    idle_suspend_after: 1s\n"
+	}
+	e.writeConfig()
+	m.ConfigChanged()
+	a := e.waitState(m, "codex", api.StateStopped)
+	if !a.WakeOnMessage {
+		t.Fatalf("suspended after the reload, but %+v lacks wake_on_message", a)
 	}
 }

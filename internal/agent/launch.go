@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -232,7 +233,7 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 		Width:  m.opts.Width,
 		Height: m.opts.Height,
 	}
-	pane, err := m.startPane(ctx, name, oldPane, spec)
+	pane, created, err := m.startPane(ctx, name, oldPane, spec, staleEnvKeys(rec.SessionEnvKeys, p.env))
 	if err != nil {
 		m.mu.Lock()
 		a.rec.Error = err.Error()
@@ -243,6 +244,9 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 	m.mu.Lock()
 	a.rec.PaneID = pane.PaneID
 	a.rec.PanePID = pane.PID
+	if created {
+		a.rec.SessionEnvKeys = sessionEnvKeys(p.env)
+	}
 	m.mu.Unlock()
 	m.save()
 	m.log.Info("agent launched", "agent", name, "why", why, "harness", p.res.HarnessName,
@@ -252,33 +256,78 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 }
 
 // startPane respawns the agent's own pane in place when it still exists
-// (the pane id stays stable), else creates the session.
-func (m *Manager) startPane(ctx context.Context, name, oldPane string, spec tmux.SessionSpec) (tmux.Pane, error) {
+// (the pane id stays stable), else creates the session (created true).
+// unset names the session-environment variables a respawned TUI must not
+// inherit (see Record.SessionEnvKeys).
+func (m *Manager) startPane(ctx context.Context, name, oldPane string, spec tmux.SessionSpec, unset []string) (pane tmux.Pane, created bool, err error) {
 	if oldPane != "" {
 		// Pane ids are reused by a new tmux server: respawn only a pane
 		// that really belongs to this agent's session.
 		info, err := m.tmux.PaneInfo(ctx, oldPane)
 		if err == nil && info.SessionName == spec.Name {
-			if err := m.tmux.RespawnPane(ctx, oldPane, spec); err == nil {
+			respawn := spec
+			if len(unset) > 0 {
+				respawn.Argv = append(m.envUnset(unset), spec.Argv...)
+			}
+			if err := m.tmux.RespawnPane(ctx, oldPane, respawn); err == nil {
 				info, err := m.tmux.PaneInfo(ctx, oldPane)
 				if err == nil {
-					return tmux.Pane{SessionID: info.SessionID, PaneID: oldPane, PID: info.PID}, nil
+					return tmux.Pane{SessionID: info.SessionID, PaneID: oldPane, PID: info.PID}, false, nil
 				}
 			} else if !tmux.IsNotFound(err) {
-				return tmux.Pane{}, err
+				return tmux.Pane{}, false, err
 			}
 		}
 	}
-	pane, err := m.tmux.NewSession(ctx, spec)
+	pane, err = m.tmux.NewSession(ctx, spec)
 	if err != nil && isDuplicateSession(err) {
 		// A session of this name exists but is not the pane on record
 		// (split, or created by an interrupted launch): it is ours by name.
 		if kerr := m.tmux.KillSession(ctx, spec.Name); kerr != nil {
-			return tmux.Pane{}, kerr
+			return tmux.Pane{}, false, kerr
 		}
 		pane, err = m.tmux.NewSession(ctx, spec)
 	}
-	return pane, err
+	return pane, err == nil, err
+}
+
+// envUnset is the env(1) prefix that drops keys from the environment a
+// respawned pane inherits from its session (names only: no value is ever
+// on a command line).
+func (m *Manager) envUnset(keys []string) []string {
+	bin, err := m.opts.Resolver.Lookup("env")
+	if err != nil {
+		bin = "/usr/bin/env"
+	}
+	out := []string{bin}
+	for _, k := range keys {
+		out = append(out, "-u", k)
+	}
+	return out
+}
+
+// sessionEnvKeys are the keys tmux new-session -e puts in the session's
+// environment for env (PATH goes on the command line through env(1)).
+func sessionEnvKeys(env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		if k != "PATH" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// staleEnvKeys are the session's keys that env no longer sets.
+func staleEnvKeys(session []string, env map[string]string) []string {
+	var out []string
+	for _, k := range session {
+		if _, ok := env[k]; !ok && k != "PATH" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func isDuplicateSession(err error) bool {

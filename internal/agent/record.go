@@ -35,6 +35,11 @@ type Record struct {
 	SessionUsed bool `json:"session_used,omitempty"`
 
 	EnvKeys []string `json:"env_keys,omitempty"`
+	// SessionEnvKeys are the variables the launch that created the tmux
+	// session put in the session's environment (tmux new-session -e keeps
+	// them there); a pane respawned in place inherits them, so a later
+	// launch unsets those its own env no longer has.
+	SessionEnvKeys []string `json:"session_env_keys,omitempty"`
 
 	PaneID  string `json:"pane_id,omitempty"`
 	PanePID int    `json:"pane_pid,omitempty"`
@@ -71,6 +76,7 @@ type InFlight struct {
 func (r *Record) clone() *Record {
 	c := *r
 	c.EnvKeys = append([]string(nil), r.EnvKeys...)
+	c.SessionEnvKeys = append([]string(nil), r.SessionEnvKeys...)
 	if r.StartedAt != nil {
 		t := *r.StartedAt
 		c.StartedAt = &t
