@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/delivery"
 )
 
 // spawnConcurrently spawns n agents from template h at once and returns
@@ -297,4 +299,66 @@ func TestReloadedIdleSuspendAfterAppliesToRunningAgents(t *testing.T) {
 	if !a.WakeOnMessage {
 		t.Fatalf("suspended after the reload, but %+v lacks wake_on_message", a)
 	}
+}
+
+// Sends racing a Stop: every accepted message is delivered before the stop
+// or cancelled by it (docs/agents.md: a stop fails pending messages) — none
+// is left queued behind it for a TUI that is not coming back, to wait out
+// the readiness timeout or reach the agent after someone starts it again.
+func TestSendsRacingStopAreDeliveredOrCancelledNeverStranded(t *testing.T) {
+	e := newEnv(t, withReadyTimeout(20*time.Second))
+	m := e.manager()
+	ctx := context.Background()
+	if _, err := m.Spawn(ctx, api.SpawnRequest{Template: "opencode"}); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 8 {
+		e.waitState(m, "opencode", api.StateRunning)
+		var mu sync.Mutex
+		var accepted []*delivery.Item
+		stop := make(chan struct{})
+		first := make(chan struct{})
+		var firstOnce sync.Once
+		var wg sync.WaitGroup
+		for g := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					it, _, err := m.Enqueue(ctx, "opencode", fmt.Sprintf("round %d sender %d message %d", round, g, i))
+					if err == nil {
+						mu.Lock()
+						accepted = append(accepted, it)
+						mu.Unlock()
+						firstOnce.Do(func() { close(first) })
+					}
+				}
+			}()
+		}
+		<-first // the senders are going
+		if _, err := m.Stop(ctx, "opencode"); err != nil {
+			t.Fatal(err)
+		}
+		close(stop)
+		wg.Wait()
+		for _, it := range accepted {
+			select {
+			case <-it.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: message %q still queued 10 s after the stop", round, it.Message)
+			}
+			if err := it.Err(); err != nil && !errors.Is(err, delivery.ErrCancelled) {
+				t.Fatalf("round %d: message %q: %v, want delivered or cancelled by the stop", round, it.Message, err)
+			}
+		}
+		if _, err := m.Start(ctx, "opencode"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitState(m, "opencode", api.StateRunning)
 }

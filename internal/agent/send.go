@@ -35,7 +35,13 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	if err != nil {
 		return nil, api.SendResult{}, err
 	}
-	woke, err := m.wake(ctx, a)
+	// The state check and the push happen under the agent's op lock, so a
+	// Stop (which cancels what is queued) or an idle suspend (which skips
+	// an agent with work queued) is wholly before or after them: a message
+	// is never queued behind a stop for a TUI that is not coming back.
+	a.op.Lock()
+	defer a.op.Unlock()
+	woke, err := m.wakeLocked(ctx, a)
 	if err != nil {
 		return nil, api.SendResult{}, err
 	}
@@ -51,25 +57,21 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	return it, api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: "queued"}, nil
 }
 
-// wake starts a parked agent. A stopped agent that was not parked is not
-// started behind the user's back: sending to it is an error.
-func (m *Manager) wake(ctx context.Context, a *agent) (bool, error) {
+// wakeLocked starts a parked agent; a.op must be held. A stopped agent
+// that was not parked is not started behind the user's back: sending to it
+// is an error.
+func (m *Manager) wakeLocked(ctx context.Context, a *agent) (bool, error) {
 	m.mu.Lock()
-	state, wake, name := a.rec.State, a.rec.WakeOnMessage, a.rec.Name
+	state, wake, name, deleted := a.rec.State, a.rec.WakeOnMessage, a.rec.Name, a.deleted
 	m.mu.Unlock()
+	if deleted {
+		return false, api.Errorf(api.CodeNotFound, "agent %q not found", name)
+	}
 	if state != api.StateStopped {
 		return false, nil
 	}
 	if !wake {
 		return false, api.Errorf(api.CodeAgentStopped, "agent %s is stopped; start it first (leo agent start %s)", name, name)
-	}
-	a.op.Lock()
-	defer a.op.Unlock()
-	m.mu.Lock()
-	state = a.rec.State
-	m.mu.Unlock()
-	if state != api.StateStopped {
-		return false, nil // someone else woke it meanwhile
 	}
 	if err := m.startLocked(ctx, a, "wake on message"); err != nil {
 		return false, err

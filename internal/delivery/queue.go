@@ -138,9 +138,12 @@ func (q *Queue) run() {
 		} else {
 			err = q.Work(ctx, it)
 		}
-		cancel()
 		q.mu.Lock()
-		if ctx.Err() != nil && err != nil && errors.Is(err, context.Canceled) {
+		// Work cut short by Cancel fails as cancelled, whatever error it
+		// ran into on the way out (a stopped agent's pane is gone too).
+		cancelled := ctx.Err() != nil
+		cancel()
+		if cancelled && err != nil {
 			err = ErrCancelled
 			if q.reason != nil {
 				err = q.reason

@@ -175,3 +175,25 @@ func TestQueueCancelWithReason(t *testing.T) {
 	}
 	q.Wait()
 }
+
+// Work that Cancel cuts short fails as cancelled even when what it ran into
+// on the way out was not a context error (the stopped agent's pane is gone).
+func TestQueueCancelledWorkIsCancelledWhateverItsError(t *testing.T) {
+	started := make(chan struct{})
+	q := &Queue{Work: func(ctx context.Context, it *Item) error {
+		close(started)
+		<-ctx.Done()
+		return errors.New("paste failed: pane is dead")
+	}}
+	it := &Item{ID: "x", Message: "m"}
+	if _, err := q.Push(it); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	q.Cancel()
+	<-it.Done()
+	if !errors.Is(it.Err(), ErrCancelled) {
+		t.Fatalf("outcome %v, want ErrCancelled", it.Err())
+	}
+	q.Wait()
+}
