@@ -425,7 +425,7 @@ func (p agentPane) Gates(ctx context.Context) (delivery.Gates, error) {
 	if err != nil {
 		return delivery.Gates{}, err
 	}
-	return delivery.Gates{Dead: info.Dead, InMode: info.InMode, InputOff: info.InputOff}, nil
+	return delivery.Gates{Dead: info.Dead, InMode: info.InMode, InputOff: info.InputOff, PID: info.PID}, nil
 }
 
 func (p agentPane) CancelMode(ctx context.Context) error {

@@ -20,6 +20,9 @@ type Gates struct {
 	Dead     bool
 	InMode   bool // copy mode or similar: keys would go to tmux, not the TUI
 	InputOff bool
+	// PID is the pane's process (0 when unknown): a new one means the TUI
+	// was relaunched.
+	PID int
 }
 
 // Pane is what delivery needs from tmux for one pane. The agent package
@@ -214,26 +217,32 @@ func notReadyReason(s harness.Screen, err error, after time.Duration) string {
 
 // look checks the gates (leaving copy mode if needed) and classifies a capture.
 func (d *Driver) look(ctx context.Context, t Target) (harness.Screen, error) {
+	s, _, err := d.observe(ctx, t)
+	return s, err
+}
+
+// observe is look that also returns the gates it read.
+func (d *Driver) observe(ctx context.Context, t Target) (harness.Screen, Gates, error) {
 	g, err := t.Pane.Gates(ctx)
 	if err != nil {
-		return harness.Screen{}, err
+		return harness.Screen{}, g, err
 	}
 	if g.Dead {
-		return harness.Screen{}, ErrPaneDead
+		return harness.Screen{}, g, ErrPaneDead
 	}
 	if g.InMode {
 		if err := t.Pane.CancelMode(ctx); err != nil {
-			return harness.Screen{}, err
+			return harness.Screen{}, g, err
 		}
 	}
 	if g.InputOff {
-		return harness.Screen{}, errors.New("pane input is off")
+		return harness.Screen{}, g, errors.New("pane input is off")
 	}
 	capture, err := t.Pane.Capture(ctx)
 	if err != nil {
-		return harness.Screen{}, err
+		return harness.Screen{}, g, err
 	}
-	return t.Screen.Classify(capture), nil
+	return t.Screen.Classify(capture), g, nil
 }
 
 func (d *Driver) sleep(ctx context.Context, dur time.Duration) error {
@@ -371,6 +380,12 @@ func (d *Driver) backoff(tries *int) time.Duration {
 
 func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 	c := d.clock()
+	// The TUI the text was pasted into: if another one shows an empty input
+	// later (a restart raced this delivery), that is no proof of a submit.
+	before, err := t.Pane.Gates(ctx)
+	if err != nil {
+		return &Failure{Stage: "submit", Reason: "reading the pane failed", Err: err}
+	}
 	if err := t.Pane.SendKeys(ctx, "Enter"); err != nil {
 		return &Failure{Stage: "submit", Reason: "send Enter failed", Err: err}
 	}
@@ -382,11 +397,14 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 	resent := false
 	tries := 0
 	for {
-		s, err := d.look(ctx, t)
+		s, g, err := d.observe(ctx, t)
 		if errors.Is(err, ErrPaneDead) {
 			// The message was submitted and the TUI exited on it (e.g. a
 			// command that quits): the text left the input.
 			return nil
+		}
+		if err == nil && before.PID != 0 && g.PID != 0 && g.PID != before.PID {
+			return &Failure{Stage: "submit", Reason: "the TUI was relaunched before the submit was confirmed; not known to have landed"}
 		}
 		if err == nil {
 			if s.State == harness.ScreenBusy {

@@ -31,12 +31,16 @@ type scriptPane struct {
 	dialogKeys  int
 	cancels     int
 	dead        bool
+	pid         int
+	// relaunchOnEnter: the TUI is replaced by a fresh one (new pid, empty
+	// input) as the Enter arrives, as a racing restart would do.
+	relaunchOnEnter bool
 }
 
 func (p *scriptPane) Gates(context.Context) (Gates, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return Gates{Dead: p.dead, InMode: p.inMode}, nil
+	return Gates{Dead: p.dead, InMode: p.inMode, PID: p.pid}, nil
 }
 
 func (p *scriptPane) CancelMode(context.Context) error {
@@ -89,6 +93,12 @@ func (p *scriptPane) SendKeys(_ context.Context, keys ...string) error {
 			continue
 		}
 		p.enters++
+		if p.relaunchOnEnter {
+			p.relaunchOnEnter = false
+			p.pid++
+			p.input = ""
+			continue
+		}
 		if p.swallowEnts > 0 {
 			p.swallowEnts--
 			p.input += "\n"
@@ -353,5 +363,25 @@ func TestNormalize(t *testing.T) {
 		if got := Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A restart that replaces the TUI between Enter and the submit check leaves
+// an empty input on a new process: that must not count as delivered.
+func TestDeliverFailsWhenTheTUIIsRelaunchedBeforeTheSubmitIsConfirmed(t *testing.T) {
+	p := &scriptPane{pid: 100, relaunchOnEnter: true}
+	err := fastDriver().Deliver(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hello")
+	var f *Failure
+	if !errors.As(err, &f) || f.Stage != "submit" || !strings.Contains(f.Reason, "relaunched") {
+		t.Fatalf("Deliver = %v, want a submit failure naming the relaunch", err)
+	}
+	if len(p.submitted) != 0 {
+		t.Fatalf("submitted %q", p.submitted)
+	}
+
+	// The same pane without a relaunch delivers.
+	p = &scriptPane{pid: 100}
+	if err := fastDriver().Deliver(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hello"); err != nil {
+		t.Fatal(err)
 	}
 }
