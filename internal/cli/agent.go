@@ -302,7 +302,24 @@ func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
 			fmt.Fprintf(opts.IO.Out, "  | %s\n", line)
 		}
 	}
+	writeDeliveries(opts.IO.Out, a)
 	return nil
+}
+
+// writeDeliveries shows what became of the latest messages, so a person
+// sees a message that could not land, and why.
+func writeDeliveries(w io.Writer, a api.Agent) {
+	if a.Queued == 0 && len(a.Deliveries) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "messages: %d queued\n", a.Queued)
+	for _, d := range a.Deliveries {
+		line := fmt.Sprintf("  %s  %-9s  %s", d.At.Local().Format(time.RFC3339), d.Status, d.ID)
+		if d.Error != "" {
+			line += "  " + d.Error
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 // --- start | stop | restart | reset ---

@@ -156,6 +156,11 @@ func TestAgentListAndStatusShowWhatAUserNeeds(t *testing.T) {
 		SessionID: "0199aa11-2222-7333-8444-555566667777", Restarts: 3,
 		EnvKeys:  []string{"API_TOKEN", "REGION"},
 		LastExit: &api.Exit{At: exitAt, Status: 3, StderrTail: "panic: boom\nexit now"},
+		Queued:   1,
+		Deliveries: []api.Delivery{
+			{ID: "m-1", Status: "delivered", At: exitAt},
+			{ID: "m-2", Status: "failed", At: exitAt, Error: "landed: pasted text did not show in the input within 5s"},
+		},
 	})
 	fake.Put(api.Agent{Name: "parked", Template: "assistant", Harness: "claude", State: api.StateStopped, WakeOnMessage: true})
 
@@ -174,7 +179,8 @@ func TestAgentListAndStatusShowWhatAUserNeeds(t *testing.T) {
 	}
 	mustContain(t, "agent status", r.stdout,
 		"session id:", "0199aa11-2222-7333-8444-555566667777", "restarts:", "3",
-		"env keys:", "API_TOKEN, REGION", "last exit:", "status 3", "stderr tail:", "  | panic: boom", "  | exit now")
+		"env keys:", "API_TOKEN, REGION", "last exit:", "status 3", "stderr tail:", "  | panic: boom", "  | exit now",
+		"messages: 1 queued", "delivered  m-1", "failed     m-2  landed: pasted text did not show in the input within 5s")
 }
 
 func TestAgentSendReportsFailedDeliveryAsAFailure(t *testing.T) {
