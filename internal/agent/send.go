@@ -145,8 +145,24 @@ func (m *Manager) firstTurnSlot(ctx context.Context, a *agent) (func(), error) {
 		return nil, ctx.Err()
 	}
 	var once sync.Once
-	return func() { once.Do(func() { <-slot }) }, nil
+	release := func() { once.Do(func() { <-slot }) }
+	// A conversation that does not show up quickly (a harness that writes
+	// it late, or a TUI whose first turn happened under an earlier daemon)
+	// must not hold every other agent's first message back: discovery goes
+	// on, but the next first turn may start.
+	go func() {
+		select {
+		case <-m.clk.After(firstTurnHold):
+			release()
+		case <-m.ctx.Done():
+		}
+	}()
+	return release, nil
 }
+
+// firstTurnHold bounds how long one agent's first turn keeps the next
+// agent's first turn (same harness and workspace) waiting.
+const firstTurnHold = 5 * time.Second
 
 // markInFlight records, on disk, the message about to be pasted: from here
 // until settleInFlight its text may sit in the input line, and a daemon
@@ -245,7 +261,7 @@ func (m *Manager) discover(a *agent, h harness.Harness, rec *Record, gen int, si
 	if err != nil {
 		return
 	}
-	q := harness.SessionQuery{Workspace: rec.Workspace, Env: m.sessionEnv(res), Since: since}
+	q := harness.SessionQuery{Workspace: rec.Workspace, Env: m.sessionEnv(res), Since: since, Exclude: m.claimedIDs(rec.Name)}
 	ctx, cancel := context.WithTimeout(m.ctx, m.opts.DiscoverTimeout)
 	defer cancel()
 	poll := 100 * time.Millisecond
@@ -283,6 +299,19 @@ func (m *Manager) discover(a *agent, h harness.Harness, rec *Record, gen int, si
 
 // claimed reports whether another agent already owns conversation id (two
 // agents in one workspace must not resume each other's).
+// claimedIDs lists the conversation ids the other agents own.
+func (m *Manager) claimedIDs(self string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ids []string
+	for n, a := range m.agents {
+		if n != self && a.rec.SessionID != "" {
+			ids = append(ids, a.rec.SessionID)
+		}
+	}
+	return ids
+}
+
 func (m *Manager) claimed(id, self string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -173,6 +173,9 @@ type SessionQuery struct {
 	Workspace string
 	Env       map[string]string
 	Since     time.Time
+	// Exclude lists ids other agents already own: Discover skips them, so
+	// agents sharing a workspace each find their own conversation.
+	Exclude []string
 }
 
 // ScreenState is what a pane capture shows.

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ func (sessions) Discover(ctx context.Context, q harness.SessionQuery) (string, e
 			return nil
 		}
 		meta, ok := readMeta(path)
-		if !ok || filepath.Clean(meta.cwd) != workspace {
+		if !ok || filepath.Clean(meta.cwd) != workspace || slices.Contains(q.Exclude, meta.id) {
 			return nil
 		}
 		if meta.when.IsZero() {

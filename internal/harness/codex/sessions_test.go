@@ -64,6 +64,11 @@ func TestDiscoverNewestRolloutOfWorkspace(t *testing.T) {
 	if err != nil || got != "" {
 		t.Fatalf("Discover after every rollout = %q, %v", got, err)
 	}
+	// Another agent of the workspace owns the newest: the next one is found.
+	got, err = s.Discover(context.Background(), harness.SessionQuery{Workspace: ws, Env: env, Since: since, Exclude: []string{"mine-0002"}})
+	if err != nil || got != "mine-0001" {
+		t.Fatalf("Discover excluding mine-0002 = %q, %v; want mine-0001", got, err)
+	}
 }
 
 func TestDiscoverSkipsDayDirsBeforeSince(t *testing.T) {

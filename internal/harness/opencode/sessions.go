@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,7 +40,7 @@ func (s sessions) Discover(ctx context.Context, q harness.SessionQuery) (string,
 	var best *sessionInfo
 	for i := range list {
 		si := &list[i]
-		if si.ID == "" || filepath.Clean(si.Directory) != workspace {
+		if si.ID == "" || filepath.Clean(si.Directory) != workspace || slices.Contains(q.Exclude, si.ID) {
 			continue
 		}
 		if si.Updated.Time.Before(q.Since) && si.Created.Time.Before(q.Since) {

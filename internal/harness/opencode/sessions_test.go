@@ -59,6 +59,11 @@ func TestDiscoverAndExistsThroughTheExecSeam(t *testing.T) {
 	if err != nil || got != "" {
 		t.Fatalf("Discover after every session = %q, %v", got, err)
 	}
+	// Another agent of the workspace owns the newest: the next one is found.
+	got, err = s.Discover(ctx, harness.SessionQuery{Workspace: ws, Env: env, Since: since, Exclude: []string{"ses_mine_new"}})
+	if err != nil || got != "ses_mine_older" {
+		t.Fatalf("Discover excluding ses_mine_new = %q, %v; want ses_mine_older", got, err)
+	}
 	for id, want := range map[string]bool{"ses_mine_older": true, "ses_mine_before_since": true, "ses_gone": false, "": false} {
 		ok, err := s.Exists(ctx, harness.SessionQuery{Workspace: ws, Env: env}, id)
 		if err != nil || ok != want {
