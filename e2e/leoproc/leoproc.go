@@ -649,6 +649,11 @@ func (w *World) Launches(h string) [][]string {
 func (w *World) killTmux() {
 	panes, _ := w.Panes()
 	_, _ = w.Tmux("kill-server")
+	// A daemon SIGKILLed while its tmux client was starting the server can
+	// leave a server that comes up after kill-server ran; with its socket
+	// file removed below nothing could reach it again. Kill every process
+	// still running on this socket name.
+	killProcsOnSocket(w.TmuxSocket())
 	dir := os.Getenv("TMUX_TMPDIR")
 	if dir == "" {
 		dir = "/tmp"
@@ -658,6 +663,23 @@ func (w *World) killTmux() {
 	for _, p := range panes {
 		for p.PID > 0 && syscall.Kill(p.PID, 0) == nil && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// killProcsOnSocket SIGKILLs the tmux servers and clients whose command
+// line names `-L socket`.
+func killProcsOnSocket(socket string) {
+	want := "\x00-L\x00" + socket + "\x00"
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains("\x00"+string(cmdline), want) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }
