@@ -426,26 +426,23 @@ func (m *Manager) stopLocked(ctx context.Context, a *agent, wake bool, why strin
 
 // Restart relaunches the agent's TUI in place, resuming its conversation.
 func (m *Manager) Restart(ctx context.Context, name string) (api.Agent, error) {
-	a, err := m.lookup(name)
-	if err != nil {
-		return api.Agent{}, err
-	}
-	a.op.Lock()
-	defer a.op.Unlock()
-	m.mu.Lock()
-	a.rec.Failures = 0
-	a.exitHandled = false
-	a.rec.WakeOnMessage = false
-	m.mu.Unlock()
-	if err := m.launch(ctx, a, "restart"); err != nil {
-		return api.Agent{}, err
-	}
-	return m.Get(name)
+	return m.relaunch(ctx, name, "restart", nil)
 }
 
 // Reset starts a new conversation: the stored session id is dropped (claude
 // gets a fresh pinned id) and the TUI relaunched.
 func (m *Manager) Reset(ctx context.Context, name string) (api.Agent, error) {
+	return m.relaunch(ctx, name, "reset", func(a *agent) {
+		m.log.Info("agent reset: new conversation", "agent", name, "old_session", a.rec.SessionID)
+		a.rec.SessionID = ""
+		a.rec.SessionUsed = false
+	})
+}
+
+// relaunch is a person's restart or reset: the crash-loop count and any
+// idle parking are cleared, prepare (under m.mu) adjusts the record, and the
+// TUI is launched again.
+func (m *Manager) relaunch(ctx context.Context, name, why string, prepare func(a *agent)) (api.Agent, error) {
 	a, err := m.lookup(name)
 	if err != nil {
 		return api.Agent{}, err
@@ -453,15 +450,14 @@ func (m *Manager) Reset(ctx context.Context, name string) (api.Agent, error) {
 	a.op.Lock()
 	defer a.op.Unlock()
 	m.mu.Lock()
-	old := a.rec.SessionID
-	a.rec.SessionID = ""
-	a.rec.SessionUsed = false
+	if prepare != nil {
+		prepare(a)
+	}
 	a.rec.Failures = 0
 	a.exitHandled = false
 	a.rec.WakeOnMessage = false
 	m.mu.Unlock()
-	m.log.Info("agent reset: new conversation", "agent", name, "old_session", old)
-	if err := m.launch(ctx, a, "reset"); err != nil {
+	if err := m.launch(ctx, a, why); err != nil {
 		return api.Agent{}, err
 	}
 	return m.Get(name)
