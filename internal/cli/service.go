@@ -56,27 +56,33 @@ adopts them.
 	return cmd
 }
 
-// ServiceStatusOptions are the inputs of `leo service status`.
-type ServiceStatusOptions struct {
+// ServiceQueryOptions are the inputs of `leo service status` and
+// `leo service reload`: one call to the running daemon.
+type ServiceQueryOptions struct {
 	IO   *IOStreams
 	JSON bool
 }
 
-func newServiceStatusCmd(f *Factory) *cobra.Command {
-	opts := &ServiceStatusOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show whether this home's daemon runs, and what it reports",
-		Args:  cobra.NoArgs,
-	}
+// serviceQueryCmd builds a `leo service` subcommand that asks the daemon
+// once through run.
+func serviceQueryCmd(f *Factory, cmd *cobra.Command, run func(context.Context, *client.Client, *ServiceQueryOptions) error) *cobra.Command {
+	opts := &ServiceQueryOptions{IO: f.IO}
+	cmd.Args = cobra.NoArgs
 	return daemonCommand(f, cmd, &opts.JSON, func(ctx context.Context, c *client.Client, _ []string) error {
-		return runServiceStatus(ctx, c, opts)
+		ctx, cancel := callContext(ctx)
+		defer cancel()
+		return run(ctx, c, opts)
 	})
 }
 
-func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceStatusOptions) error {
-	ctx, cancel := callContext(ctx)
-	defer cancel()
+func newServiceStatusCmd(f *Factory) *cobra.Command {
+	return serviceQueryCmd(f, &cobra.Command{
+		Use:   "status",
+		Short: "Show whether this home's daemon runs, and what it reports",
+	}, runServiceStatus)
+}
+
+func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceQueryOptions) error {
 	h, err := c.Health(ctx)
 	if err != nil {
 		return err
@@ -97,30 +103,17 @@ func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceStatus
 	return err
 }
 
-// ServiceReloadOptions are the inputs of `leo service reload`.
-type ServiceReloadOptions struct {
-	IO   *IOStreams
-	JSON bool
-}
-
 func newServiceReloadCmd(f *Factory) *cobra.Command {
-	opts := &ServiceReloadOptions{IO: f.IO}
-	cmd := &cobra.Command{
+	return serviceQueryCmd(f, &cobra.Command{
 		Use:   "reload",
 		Short: "Make the daemon re-read leo.yaml (an invalid file is refused and the running config kept)",
 		Long: `Make the daemon re-read and validate leo.yaml. A file that does not validate
 is refused with every finding, and the daemon keeps the config it runs.
 Sending the daemon SIGHUP does the same.`,
-		Args: cobra.NoArgs,
-	}
-	return daemonCommand(f, cmd, &opts.JSON, func(ctx context.Context, c *client.Client, _ []string) error {
-		return runServiceReload(ctx, c, opts)
-	})
+	}, runServiceReload)
 }
 
-func runServiceReload(ctx context.Context, c *client.Client, opts *ServiceReloadOptions) error {
-	ctx, cancel := callContext(ctx)
-	defer cancel()
+func runServiceReload(ctx context.Context, c *client.Client, opts *ServiceQueryOptions) error {
 	res, err := c.ReloadConfig(ctx)
 	if err != nil {
 		return err
