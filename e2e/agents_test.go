@@ -36,7 +36,7 @@ func (w world) firstSession(h string) string {
 		sid = w.get(h).SessionID
 		return sid != ""
 	}, h+" conversation id")
-	if h == "claude" && !hasSeq(w.Launches(h)[0], []string{"--session-id", sid}) {
+	if h == "claude" && !testutil.HasSeq(w.Launches(h)[0], []string{"--session-id", sid}) {
 		w.TB.Fatalf("claude first launch %q lacks --session-id %s", w.Launches(h)[0], sid)
 	}
 	return sid
@@ -86,7 +86,7 @@ func TestAgentLifecycleThroughDaemon(t *testing.T) {
 			t.Fatalf("%s after restart: %+v (last exit %+v)", h, a, a.LastExit)
 		}
 		l := w.Launches(h)
-		if len(l) != 2 || !hasSeq(l[1], resumeArgs(h, sid[h])) {
+		if len(l) != 2 || !testutil.HasSeq(l[1], resumeArgs(h, sid[h])) {
 			t.Fatalf("%s launches %q: the restart must resume %s", h, l, sid[h])
 		}
 	}
@@ -131,7 +131,7 @@ func TestAgentLifecycleThroughDaemon(t *testing.T) {
 	for _, h := range leoproc.Harnesses {
 		w.waitDelivered(h, ids[h])
 		l := w.Launches(h)
-		if len(l) != 3 || !hasSeq(l[2], resumeArgs(h, sid[h])) {
+		if len(l) != 3 || !testutil.HasSeq(l[2], resumeArgs(h, sid[h])) {
 			t.Fatalf("%s launches %q: the wake must resume %s", h, l, sid[h])
 		}
 	}
@@ -155,7 +155,7 @@ func TestQuickExitOnResumeThroughDaemon(t *testing.T) {
 			return len(w.Launches(h)) >= 3 && w.get(h).State == api.StateRunning
 		}, h+" fresh launch")
 		l := w.Launches(h)
-		if !hasSeq(l[1], resumeArgs(h, sid[h])) || hasSeq(l[2], resumeArgs(h, sid[h])) {
+		if !testutil.HasSeq(l[1], resumeArgs(h, sid[h])) || testutil.HasSeq(l[2], resumeArgs(h, sid[h])) {
 			t.Fatalf("%s launches %q: want a resume of %s then a fresh launch", h, l, sid[h])
 		}
 		a := w.get(h)
@@ -163,7 +163,7 @@ func TestQuickExitOnResumeThroughDaemon(t *testing.T) {
 			t.Fatalf("%s last exit %+v, want 7", h, a.LastExit)
 		}
 		switch {
-		case h == "claude" && (a.SessionID == "" || a.SessionID == sid[h] || !hasSeq(l[2], []string{"--session-id", a.SessionID})):
+		case h == "claude" && (a.SessionID == "" || a.SessionID == sid[h] || !testutil.HasSeq(l[2], []string{"--session-id", a.SessionID})):
 			t.Fatalf("claude after the poisoned resume: id %q, launch %q", a.SessionID, l[2])
 		case h != "claude" && a.SessionID != "":
 			t.Fatalf("%s kept id %q after the poisoned resume", h, a.SessionID)

@@ -83,23 +83,6 @@ func (w world) waitDelivered(name, id string) {
 	}
 }
 
-// hasSeq reports whether seq appears in argv as consecutive elements.
-func hasSeq(argv, seq []string) bool {
-	for i := 0; i+len(seq) <= len(argv); i++ {
-		ok := true
-		for j := range seq {
-			if argv[i+j] != seq[j] {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}
-
 // resumeArgs are the arguments with which harness h resumes conversation id.
 func resumeArgs(h, id string) []string {
 	switch h {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 	"os"
 	"path/filepath"
 	"sort"
@@ -199,7 +200,7 @@ func TestRestartResumesResetStartsNewAndQuickExitAfterResetKeepsIt(t *testing.T)
 	}
 	e.waitState(m, "claude", api.StateRunning)
 	l := e.launches("claude")
-	if len(l) != 2 || !hasSeq(l[1], []string{"--resume", id}) {
+	if len(l) != 2 || !testutil.HasSeq(l[1], []string{"--resume", id}) {
 		t.Fatalf("launches %q: Restart should resume %s", l, id)
 	}
 	if a := mustGet(t, m, "claude"); a.SessionID != id {
@@ -216,7 +217,7 @@ func TestRestartResumesResetStartsNewAndQuickExitAfterResetKeepsIt(t *testing.T)
 	}
 	e.waitState(m, "claude", api.StateRunning)
 	l = e.launches("claude")
-	if len(l) != 3 || !hasSeq(l[2], []string{"--session-id", fresh}) || isResume("claude", l[2]) {
+	if len(l) != 3 || !testutil.HasSeq(l[2], []string{"--session-id", fresh}) || isResume("claude", l[2]) {
 		t.Fatalf("launches %q: Reset should launch fresh on --session-id %s", l, fresh)
 	}
 	// Exit at once (well within the 15 s quick-exit window).
@@ -230,7 +231,7 @@ func TestRestartResumesResetStartsNewAndQuickExitAfterResetKeepsIt(t *testing.T)
 		return a.Restarts == 1 && a.State == api.StateRunning
 	})
 	l = e.launches("claude")
-	if len(l) != 4 || !hasSeq(l[3], []string{"--resume", fresh}) {
+	if len(l) != 4 || !testutil.HasSeq(l[3], []string{"--resume", fresh}) {
 		t.Fatalf("launches %q: the restart after Reset should resume %s", l, fresh)
 	}
 	if a := mustGet(t, m, "claude"); a.SessionID != fresh {

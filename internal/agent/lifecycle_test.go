@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,7 +37,7 @@ func TestIdleSuspendThenMessageWakesWithResume(t *testing.T) {
 			}
 			waitDelivered(t, m, h, res.ID)
 			l := e.launches(h)
-			if len(l) != 2 || !hasSeq(l[1], resumeArgs(h, id)) {
+			if len(l) != 2 || !testutil.HasSeq(l[1], resumeArgs(h, id)) {
 				t.Fatalf("launches %q: the wake launch should resume %s", l, id)
 			}
 			if got := e.submitted(); got[len(got)-1] != "wake up "+h {
@@ -219,7 +220,7 @@ func TestLifecycleVerbs(t *testing.T) {
 	}
 	waitFor(t, "reset launch with a new pinned id", 10*time.Second, func() bool {
 		for _, argv := range e.launches("claude") {
-			if hasSeq(argv, []string{"--session-id", r.SessionID}) {
+			if testutil.HasSeq(argv, []string{"--session-id", r.SessionID}) {
 				return true
 			}
 		}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 	"os"
 	"path/filepath"
 	"testing"
@@ -122,7 +123,7 @@ func TestRestoreAfterRebootResumesAndKeepsClaudeStoppedWhenMissing(t *testing.T)
 		t.Fatalf("codex session %q, want %q", cx.SessionID, ids["codex"])
 	}
 	l := e.launches("codex")
-	if !hasSeq(l[len(l)-1], resumeArgs("codex", ids["codex"])) {
+	if !testutil.HasSeq(l[len(l)-1], resumeArgs("codex", ids["codex"])) {
 		t.Fatalf("codex relaunch %q does not resume %s", l[len(l)-1], ids["codex"])
 	}
 	if _, err := m2.Start(context.Background(), "claude"); !api.HasCode(err, api.CodeClaudeNotFound) {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,22 +21,6 @@ func resumeArgs(h, id string) []string {
 	default:
 		return []string{"-s", id}
 	}
-}
-
-func hasSeq(argv, seq []string) bool {
-	for i := 0; i+len(seq) <= len(argv); i++ {
-		ok := true
-		for j := range seq {
-			if argv[i+j] != seq[j] {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
 }
 
 func isResume(h string, argv []string) bool {
@@ -63,7 +48,7 @@ func spawnWithSession(t *testing.T, e *testEnv, m *Manager, h string) string {
 			t.Fatal("claude agent has no pinned session id")
 		}
 		first := e.launches(h)[0]
-		if !hasSeq(first, []string{"--session-id", a.SessionID}) {
+		if !testutil.HasSeq(first, []string{"--session-id", a.SessionID}) {
 			t.Fatalf("first claude launch %q lacks --session-id %s", first, a.SessionID)
 		}
 		return a.SessionID
@@ -124,7 +109,7 @@ func TestCrashedTUIRestartsAndResumesSameConversation(t *testing.T) {
 				if len(launches) != 2 {
 					t.Fatalf("launches %q, want 2", launches)
 				}
-				if want := resumeArgs(h, id); !hasSeq(launches[1], want) {
+				if want := resumeArgs(h, id); !testutil.HasSeq(launches[1], want) {
 					t.Fatalf("restart argv %q lacks %q", launches[1], want)
 				}
 				if e.panePID(h) == pid1 {
@@ -166,7 +151,7 @@ func TestQuickExitOnResumeStartsFresh(t *testing.T) {
 			if len(launches) != 3 {
 				t.Fatalf("launches %q, want exactly 3 (no crash loop)", launches)
 			}
-			if !hasSeq(launches[1], resumeArgs(h, id)) {
+			if !testutil.HasSeq(launches[1], resumeArgs(h, id)) {
 				t.Fatalf("second launch %q should resume %s", launches[1], id)
 			}
 			if isResume(h, launches[2]) {
@@ -180,7 +165,7 @@ func TestQuickExitOnResumeStartsFresh(t *testing.T) {
 				if a.SessionID == "" || a.SessionID == id {
 					t.Fatalf("claude session id %q, want a new pinned id (old %s)", a.SessionID, id)
 				}
-				if !hasSeq(launches[2], []string{"--session-id", a.SessionID}) {
+				if !testutil.HasSeq(launches[2], []string{"--session-id", a.SessionID}) {
 					t.Fatalf("fresh claude launch %q lacks --session-id %s", launches[2], a.SessionID)
 				}
 			} else if a.SessionID != "" {

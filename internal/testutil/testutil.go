@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -116,4 +117,15 @@ func FakeHome(t testing.TB) map[string]string {
 		}
 	}
 	return env
+}
+
+// HasSeq reports whether seq appears in argv as consecutive elements, e.g.
+// a resume flag and its id in a recorded launch.
+func HasSeq(argv, seq []string) bool {
+	for i := 0; i+len(seq) <= len(argv); i++ {
+		if slices.Equal(argv[i:i+len(seq)], seq) {
+			return true
+		}
+	}
+	return false
 }
