@@ -214,6 +214,10 @@ type Screen struct {
 	DialogKeys []string
 	// Dialog names the dialog, for logs.
 	Dialog string
+	// Held: the TUI took the submitted input but holds it until it has
+	// finished starting (codex's "Waiting for startup"): neither failed nor
+	// a turn yet.
+	Held bool
 }
 
 // ScreenReader classifies plain-text captures (capture-pane -p -J, no SGR).
@@ -221,6 +225,27 @@ type ScreenReader interface {
 	Classify(capture string) Screen
 	// Landed reports whether pasted text shows in the input of this screen.
 	Landed(s Screen, pasted string) bool
+}
+
+// TurnWitness is implemented by adapters whose harness keeps its own record
+// of the turns it took (claude's transcript, codex's rollout, opencode's
+// session store). Delivery confirms a submitted message by finding it there:
+// an input line that cleared is a hint, the harness's record is proof.
+type TurnWitness interface {
+	// UserTurns returns the user messages the harness recorded at or after
+	// q.Since: in conversation id when id is not "", else in every
+	// conversation of q.Workspace whose id is not in q.Exclude. Texts are as
+	// the harness stored them; the caller matches them to what it sent.
+	UserTurns(ctx context.Context, q SessionQuery, id string) ([]UserTurn, error)
+}
+
+// UserTurn is one user message in a harness's own record.
+type UserTurn struct {
+	// SessionID is the conversation the turn belongs to.
+	SessionID string
+	Text      string
+	// At is when the harness recorded it (zero when it does not say).
+	At time.Time
 }
 
 // GlobalPreparer is implemented by adapters that keep a piece of leo's in
