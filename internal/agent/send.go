@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,16 +20,20 @@ import (
 // outcome of each message shows in the agent's Deliveries and the log; a
 // message that could not land is recorded as failed, never as sent.
 func (m *Manager) Send(ctx context.Context, name, message string) (api.SendResult, error) {
-	if strings.TrimSpace(message) == "" {
-		return api.SendResult{}, api.Errorf(api.CodeInvalidArgs, "send: message is empty")
-	}
 	_, res, err := m.Enqueue(ctx, name, message)
 	return res, err
 }
 
 // Enqueue is Send returning the queue item, whose Done channel closes with
-// the delivery's outcome (persistent tasks wait on it).
+// the delivery's outcome (persistent tasks wait on it). It is the edge every
+// sender passes through: a message that holds anything but text (see
+// delivery.PasteText) is refused here, whole, with invalid_args.
 func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.Item, api.SendResult, error) {
+	text, err := delivery.PasteText(message)
+	if err != nil {
+		return nil, api.SendResult{}, api.Errorf(api.CodeInvalidArgs, "send to %s: %v", name, err)
+	}
+	message = text
 	a, err := m.lookup(name)
 	if err != nil {
 		return nil, api.SendResult{}, err

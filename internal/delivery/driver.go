@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/clock"
@@ -119,13 +118,6 @@ var ErrPaneDead = errors.New("pane is dead")
 // before the restart or never have arrived, and it is not pasted again
 // (at most once).
 var ErrNotLanded = errors.New("daemon restarted during delivery; not known to have landed")
-
-// Normalize is the text that is pasted for message: one trailing newline
-// stripped (a newline inside a paste is text, not a submit), CRLF as LF.
-func Normalize(message string) string {
-	s := strings.ReplaceAll(message, "\r\n", "\n")
-	return strings.TrimSuffix(s, "\n")
-}
 
 // AwaitReady waits until the TUI shows an idle, empty input line, answering
 // any startup dialog from what the screen shows. It returns the ready screen.
@@ -264,9 +256,11 @@ func (d *Driver) sleep(ctx context.Context, dur time.Duration) error {
 //  5. Enter, then confirm the input cleared or a turn started — resending
 //     Enter once if the text still sits in the input.
 func (d *Driver) Deliver(ctx context.Context, t Target, message string) error {
-	text := Normalize(message)
-	if strings.TrimSpace(text) == "" {
-		return &Failure{Stage: "paste", Reason: "empty message"}
+	// Every sender passed PasteText already (agent.Manager.Enqueue); it is
+	// checked again here so that nothing reaches a paste without it.
+	text, err := PasteText(message)
+	if err != nil {
+		return &Failure{Stage: "paste", Reason: "refused; nothing was pasted", Err: err}
 	}
 	if _, err := d.AwaitReady(ctx, t); err != nil {
 		return err

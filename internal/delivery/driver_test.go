@@ -358,14 +358,6 @@ func TestFinishOnADeadPaneIsNotLanded(t *testing.T) {
 	}
 }
 
-func TestNormalize(t *testing.T) {
-	for in, want := range map[string]string{"a\n": "a", "a\r\nb\r\n": "a\nb", "a\n\n": "a\n", "a": "a"} {
-		if got := Normalize(in); got != want {
-			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // A restart that replaces the TUI between Enter and the submit check leaves
 // an empty input on a new process: that must not count as delivered.
 func TestDeliverFailsWhenTheTUIIsRelaunchedBeforeTheSubmitIsConfirmed(t *testing.T) {

@@ -287,7 +287,9 @@ func (t *tui) inputDisplay() string {
 		if p.label != "" {
 			b.WriteString(p.label)
 		} else {
-			b.WriteString(p.text)
+			// A tab is drawn as spaces, as the real TUIs draw it: a raw
+			// tab on the terminal would skip over stale cells.
+			b.WriteString(strings.ReplaceAll(p.text, "\t", "    "))
 		}
 	}
 	return b.String()
