@@ -218,7 +218,8 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 	r.SessionUsed = p.sessionID != ""
 	r.Resumed = p.resume
 	r.StartedAt = &now
-	r.Error = ""
+	// r.Error stays until the new TUI shows it is up (probe): a relaunch
+	// after a failed start keeps saying why it is being relaunched.
 	oldPane := r.PaneID
 	m.mu.Unlock()
 	if err := m.save(); err != nil {
@@ -360,25 +361,51 @@ func (m *Manager) probe(a *agent, gen int) {
 		}
 		_, err := m.driver.AwaitStarted(ctx, t)
 		m.mu.Lock()
-		defer m.mu.Unlock()
 		if a.launchGen != gen || a.rec.State == api.StateStopped {
+			m.mu.Unlock()
 			return nil
 		}
 		if err != nil {
+			m.mu.Unlock()
 			if ctx.Err() == nil {
-				a.rec.Error = "startup: " + err.Error()
-				m.log.Warn("agent TUI did not come up", "agent", a.rec.Name, "err", err)
+				m.startupFailed(a, gen, err)
 			}
 			return nil
 		}
 		a.rec.State = api.StateRunning
 		a.rec.Error = ""
+		m.mu.Unlock()
 		go m.save()
 		return nil
 	}}
 	if err := a.queue.PushFront(it); err != nil {
 		cancel()
 	}
+}
+
+// startupFailed handles a TUI that never became ready: like a crash, it
+// is relaunched after the restart backoff (the respawn replaces the stuck
+// process), the agent shows the reason meanwhile (state starting, the
+// reason in last_error), and the messages waiting for it fail now with
+// that reason instead of each waiting out the readiness timeout again.
+func (m *Manager) startupFailed(a *agent, gen int, err error) {
+	m.mu.Lock()
+	if a.launchGen != gen || a.rec.State == api.StateStopped {
+		m.mu.Unlock()
+		return
+	}
+	r := a.rec
+	r.Failures++
+	delay := m.policy.Backoff(r.Failures - 1)
+	r.Error = fmt.Sprintf("startup: %v; relaunching in %s", err, delay)
+	a.exitHandled = true
+	a.nextRestart = m.clk.Now().Add(delay)
+	name := r.Name
+	m.mu.Unlock()
+	m.save()
+	m.log.Warn("agent TUI did not come up; relaunching", "agent", name, "err", err, "retry_in", delay)
+	a.queue.CancelWith(fmt.Errorf("the agent's TUI did not become ready (%v)", err))
+	m.Kick()
 }
 
 // target is a's pane as delivery sees it; the pane id is read afresh at

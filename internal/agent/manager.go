@@ -109,6 +109,11 @@ type agent struct {
 	discovering  bool
 	deliveries   []api.Delivery
 	deleted      bool
+	// turn and leftover are the delivery driver's memory of this agent's
+	// TUI (the last submitted turn; leo's own failed paste that may sit in
+	// the input). Only the queue worker touches them.
+	turn     delivery.Turn
+	leftover *delivery.Leftover
 }
 
 // New builds a Manager. It touches nothing until Restore.
@@ -170,6 +175,9 @@ func (m *Manager) newAgent(rec *Record) *agent {
 	a := &agent{rec: rec}
 	a.queue = &delivery.Queue{
 		Max:  m.opts.SendQueueMax,
+		// queue_max of the agent's template, read at each push so that a
+		// reload applies at once.
+		Limit: func() int { return m.queueMax(a) },
 		Now:  m.clk.Now,
 		Work: func(ctx context.Context, it *delivery.Item) error { return m.deliverItem(ctx, a, it) },
 		Finished: func(it *delivery.Item, err error) {

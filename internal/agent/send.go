@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/delivery"
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -51,13 +53,27 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	it := &delivery.Item{ID: uuid.NewString(), Message: message}
 	ahead, err := a.queue.Push(it)
 	if errors.Is(err, delivery.ErrFull) {
-		return nil, api.SendResult{}, api.Errorf(api.CodeQueueFull, "agent %s: queue full (%d messages waiting)", name, m.opts.SendQueueMax)
+		return nil, api.SendResult{}, api.Errorf(api.CodeQueueFull, "agent %s: queue full (%d messages waiting; queue_max %d)", name, a.queue.Messages(), m.queueMax(a))
 	}
 	if err != nil {
 		return nil, api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "agent %s: %v", name, err)
 	}
 	m.log.Info("message queued", "agent", name, "id", it.ID, "bytes", len(message), "ahead", ahead, "woke", woke)
 	return it, api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: "queued"}, nil
+}
+
+// queueMax is how many messages may wait for a: its template's queue_max
+// (config.DefaultQueueMax when the template is gone or does not resolve).
+func (m *Manager) queueMax(a *agent) int {
+	m.mu.Lock()
+	template := a.rec.Template
+	m.mu.Unlock()
+	if cfg := m.opts.Config(); cfg != nil {
+		if res, err := cfg.ResolveTemplate(template); err == nil && res.QueueMax > 0 {
+			return res.QueueMax
+		}
+	}
+	return config.DefaultQueueMax
 }
 
 // wakeLocked starts a parked agent; a.op must be held. A stopped agent
@@ -101,6 +117,10 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 		}
 	}
 	var err error
+	var found string // the conversation the harness recorded the turn in
+	t.TurnRecorded = m.turnWitness(a, &found)
+	t.Turn = &a.turn
+	t.Leftover = a.leftover
 	if it.Pasted {
 		err = m.driver.Finish(ctx, t, it.Message)
 	} else {
@@ -111,12 +131,103 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 	m.mu.Lock()
 	a.lastActivity = m.clk.Now()
 	m.mu.Unlock()
+	var f *delivery.Failure
+	switch {
+	case err == nil:
+		a.leftover = nil
+	case errors.As(err, &f) && (f.Stage == "landed" || f.Stage == "submit"):
+		// leo's paste may still sit in the input line: remember it as
+		// leo's, so the next message never blames a person for it.
+		a.leftover = &delivery.Leftover{ID: it.ID, Text: it.Message, Input: f.Input}
+	}
 	if err != nil {
 		release()
 		return err
 	}
+	if found != "" && m.adoptRecorded(a, found) {
+		release()
+		return nil
+	}
 	m.afterTurn(a, release)
 	return nil
+}
+
+// turnWitness is the proof-of-turn check for a's harness: the harness's
+// own record holds a user turn carrying the text (nil when the adapter has
+// no record to read, or the template no longer resolves). The conversation
+// the turn was found in is left in *found.
+func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context, text string, since time.Time) (bool, error) {
+	m.mu.Lock()
+	rec := a.rec.clone()
+	m.mu.Unlock()
+	h, ok := harness.Lookup(rec.Harness)
+	if !ok {
+		return nil
+	}
+	w, ok := h.(harness.TurnWitness)
+	if !ok {
+		return nil
+	}
+	cfg := m.opts.Config()
+	if cfg == nil {
+		return nil
+	}
+	res, err := m.resolve(cfg, rec.Template)
+	if err != nil {
+		return nil
+	}
+	env := m.sessionEnv(res)
+	return func(ctx context.Context, text string, since time.Time) (bool, error) {
+		m.mu.Lock()
+		id := a.rec.SessionID
+		m.mu.Unlock()
+		q := harness.SessionQuery{Workspace: rec.Workspace, Env: env, Since: since, Exclude: m.claimedIDs(rec.Name)}
+		turns, err := w.UserTurns(ctx, q, id)
+		if err != nil {
+			return false, err
+		}
+		for _, u := range turns {
+			if turnCarries(u.Text, text) {
+				*found = u.SessionID
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+}
+
+// turnCarries reports whether a recorded user turn is the message sent:
+// the same words, white space aside (harnesses keep the text, some wrap it
+// in context of their own).
+func turnCarries(recorded, sent string) bool {
+	want := strings.Join(strings.Fields(sent), " ")
+	return want != "" && strings.Contains(strings.Join(strings.Fields(recorded), " "), want)
+}
+
+// adoptRecorded stores the conversation a first turn was recorded in, for
+// a harness that picks its own ids: the record names it, so no "newest
+// conversation in the workspace" guess is needed. It reports whether it
+// did.
+func (m *Manager) adoptRecorded(a *agent, id string) bool {
+	m.mu.Lock()
+	h, ok := harness.Lookup(a.rec.Harness)
+	if !ok || h.Sessions().PinsID() || a.rec.SessionID != "" || a.deleted {
+		m.mu.Unlock()
+		return false
+	}
+	for n, o := range m.agents {
+		if n != a.rec.Name && o.rec.SessionID == id {
+			m.mu.Unlock()
+			return false
+		}
+	}
+	a.rec.SessionID = id
+	a.rec.SessionUsed = true
+	name, harnessName := a.rec.Name, a.rec.Harness
+	m.mu.Unlock()
+	m.save()
+	m.log.Info("conversation id recorded with the first turn", "agent", name, "harness", harnessName, "session", id)
+	return true
 }
 
 // firstTurnSlot serializes first turns per harness and workspace for

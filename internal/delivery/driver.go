@@ -50,6 +50,80 @@ type Target struct {
 	// message as in flight there, so that a daemon killed between paste
 	// and Enter leaves the next one what it needs to finish it (Finish).
 	BeforePaste func(text string) error
+	// TurnRecorded, when set, reports whether the harness's own record
+	// (transcript, rollout, session store) holds a user turn carrying text,
+	// recorded at or after since. It is the proof of a submit; without it
+	// (an adapter with no record to read) an input line that cleared after
+	// Enter is taken as the submit, as the best leo can know.
+	TurnRecorded func(ctx context.Context, text string, since time.Time) (bool, error)
+	// Turn is the agent's last submitted turn, kept across deliveries so
+	// that the next message waits until that turn is over (nil: no memory,
+	// an idle empty input line is enough).
+	Turn *Turn
+	// Leftover is leo's own earlier paste that failed and may still sit in
+	// the input line: seen there, it is reported as leo's (never as a
+	// person's typing) and the delivery fails at once.
+	Leftover *Leftover
+}
+
+// Turn is what delivery remembers of the last message it submitted to a
+// TUI. Right after Enter some TUIs show an empty, idle input line before
+// their busy line (codex, for ~175 ms): pasting then folds the next message
+// into the running turn. So the next message waits until the turn is seen
+// over: a busy screen seen and gone, or, when no busy screen was ever seen
+// (a turn shorter than a look), an idle screen that stays idle for Settle.
+type Turn struct {
+	SubmittedAt time.Time
+	PID         int
+	SawBusy     bool
+	over        bool
+	idleSince   time.Time
+}
+
+// Over reports whether the remembered turn is finished.
+func (t *Turn) Over() bool { return t == nil || t.SubmittedAt.IsZero() || t.over }
+
+// observe updates the turn from one look at the TUI.
+func (t *Turn) observe(now time.Time, s harness.Screen, g Gates, settle time.Duration) {
+	if t.Over() {
+		return
+	}
+	switch {
+	case g.PID != 0 && t.PID != 0 && g.PID != t.PID:
+		t.over = true // a relaunched TUI has no turn in flight
+	case s.State == harness.ScreenBusy || s.Held:
+		t.SawBusy = true
+		t.idleSince = time.Time{}
+	case s.State == harness.ScreenReady && s.Input == "":
+		if t.SawBusy {
+			t.over = true
+			return
+		}
+		if t.idleSince.IsZero() {
+			t.idleSince = now
+		}
+		if now.Sub(t.idleSince) >= settle {
+			t.over = true
+		}
+	default:
+		t.idleSince = time.Time{}
+	}
+}
+
+// Leftover is the text of a delivery that failed after its paste, and what
+// the input line showed when it failed.
+type Leftover struct {
+	ID    string
+	Text  string
+	Input string
+}
+
+// in reports whether s shows the leftover in its input line.
+func (l *Leftover) in(r harness.ScreenReader, s harness.Screen) bool {
+	if l == nil || s.State != harness.ScreenReady || s.Input == "" {
+		return false
+	}
+	return s.Input == l.Input || r.Landed(s, l.Text)
 }
 
 // DefaultEnterDelay is what callers use for adapters without
@@ -67,8 +141,15 @@ type Driver struct {
 	ReadyTimeout time.Duration
 	// LandTimeout bounds the wait for the pasted text to show in the input.
 	LandTimeout time.Duration
-	// SubmitTimeout bounds the wait for the input to clear after Enter.
+	// PollMax is the longest wait between looks while waiting for a TUI
+	// to become ready: the looks start at Poll and back off to it, so a
+	// waiting agent costs a few captures a second, not a hundred.
+	PollMax time.Duration
+	// SubmitTimeout bounds the wait for proof of a turn after Enter.
 	SubmitTimeout time.Duration
+	// Settle is how long a TUI must stay idle after a submit in which no
+	// busy screen was seen before the next message is pasted.
+	Settle time.Duration
 	// Observe, when set, is told about dialogs answered (for logs).
 	Observe func(event string)
 }
@@ -88,10 +169,12 @@ func orDefault(v, def time.Duration) time.Duration {
 }
 
 func (d *Driver) poll() time.Duration         { return orDefault(d.Poll, 10*time.Millisecond) }
+func (d *Driver) pollMax() time.Duration      { return max(orDefault(d.PollMax, 250*time.Millisecond), d.poll()) }
+func (d *Driver) settle() time.Duration       { return orDefault(d.Settle, time.Second) }
 func (d *Driver) readyTimeout() time.Duration { return orDefault(d.ReadyTimeout, 60*time.Second) }
 func (d *Driver) landTimeout() time.Duration  { return orDefault(d.LandTimeout, 5*time.Second) }
 func (d *Driver) submitTimeout() time.Duration {
-	return orDefault(d.SubmitTimeout, 5*time.Second)
+	return orDefault(d.SubmitTimeout, 15*time.Second)
 }
 
 // Failure is a delivery that did not happen, with the stage it stopped at.
@@ -99,6 +182,9 @@ type Failure struct {
 	Stage  string // "ready", "paste", "landed", "submit"
 	Reason string
 	Err    error
+	// Input is what the input line showed when a pasted message failed
+	// (stages landed and submit): leo's own text, whatever it looks like.
+	Input string
 }
 
 func (f *Failure) Error() string {
@@ -121,9 +207,14 @@ var ErrNotLanded = errors.New("daemon restarted during delivery; not known to ha
 
 // AwaitReady waits until the TUI shows an idle, empty input line, answering
 // any startup dialog from what the screen shows. It returns the ready screen.
+//
+// When t.Turn remembers a submitted turn, it also waits until that turn is
+// over, so each message gets its own turn. When the input line holds leo's
+// own failed paste (t.Leftover) it fails at once saying so: no person is
+// going to clear it, and leo never clears an input line.
 func (d *Driver) AwaitReady(ctx context.Context, t Target) (harness.Screen, error) {
 	return d.await(ctx, t, func(s harness.Screen) bool {
-		return s.State == harness.ScreenReady && s.Input == ""
+		return s.State == harness.ScreenReady && s.Input == "" && t.Turn.Over()
 	})
 }
 
@@ -141,8 +232,12 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 	var last harness.Screen
 	var lastErr error
 	lastDialog := ""
+	tries := 0
 	for {
-		s, err := d.look(ctx, t)
+		s, g, err := d.observe(ctx, t)
+		if err == nil {
+			t.Turn.observe(c.Now(), s, g, d.settle())
+		}
 		switch {
 		case err != nil:
 			lastErr = err
@@ -160,7 +255,7 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 				}
 				last = s
 				if !c.Now().Before(deadline) {
-					return last, &Failure{Stage: "ready", Reason: notReadyReason(last, lastErr, d.readyTimeout()), Err: lastErr}
+					return last, &Failure{Stage: "ready", Reason: notReadyReason(last, t.Turn, lastErr, d.readyTimeout()), Err: lastErr}
 				}
 				// Give the TUI a moment to take the dialog down before the
 				// next look, so the same keys are not sent twice to it.
@@ -171,17 +266,31 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 			}
 		case accept(s):
 			return s, nil
+		case t.Leftover.in(t.Screen, s):
+			return s, &Failure{Stage: "ready", Reason: fmt.Sprintf(
+				"the input line still holds leo's own paste of message %s, which failed (not a person's typing); leo never clears an input line: clear it in the TUI, or restart the agent", t.Leftover.ID)}
 		default:
 			lastErr = nil
 		}
 		last = s
 		if !c.Now().Before(deadline) {
-			return last, &Failure{Stage: "ready", Reason: notReadyReason(last, lastErr, d.readyTimeout()), Err: lastErr}
+			return last, &Failure{Stage: "ready", Reason: notReadyReason(last, t.Turn, lastErr, d.readyTimeout()), Err: lastErr}
 		}
-		if err := d.sleep(ctx, d.poll()); err != nil {
+		if err := d.sleep(ctx, d.awaitBackoff(&tries)); err != nil {
 			return last, err
 		}
 	}
+}
+
+// awaitBackoff is the wait before the next look while waiting for a TUI
+// that may take seconds (starting, in a turn): ten quick looks, then
+// doubling up to PollMax.
+func (d *Driver) awaitBackoff(tries *int) time.Duration {
+	*tries++
+	if *tries <= 10 {
+		return d.poll()
+	}
+	return min(d.poll()<<min(*tries-10, 16), d.pollMax())
 }
 
 func nameOr(s, def string) string {
@@ -191,8 +300,14 @@ func nameOr(s, def string) string {
 	return s
 }
 
-func notReadyReason(s harness.Screen, err error, after time.Duration) string {
+func notReadyReason(s harness.Screen, turn *Turn, err error, after time.Duration) string {
 	switch {
+	case err == nil && s.State == harness.ScreenBusy:
+		return fmt.Sprintf("the TUI is still in a turn after %s", after)
+	case err == nil && s.Held:
+		return fmt.Sprintf("the TUI is still starting, holding a submitted message, after %s", after)
+	case err == nil && s.State == harness.ScreenReady && s.Input == "" && !turn.Over():
+		return fmt.Sprintf("the previous message's turn did not end within %s", after)
 	case errors.Is(err, ErrPaneDead):
 		return fmt.Sprintf("the agent's TUI exited (not back after %s)", after)
 	case err != nil:
@@ -355,7 +470,7 @@ func (d *Driver) awaitLanded(ctx context.Context, t Target, text string) error {
 			if err == nil {
 				reason += fmt.Sprintf(" (screen %s, input %q)", s.State, clip(s.Input, 60))
 			}
-			return &Failure{Stage: "landed", Reason: reason, Err: err}
+			return &Failure{Stage: "landed", Reason: reason, Err: err, Input: s.Input}
 		}
 		if err := d.sleep(ctx, d.backoff(&tries)); err != nil {
 			return err
@@ -372,6 +487,14 @@ func (d *Driver) backoff(tries *int) time.Duration {
 	return min(wait, d.poll())
 }
 
+// submit presses Enter and waits for proof that the TUI took the text as a
+// turn: a busy screen, or the harness's own record of the turn
+// (t.TurnRecorded). An input line that cleared is only a hint: with a
+// record to read it proves nothing by itself. A TUI that holds the submit
+// while it starts (codex's "Waiting for startup") is waited for up to the
+// ready timeout. If the text still sits in the input after a fifth of the
+// submit timeout, Enter was lost (swallowed by a paste burst window) and is
+// sent once more.
 func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 	c := d.clock()
 	// The TUI the text was pasted into: if another one shows an empty input
@@ -380,50 +503,89 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 	if err != nil {
 		return &Failure{Stage: "submit", Reason: "reading the pane failed", Err: err}
 	}
+	start := c.Now()
 	if err := t.Pane.SendKeys(ctx, "Enter"); err != nil {
 		return &Failure{Stage: "submit", Reason: "send Enter failed", Err: err}
 	}
-	start := c.Now()
+	confirmed := func(sawBusy bool) error {
+		if t.Turn != nil {
+			*t.Turn = Turn{SubmittedAt: start, PID: before.PID, SawBusy: sawBusy}
+		}
+		return nil
+	}
 	deadline := start.Add(d.submitTimeout())
-	// If the text still sits in the input after this long, Enter was lost
-	// (swallowed by a paste burst window): send it once more.
+	held := false
 	resendAfter := d.submitTimeout() / 5
+	if t.TurnRecorded == nil {
+		resendAfter = min(resendAfter, time.Second)
+	}
 	resent := false
 	tries := 0
+	var s harness.Screen
 	for {
-		s, g, err := d.observe(ctx, t)
+		var g Gates
+		s, g, err = d.observe(ctx, t)
 		if errors.Is(err, ErrPaneDead) {
-			// The message was submitted and the TUI exited on it (e.g. a
-			// command that quits): the text left the input.
+			// The TUI exited on Enter (a command that quits): the text left
+			// the input, and there is no turn to wait for.
 			return nil
 		}
 		if err == nil && before.PID != 0 && g.PID != 0 && g.PID != before.PID {
 			return &Failure{Stage: "submit", Reason: "the TUI was relaunched before the submit was confirmed; not known to have landed"}
 		}
 		if err == nil {
-			if s.State == harness.ScreenBusy {
-				return nil
+			inInput := s.State == harness.ScreenReady && t.Screen.Landed(s, text)
+			switch {
+			case s.State == harness.ScreenBusy:
+				return confirmed(true)
+			case s.Held:
+				// Neither failed nor a turn yet: the TUI submits it once
+				// it is up.
+				if !held {
+					held = true
+					deadline = start.Add(max(d.readyTimeout(), d.submitTimeout()))
+				}
+			case inInput:
+				if !resent && c.Since(start) >= resendAfter {
+					resent = true
+					if err := t.Pane.SendKeys(ctx, "Enter"); err != nil {
+						return &Failure{Stage: "submit", Reason: "resend Enter failed", Err: err}
+					}
+				}
+			case t.TurnRecorded == nil && s.State == harness.ScreenReady:
+				return confirmed(false)
 			}
-			if s.State == harness.ScreenReady && !t.Screen.Landed(s, text) {
-				return nil
-			}
-			if !resent && s.State == harness.ScreenReady && c.Since(start) >= resendAfter {
-				resent = true
-				if err := t.Pane.SendKeys(ctx, "Enter"); err != nil {
-					return &Failure{Stage: "submit", Reason: "resend Enter failed", Err: err}
+			if t.TurnRecorded != nil && !inInput {
+				ok, rerr := t.TurnRecorded(ctx, text, start.Add(-time.Second))
+				if rerr == nil && ok {
+					return confirmed(false)
 				}
 			}
 		}
 		if !c.Now().Before(deadline) {
-			reason := fmt.Sprintf("the input did not clear within %s of Enter", d.submitTimeout())
-			if err == nil {
-				reason += fmt.Sprintf(" (screen %s)", s.State)
-			}
-			return &Failure{Stage: "submit", Reason: reason, Err: err}
+			return &Failure{Stage: "submit", Reason: notSubmittedReason(s, err, t, text, c.Since(start)), Err: err, Input: s.Input}
 		}
 		if err := d.sleep(ctx, d.backoff(&tries)); err != nil {
 			return err
 		}
+	}
+}
+
+// notSubmittedReason says what the screen showed when no proof of a turn
+// came, in words that match what a person would see on it.
+func notSubmittedReason(s harness.Screen, err error, t Target, text string, after time.Duration) string {
+	after = after.Round(time.Second)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("the pane could not be read for %s after Enter; not known to have landed", after)
+	case s.Held:
+		return fmt.Sprintf("the TUI was still starting %s after Enter, holding the message; not known to have landed", after)
+	case s.State == harness.ScreenReady && t.Screen.Landed(s, text):
+		return fmt.Sprintf("the message still sat in the input line %s after Enter (sent twice); it was not submitted", after)
+	case s.State == harness.ScreenReady && s.Input == "":
+		return fmt.Sprintf("the input line cleared but the harness recorded no turn for the message within %s; not known to have landed", after)
+	default:
+		return fmt.Sprintf("no turn started within %s of Enter (screen %s, input %q); not known to have landed", after, s.State, clip(s.Input, 60))
 	}
 }
 

@@ -3,9 +3,11 @@ package delivery
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -35,6 +37,15 @@ type scriptPane struct {
 	// relaunchOnEnter: the TUI is replaced by a fresh one (new pid, empty
 	// input) as the Enter arrives, as a racing restart would do.
 	relaunchOnEnter bool
+	// gapAfterEnter: looks right after a submit that show an empty, idle
+	// input before the busy line (codex's ~175 ms); heldOnEnter: looks
+	// during which a submit is held while the TUI starts (codex's "Waiting
+	// for startup"), the text still in the input.
+	gapAfterEnter, heldOnEnter int
+	gap, held                  int
+	// merged counts pastes that arrived while a turn was running: text
+	// the real TUIs fold into the running turn.
+	merged int
 }
 
 func (p *scriptPane) Gates(context.Context) (Gates, error) {
@@ -60,6 +71,15 @@ func (p *scriptPane) Capture(context.Context) (string, error) {
 		return "starting|", nil
 	case p.dialog:
 		return "dialog|", nil
+	case p.held > 0:
+		p.held--
+		if p.held == 0 {
+			p.submitLocked()
+		}
+		return "held|" + p.input, nil
+	case p.gap > 0:
+		p.gap--
+		return "ready|" + p.input, nil
 	case p.busyLooks > 0:
 		p.busyLooks--
 		return "busy|" + p.input, nil
@@ -71,6 +91,9 @@ func (p *scriptPane) Paste(_ context.Context, text string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.pastes++
+	if p.gap > 0 || p.busyLooks > 0 || p.held > 0 {
+		p.merged++
+	}
 	if p.inMode {
 		return nil // keys went to copy mode
 	}
@@ -104,11 +127,20 @@ func (p *scriptPane) SendKeys(_ context.Context, keys ...string) error {
 			p.input += "\n"
 			continue
 		}
-		p.submitted = append(p.submitted, strings.TrimSuffix(p.input, "\n"))
-		p.input = ""
-		p.busyLooks = 2
+		if p.heldOnEnter > 0 {
+			p.held, p.heldOnEnter = p.heldOnEnter, 0
+			continue
+		}
+		p.submitLocked()
 	}
 	return nil
+}
+
+func (p *scriptPane) submitLocked() {
+	p.submitted = append(p.submitted, strings.TrimSuffix(p.input, "\n"))
+	p.input = ""
+	p.gap = p.gapAfterEnter
+	p.busyLooks = 2
 }
 
 type scriptScreen struct{}
@@ -120,6 +152,8 @@ func (scriptScreen) Classify(c string) harness.Screen {
 		return harness.Screen{State: harness.ScreenReady, Input: input}
 	case "busy":
 		return harness.Screen{State: harness.ScreenBusy, Input: input}
+	case "held":
+		return harness.Screen{State: harness.ScreenStarting, Input: input, Held: true}
 	case "dialog":
 		return harness.Screen{State: harness.ScreenDialog, Dialog: "trust", DialogKeys: []string{"Enter"}}
 	}
@@ -131,7 +165,7 @@ func (scriptScreen) Landed(s harness.Screen, pasted string) bool {
 }
 
 func fastDriver() *Driver {
-	return &Driver{Poll: time.Millisecond, ReadyTimeout: 2 * time.Second, LandTimeout: 200 * time.Millisecond, SubmitTimeout: 500 * time.Millisecond}
+	return &Driver{Poll: time.Millisecond, PollMax: 5 * time.Millisecond, ReadyTimeout: 2 * time.Second, LandTimeout: 200 * time.Millisecond, SubmitTimeout: 500 * time.Millisecond}
 }
 
 func TestDeliverSubmitsMultiLineMessageAsOnePaste(t *testing.T) {
@@ -375,5 +409,122 @@ func TestDeliverFailsWhenTheTUIIsRelaunchedBeforeTheSubmitIsConfirmed(t *testing
 	p = &scriptPane{pid: 100}
 	if err := fastDriver().Deliver(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hello"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// codex shows an empty, idle input for a moment after Enter, before its
+// busy line: a second message pasted then is folded into the first turn.
+// Each message must wait for the previous turn to be seen over.
+func TestBackToBackMessagesEachGetTheirOwnTurn(t *testing.T) {
+	p := &scriptPane{gapAfterEnter: 5}
+	tg := Target{Pane: p, Screen: scriptScreen{}, Turn: &Turn{}}
+	d := fastDriver()
+	for _, msg := range []string{"one", "two", "three"} {
+		if err := d.Deliver(context.Background(), tg, msg); err != nil {
+			t.Fatalf("%s: %v", msg, err)
+		}
+	}
+	if p.merged != 0 || !slices.Equal(p.submitted, []string{"one", "two", "three"}) {
+		t.Fatalf("submitted %q with %d pastes into a running turn", p.submitted, p.merged)
+	}
+}
+
+// A turn too short for any look to see it busy: the next message waits
+// until the TUI has stayed idle for Settle (virtual time, synctest).
+func TestNextMessageWaitsForTheIdleScreenToSettle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &scriptPane{}
+		d := fastDriver()
+		d.Settle = 10 * time.Minute
+		d.ReadyTimeout = 5 * time.Minute
+		turn := &Turn{SubmittedAt: time.Now()} // submitted; never seen busy
+		tg := Target{Pane: p, Screen: scriptScreen{}, Turn: turn}
+		err := d.Deliver(context.Background(), tg, "two")
+		var f *Failure
+		if !errors.As(err, &f) || f.Stage != "ready" || !strings.Contains(f.Reason, "previous message's turn") || p.pastes != 0 {
+			t.Fatalf("err = %v, pastes %d; want a ready failure waiting for the previous turn", err, p.pastes)
+		}
+		start := time.Now()
+		*turn = Turn{SubmittedAt: start}
+		d.ReadyTimeout = time.Hour
+		if err := d.Deliver(context.Background(), tg, "two"); err != nil {
+			t.Fatalf("after settling: %v", err)
+		}
+		if waited := time.Since(start); waited < d.Settle {
+			t.Fatalf("pasted after %s, before the %s settle", waited, d.Settle)
+		}
+		if p.merged != 0 || !slices.Equal(p.submitted, []string{"two"}) {
+			t.Fatalf("submitted %q, merged %d", p.submitted, p.merged)
+		}
+	})
+}
+
+// codex on a cold start holds a submitted message ("Waiting for startup")
+// and submits it later than any submit timeout: not a failure.
+func TestHeldSubmitIsWaitedForNotFailed(t *testing.T) {
+	p := &scriptPane{heldOnEnter: 400}
+	d := fastDriver() // submit timeout 500 ms; 400 held looks take longer
+	d.Poll = 2 * time.Millisecond
+	if err := d.Deliver(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.submitted, []string{"hello"}) || p.enters != 1 {
+		t.Fatalf("submitted %q with %d Enters", p.submitted, p.enters)
+	}
+}
+
+// With the harness's record to read, an input line that cleared is no
+// proof: the message is delivered when the record shows its turn, and
+// fails as not known to have landed when it never does.
+func TestSubmitNeedsTheHarnessRecord(t *testing.T) {
+	for _, recorded := range []bool{true, false} {
+		p := &scriptPane{}
+		p.mu.Lock()
+		p.busyLooks = 0
+		p.mu.Unlock()
+		var asked []string
+		tg := Target{Pane: noBusy{p}, Screen: scriptScreen{}, TurnRecorded: func(_ context.Context, text string, _ time.Time) (bool, error) {
+			asked = append(asked, text)
+			return recorded && len(asked) > 3, nil
+		}}
+		err := fastDriver().Deliver(context.Background(), tg, "hello")
+		if recorded && err != nil {
+			t.Fatalf("recorded: %v", err)
+		}
+		var f *Failure
+		if !recorded && (!errors.As(err, &f) || f.Stage != "submit" || !strings.Contains(f.Reason, "recorded no turn")) {
+			t.Fatalf("never recorded: err = %v", err)
+		}
+		if len(asked) == 0 || asked[0] != "hello" {
+			t.Fatalf("asked %q", asked)
+		}
+	}
+}
+
+// noBusy is a TUI whose turns never show a busy screen.
+type noBusy struct{ *scriptPane }
+
+func (n noBusy) SendKeys(ctx context.Context, keys ...string) error {
+	err := n.scriptPane.SendKeys(ctx, keys...)
+	n.mu.Lock()
+	n.busyLooks = 0
+	n.mu.Unlock()
+	return err
+}
+
+// A paste of leo's that failed and stayed in the input line is leo's,
+// not someone's typing: the next message says so at once.
+func TestLeftoverPasteIsRecognisedAsLeos(t *testing.T) {
+	p := &scriptPane{input: "mangled text"}
+	tg := Target{Pane: p, Screen: scriptScreen{}, Leftover: &Leftover{ID: "m1", Text: "the text", Input: "mangled text"}}
+	d := fastDriver()
+	d.ReadyTimeout = time.Hour
+	err := d.Deliver(context.Background(), tg, "next")
+	var f *Failure
+	if !errors.As(err, &f) || !strings.Contains(f.Reason, "leo's own paste of message m1") || strings.Contains(f.Reason, "someone") {
+		t.Fatalf("err = %v", err)
+	}
+	if p.pastes != 0 {
+		t.Fatalf("pasted %d times", p.pastes)
 	}
 }

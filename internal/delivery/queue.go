@@ -46,6 +46,9 @@ var ErrCancelled = errors.New("cancelled")
 type Queue struct {
 	// Max bounds pending items (in flight not counted); 0 means no bound.
 	Max int
+	// Limit, when set, bounds the pending messages (internal jobs not
+	// counted) at each Push, below Max: a configured queue_max.
+	Limit func() int
 	// Work delivers one item; its error is the item's outcome.
 	Work func(ctx context.Context, it *Item) error
 	// Finished, when set, is called after each item with its outcome.
@@ -74,6 +77,11 @@ func (q *Queue) Push(it *Item) (ahead int, err error) {
 	}
 	if q.Max > 0 && len(q.pending) >= q.Max {
 		return 0, ErrFull
+	}
+	if q.Limit != nil && it.Job == nil {
+		if limit := q.Limit(); limit > 0 && q.pendingMessagesLocked() >= limit {
+			return 0, ErrFull
+		}
 	}
 	it.done = make(chan struct{})
 	if q.Now != nil {
@@ -178,6 +186,16 @@ func (q *Queue) Messages() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.messagesLocked()
+}
+
+func (q *Queue) pendingMessagesLocked() int {
+	n := 0
+	for _, it := range q.pending {
+		if it.Job == nil {
+			n++
+		}
+	}
+	return n
 }
 
 func (q *Queue) messagesLocked() int {

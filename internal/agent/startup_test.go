@@ -1,0 +1,76 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+)
+
+// A TUI that never becomes ready is a state with a reason, not a hang: the
+// agent says why, the message waiting for it fails with that reason, and
+// the TUI is relaunched with the restart backoff, like a crash.
+func TestTUINeverReadyIsShownFailsItsMessagesAndIsRelaunched(t *testing.T) {
+	for _, h := range harnesses {
+		t.Run(h, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, withEnv(map[string]string{"FAKE_SLOW_START_MS": "600000"}), withReadyTimeout(time.Second))
+			m := e.manager()
+			if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: h}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := m.Send(context.Background(), h, "are you there?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d api.Delivery
+			waitFor(t, "the message's outcome", 20*time.Second, func() bool {
+				for _, x := range mustGet(t, m, h).Deliveries {
+					if x.ID == res.ID {
+						d = x
+						return true
+					}
+				}
+				return false
+			})
+			if d.Status != "failed" || !strings.Contains(d.Error, "did not become ready") {
+				t.Fatalf("delivery %+v; want failed because the TUI did not become ready", d)
+			}
+			waitFor(t, "a relaunch", 20*time.Second, func() bool { return len(e.launches(h)) >= 2 })
+			a := mustGet(t, m, h)
+			if a.State != api.StateStarting || !strings.Contains(a.Error, "startup:") {
+				t.Fatalf("agent %s state %s error %q; want starting with the startup reason", h, a.State, a.Error)
+			}
+		})
+	}
+}
+
+// queue_max bounds the messages waiting for an agent: past it, a send is
+// refused with queue_full (the review saw five sends to a queue_max: 1
+// agent with a blocked input all answered "queued").
+func TestQueueMaxRefusesSendsPastIt(t *testing.T) {
+	h := "codex"
+	e := newEnv(t, withEnv(map[string]string{"FAKE_SLOW_START_MS": "600000"}), withReadyTimeout(time.Minute), withTemplateYAML("    queue_max: 1\n"))
+	m := e.manager()
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: h}); err != nil {
+		t.Fatal(err)
+	}
+	var accepted, full int
+	for i := range 5 {
+		_, err := m.Send(context.Background(), h, "message")
+		switch {
+		case err == nil:
+			accepted++
+		case api.CodeOf(err) == api.CodeQueueFull && strings.Contains(err.Error(), "queue_max 1"):
+			full++
+		default:
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	// One may already be in flight (not waiting); at most one waits.
+	if accepted > 2 || full < 3 {
+		t.Fatalf("accepted %d, refused %d; want at most 2 accepted with queue_max 1", accepted, full)
+	}
+}
