@@ -174,12 +174,12 @@ func New(opts Options) (*Manager, error) {
 func (m *Manager) newAgent(rec *Record) *agent {
 	a := &agent{rec: rec}
 	a.queue = &delivery.Queue{
-		Max:  m.opts.SendQueueMax,
+		Max: m.opts.SendQueueMax,
 		// queue_max of the agent's template, read at each push so that a
 		// reload applies at once.
 		Limit: func() int { return m.queueMax(a) },
-		Now:  m.clk.Now,
-		Work: func(ctx context.Context, it *delivery.Item) error { return m.deliverItem(ctx, a, it) },
+		Now:   m.clk.Now,
+		Work:  func(ctx context.Context, it *delivery.Item) error { return m.deliverItem(ctx, a, it) },
 		Finished: func(it *delivery.Item, err error) {
 			m.finished(a, it, err)
 		},

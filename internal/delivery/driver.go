@@ -168,8 +168,10 @@ func orDefault(v, def time.Duration) time.Duration {
 	return v
 }
 
-func (d *Driver) poll() time.Duration         { return orDefault(d.Poll, 10*time.Millisecond) }
-func (d *Driver) pollMax() time.Duration      { return max(orDefault(d.PollMax, 250*time.Millisecond), d.poll()) }
+func (d *Driver) poll() time.Duration { return orDefault(d.Poll, 10*time.Millisecond) }
+func (d *Driver) pollMax() time.Duration {
+	return max(orDefault(d.PollMax, 250*time.Millisecond), d.poll())
+}
 func (d *Driver) settle() time.Duration       { return orDefault(d.Settle, time.Second) }
 func (d *Driver) readyTimeout() time.Duration { return orDefault(d.ReadyTimeout, 60*time.Second) }
 func (d *Driver) landTimeout() time.Duration  { return orDefault(d.LandTimeout, 5*time.Second) }
