@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -110,6 +111,15 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	bin, err := m.lookupBinary(res.Harness.Binary(), res.HarnessName)
 	if err != nil {
 		return nil, err
+	}
+	// Every harness checks trust, keys its sessions and reports its cwd by
+	// the real path: a workspace reached through a symlink (on macOS /tmp
+	// is one) is launched, trusted and looked up by the path it resolves to.
+	if err := os.MkdirAll(res.Workspace, 0o755); err != nil {
+		return nil, api.Errorf(api.CodeConfigError, "templates.%s: workspace %s: %v", rec.Template, res.Workspace, err)
+	}
+	if real, err := filepath.EvalSymlinks(res.Workspace); err == nil {
+		res.Workspace = real
 	}
 	h := res.Harness
 	pol := h.Sessions()

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +74,41 @@ func TestQueueMaxRefusesSendsPastIt(t *testing.T) {
 	// One may already be in flight (not waiting); at most one waits.
 	if accepted > 2 || full < 3 {
 		t.Fatalf("accepted %d, refused %d; want at most 2 accepted with queue_max 1", accepted, full)
+	}
+}
+
+// A workspace reached through a symlink is launched, trusted and looked up
+// by its real path (claude checks trust on the real path; on macOS /tmp is
+// a symlink), and a message still lands.
+func TestWorkspaceThroughSymlinkRunsOnItsRealPath(t *testing.T) {
+	for _, h := range harnesses {
+		t.Run(h, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			real := e.workspace
+			if err := os.MkdirAll(real, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			link := real + "-link"
+			if err := os.Symlink(real, link); err != nil {
+				t.Fatal(err)
+			}
+			e.workspace = link
+			e.writeConfig()
+			m := e.manager()
+			a, err := m.Spawn(context.Background(), api.SpawnRequest{Template: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(real, h); a.Workspace != want {
+				t.Fatalf("workspace %q, want the real path %q", a.Workspace, want)
+			}
+			e.waitState(m, h, api.StateRunning)
+			res, err := m.Send(context.Background(), h, "through the link")
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitDelivered(t, m, h, res.ID)
+		})
 	}
 }
