@@ -316,3 +316,29 @@ func TestBadAgentNamesAreUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// A stopped agent's reason is last_error: a successful --json answer never
+// carries "error", the key of a failure's code.
+func TestAgentStatusOfAStoppedAgentIsNoFailure(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+	fake.Put(api.Agent{Name: "x", State: api.StateStopped, LastError: api.ClaudeNotFoundMessage})
+
+	r := e.run("agent", "status", "x", "--json")
+	if r.code != ExitOK {
+		t.Fatalf("status --json: %+v", r)
+	}
+	obj := decodeOne(t, r.stdout)
+	if _, ok := obj["error"]; ok {
+		t.Errorf("a successful status carries \"error\": %s", r.stdout)
+	}
+	if obj["last_error"] != api.ClaudeNotFoundMessage {
+		t.Errorf("last_error = %v, want the reason", obj["last_error"])
+	}
+	r = e.run("agent", "status", "x")
+	mustContain(t, "status", r.stdout, "stopped (error)", "last error:", api.ClaudeNotFoundMessage)
+	r = e.run("agent", "list", "--json")
+	if r.code != ExitOK || !strings.Contains(r.stdout, `"last_error"`) || strings.Contains(r.stdout, `"error"`) {
+		t.Errorf("list --json: %+v", r)
+	}
+}
