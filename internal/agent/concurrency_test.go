@@ -167,8 +167,8 @@ func TestTemplateRemovedWhileRunningStopsOnExitAndFailsQueuedMessages(t *testing
 	}
 	waitDelivered(t, m, "codex", exit.ID)
 	a := e.waitState(m, "codex", api.StateStopped)
-	if !strings.Contains(a.Error, `template "codex" not found`) {
-		t.Fatalf("stopped agent's error %q does not say its template is gone", a.Error)
+	if !strings.Contains(a.LastError, `template "codex" not found`) {
+		t.Fatalf("stopped agent's error %q does not say its template is gone", a.LastError)
 	}
 	for _, id := range queued {
 		d := waitOutcome(t, m, "codex", id)

@@ -244,7 +244,7 @@ func (m *Manager) view(a *agent) api.Agent {
 		EnvKeys:       append([]string(nil), r.EnvKeys...),
 		Restarts:      r.Restarts,
 		CreatedAt:     r.CreatedAt,
-		Error:         r.Error,
+		LastError:     r.Error,
 		Queued:        a.queue.Messages(),
 		Deliveries:    append([]api.Delivery(nil), a.deliveries...),
 	}

@@ -112,7 +112,7 @@ func TestRestoreAfterRebootResumesAndKeepsClaudeStoppedWhenMissing(t *testing.T)
 		t.Fatalf("restore %+v, want codex relaunched and claude stopped", st)
 	}
 	cl := mustGet(t, m2, "claude")
-	if cl.State != api.StateStopped || cl.Error != api.ClaudeNotFoundMessage || cl.SessionID != ids["claude"] {
+	if cl.State != api.StateStopped || cl.LastError != api.ClaudeNotFoundMessage || cl.SessionID != ids["claude"] {
 		t.Fatalf("claude after restore: %+v", cl)
 	}
 	if op := mustGet(t, m2, "opencode"); op.State != api.StateStopped {

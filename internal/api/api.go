@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/blackpaw-studio/leo/internal/names"
 )
 
 // Code is a stable, documented error code. Codes are an API: never rename one.
@@ -50,6 +52,16 @@ func (e *Error) Error() string {
 // Errorf builds an *Error.
 func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// CheckAgentName is invalid_args for a name that breaks the name rule
+// (names.Valid): the client, the CLI and the daemon all check with it, so a
+// name such as "", "." or ".." never becomes a request path.
+func CheckAgentName(name string) error {
+	if !names.Valid(name) {
+		return Errorf(CodeInvalidArgs, "invalid agent name %q: %s", name, names.Rule)
+	}
+	return nil
 }
 
 // CodeOf returns the code of err, CodeInternal for an uncoded error.
@@ -132,9 +144,10 @@ type Agent struct {
 	CreatedAt     time.Time  `json:"created_at"`
 	StartedAt     *time.Time `json:"started_at,omitempty"`
 	LastExit      *Exit      `json:"last_exit,omitempty"`
-	// Error says why a stopped agent is stopped, when leo stopped it
-	// (e.g. claude not found at boot).
-	Error string `json:"error,omitempty"`
+	// LastError says why a stopped agent is stopped, when leo stopped it
+	// (e.g. claude not found at boot). It is not named "error": in every
+	// answer that key is reserved for a failure's code.
+	LastError string `json:"last_error,omitempty"`
 	// Queued counts messages waiting for (or being put into) the pane.
 	Queued int `json:"queued,omitempty"`
 	// Deliveries are the outcomes of the most recent messages, oldest
@@ -178,7 +191,8 @@ type SendResult struct {
 	Queued   int    `json:"queued"`
 	Woke     bool   `json:"woke,omitempty"`
 	Delivery string `json:"delivery"` // "queued" | "delivered" | "failed"
-	Error    string `json:"error,omitempty"`
+	// LastError says why a failed delivery failed.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Logs is GET /agents/{name}/logs.

@@ -21,10 +21,6 @@ import (
 
 func init() { register(newAgentCmd) }
 
-// agentCallTimeout bounds one call to the daemon. Spawn and restart wait
-// for a TUI to come up, so it is generous.
-const agentCallTimeout = 2 * time.Minute
-
 func newAgentCmd(f *Factory) *cobra.Command {
 	cmd := groupCommand("agent", "Spawn, list, steer and attach to agents")
 	cmd.Long = `Agents are harness TUIs (claude, codex, opencode) that the leo daemon keeps
@@ -50,7 +46,8 @@ daemon over <home>/state/leo.sock; start it with 'leo service'.`
 // a client for f's home and hands it, with the arguments, to run, which
 // fills the command's options and calls its run function. Checks that need
 // no daemon go in cmd.Args, so a bad command line fails before the home is
-// resolved.
+// resolved. The client bounds each call (client.ReadTimeout and the like),
+// so a daemon that does not answer costs seconds and is named.
 func daemonCommand(f *Factory, cmd *cobra.Command, asJSON *bool, run func(ctx context.Context, c *client.Client, args []string) error) *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		h, err := f.Home()
@@ -63,12 +60,16 @@ func daemonCommand(f *Factory, cmd *cobra.Command, asJSON *bool, run func(ctx co
 	return cmd
 }
 
-// callContext bounds one call to the daemon (agentCallTimeout).
-func callContext(parent context.Context) (context.Context, context.CancelFunc) {
-	if parent == nil {
-		parent = context.Background()
+// agentNameArg checks argument i, an agent name, by the rule the daemon
+// uses, before anything reaches the daemon: "", "." or ".." would otherwise
+// become a request path.
+func agentNameArg(i int) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if i >= len(args) {
+			return nil
+		}
+		return api.CheckAgentName(args[i])
 	}
-	return context.WithTimeout(parent, agentCallTimeout)
 }
 
 // nowOr is now(), or the wall clock when now is nil (tests pin it).
@@ -103,12 +104,16 @@ the template's name; a name already taken gets a numeric suffix.`,
 		return runAgentSpawn(ctx, opts)
 	})
 	cmd.Flags().StringVar(&opts.Name, "name", "", "agent name (lowercase letters, digits and -)")
+	cmd.Args = cobra.MatchAll(cobra.ExactArgs(1), func(*cobra.Command, []string) error {
+		if opts.Name == "" {
+			return nil
+		}
+		return api.CheckAgentName(opts.Name)
+	})
 	return cmd
 }
 
 func runAgentSpawn(ctx context.Context, opts *AgentSpawnOptions) error {
-	ctx, cancel := callContext(ctx)
-	defer cancel()
 	a, err := opts.Client.Spawn(ctx, api.SpawnRequest{Template: opts.Template, Name: opts.Name})
 	if err != nil {
 		return err
@@ -151,8 +156,6 @@ func newAgentListCmd(f *Factory) *cobra.Command {
 }
 
 func runAgentList(ctx context.Context, opts *AgentListOptions) error {
-	ctx, cancel := callContext(ctx)
-	defer cancel()
 	if opts.JSON {
 		// The daemon's own JSON of the list, indented the way writeJSON
 		// prints agentListJSON: the same bytes, without decoding and
@@ -192,7 +195,7 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 // stateText adds why a stopped agent is stopped.
 func stateText(a api.Agent) string {
 	switch {
-	case a.State == api.StateStopped && a.Error != "":
+	case a.State == api.StateStopped && a.LastError != "":
 		return "stopped (error)"
 	case a.State == api.StateStopped && a.WakeOnMessage:
 		return "stopped (idle)"
@@ -249,7 +252,7 @@ func newAgentStatusCmd(f *Factory) *cobra.Command {
 	return daemonCommand(f, &cobra.Command{
 		Use:   "status <name>",
 		Short: "Show one agent in full, with its last exit and stderr tail",
-		Args:  cobra.ExactArgs(1),
+		Args:  cobra.MatchAll(cobra.ExactArgs(1), agentNameArg(0)),
 	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
 		opts.Client, opts.Name = c, args[0]
 		return runAgentStatus(ctx, opts)
@@ -257,8 +260,6 @@ func newAgentStatusCmd(f *Factory) *cobra.Command {
 }
 
 func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
-	ctx, cancel := callContext(ctx)
-	defer cancel()
 	a, err := opts.Client.Get(ctx, opts.Name)
 	if err != nil {
 		return err
@@ -285,8 +286,8 @@ func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
 		row("started", a.StartedAt.Local().Format(time.RFC3339))
 	}
 	row("env keys", orDash(strings.Join(a.EnvKeys, ", ")))
-	if a.Error != "" {
-		row("error", a.Error)
+	if a.LastError != "" {
+		row("last error", a.LastError)
 	}
 	if e := a.LastExit; e != nil {
 		row("last exit", lastExitText(e, nowOr(opts.Now))+" (at "+e.At.Local().Format(time.RFC3339)+")")
@@ -354,7 +355,7 @@ func newAgentVerbCmd(f *Factory, v agentVerb) *cobra.Command {
 	return daemonCommand(f, &cobra.Command{
 		Use:   v.verb + " <name>",
 		Short: v.short,
-		Args:  cobra.ExactArgs(1),
+		Args:  cobra.MatchAll(cobra.ExactArgs(1), agentNameArg(0)),
 	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
 		opts.Client, opts.Name = c, args[0]
 		return runAgentVerb(ctx, opts)
@@ -362,8 +363,6 @@ func newAgentVerbCmd(f *Factory, v agentVerb) *cobra.Command {
 }
 
 func runAgentVerb(ctx context.Context, opts *AgentVerbOptions) error {
-	ctx, cancel := callContext(ctx)
-	defer cancel()
 	a, err := opts.call(opts.Client, ctx, opts.Name)
 	if err != nil {
 		return err
@@ -402,7 +401,7 @@ func newAgentDeleteCmd(f *Factory) *cobra.Command {
 conversation files, kept by the harness, are left alone.
 
 On a terminal leo asks first; otherwise --yes is required.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MatchAll(cobra.ExactArgs(1), agentNameArg(0)),
 	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
 		opts.Client, opts.Name = c, args[0]
 		opts.CanPrompt = !opts.JSON && isInteractive(f.IO)
@@ -425,8 +424,6 @@ func runAgentDelete(ctx context.Context, opts *AgentDeleteOptions) error {
 			return api.Errorf(api.CodeInvalidArgs, "not deleted: %s", opts.Name)
 		}
 	}
-	ctx, cancel := callContext(ctx)
-	defer cancel()
 	if err := opts.Client.Delete(ctx, opts.Name); err != nil {
 		if client.IsAgentRunning(err) {
 			return api.Errorf(api.CodeAgentRunning, "%v (leo agent stop %s)", err, opts.Name)
@@ -478,7 +475,7 @@ func newAgentLogsCmd(f *Factory) *cobra.Command {
 	cmd := daemonCommand(f, &cobra.Command{
 		Use:   "logs <name>",
 		Short: "Print what the agent's pane shows (the last --lines lines)",
-		Args: cobra.MatchAll(cobra.ExactArgs(1), func(*cobra.Command, []string) error {
+		Args: cobra.MatchAll(cobra.ExactArgs(1), agentNameArg(0), func(*cobra.Command, []string) error {
 			if opts.Lines < 1 {
 				return usageErrorf("--lines must be at least 1, got %d", opts.Lines)
 			}
@@ -493,8 +490,6 @@ func newAgentLogsCmd(f *Factory) *cobra.Command {
 }
 
 func runAgentLogs(ctx context.Context, opts *AgentLogsOptions) error {
-	ctx, cancel := callContext(ctx)
-	defer cancel()
 	l, err := opts.Client.Logs(ctx, opts.Name, opts.Lines)
 	if err != nil {
 		return err
@@ -531,7 +526,7 @@ spaces. Delivery is fire-and-forget: leo queues the message (waking a
 parked agent) and returns; the daemon pastes it when the TUI's input line
 is idle, in order. A delivery the daemon reports as failed exits non-zero
 and is never shown as sent.`,
-		Args: cobra.MatchAll(cobra.MinimumNArgs(2), func(_ *cobra.Command, args []string) error {
+		Args: cobra.MatchAll(cobra.MinimumNArgs(2), agentNameArg(0), func(_ *cobra.Command, args []string) error {
 			if strings.TrimSpace(sendMessage(args)) == "" {
 				return usageErrorf("the message is empty")
 			}
@@ -550,14 +545,12 @@ func sendMessage(args []string) string {
 }
 
 func runAgentSend(ctx context.Context, opts *AgentSendOptions) error {
-	ctx, cancel := callContext(ctx)
-	defer cancel()
 	res, err := opts.Client.Send(ctx, opts.Name, opts.Message)
 	if err != nil {
 		return err
 	}
 	if res.Delivery == "failed" {
-		why := res.Error
+		why := res.LastError
 		if why == "" {
 			why = "the daemon reported the delivery as failed"
 		}

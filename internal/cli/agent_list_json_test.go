@@ -19,9 +19,9 @@ func TestAgentListJSONIsTheDecodedListReencoded(t *testing.T) {
 	defer c.Close()
 	for i := 0; i <= 3; i++ {
 		if i > 0 {
-			// The fake manager takes any name: one with characters an
-			// HTML-escaping encoder would change.
-			if r := e.run("agent", "spawn", "assistant", "--name", fmt.Sprintf("a%d-<&>", i)); r.code != ExitOK {
+			// The fake manager takes any template: one with characters
+			// an HTML-escaping encoder would change.
+			if r := e.run("agent", "spawn", "assistant-<&>", "--name", fmt.Sprintf("a%d", i)); r.code != ExitOK {
 				t.Fatalf("spawn: %+v", r)
 			}
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,7 +198,7 @@ func TestAgentSendReportsFailedDeliveryAsAFailure(t *testing.T) {
 	}
 
 	fake.SendResult = func(name, message string) (api.SendResult, error) {
-		return api.SendResult{ID: "m2", Agent: name, Delivery: "failed", Error: "input line never became idle"}, nil
+		return api.SendResult{ID: "m2", Agent: name, Delivery: "failed", LastError: "input line never became idle"}, nil
 	}
 	r = e.run("agent", "send", "bob", "again")
 	if r.code == ExitOK || strings.Contains(r.stdout, "queued") || strings.Contains(r.stdout, "delivered") {
@@ -275,5 +276,69 @@ func TestAgentVerbsAndLogsInText(t *testing.T) {
 	r = e.run("agent", "spawn", "assistant")
 	if r.code != ExitOK || !strings.Contains(r.stdout, "spawned assistant") || !strings.Contains(r.stdout, "leo attach assistant") {
 		t.Fatalf("spawn: %+v", r)
+	}
+}
+
+// A malformed agent name is invalid_args (exit 2) on the command line, the
+// daemon's rule, before any daemon is asked: "" would reach /agents//logs,
+// which the daemon's router cleaned to the agent named "logs".
+func TestBadAgentNamesAreUsageErrors(t *testing.T) {
+	e, _ := daemonEnv(t) // no daemon: a name check that asked it would say daemon_down
+	for _, name := range []string{"", ".", "..", "../health", "Bob", "a_b", "a/b"} {
+		want := fmt.Sprintf("invalid agent name %q", name)
+		for _, args := range [][]string{
+			{"agent", "status", name},
+			{"agent", "logs", name},
+			{"agent", "start", name},
+			{"agent", "stop", name},
+			{"agent", "restart", name},
+			{"agent", "reset", name},
+			{"agent", "delete", name, "--yes"},
+			{"agent", "send", name, "hello"},
+			{"agent", "spawn", "assistant", "--name", name},
+			{"agent", "attach", name},
+			{"attach", name},
+		} {
+			if args[0] == "agent" && args[1] == "spawn" && name == "" {
+				continue // --name "" is no name: the daemon picks one
+			}
+			r := e.run(args...)
+			if r.code != ExitUsage || !strings.Contains(r.stderr, want) || r.stdout != "" {
+				t.Errorf("leo %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, r.code, r.stdout, r.stderr, want)
+			}
+			if args[0] == "attach" || args[1] == "attach" {
+				continue // no --json
+			}
+			obj := assertJSONFailure(t, e.run(append(args, "--json")...), "invalid_args", ExitUsage)
+			if msg, _ := obj["message"].(string); !strings.HasPrefix(msg, want) {
+				t.Errorf("leo %q --json: message %q, want %q", args, msg, want)
+			}
+		}
+	}
+}
+
+// A stopped agent's reason is last_error: a successful --json answer never
+// carries "error", the key of a failure's code.
+func TestAgentStatusOfAStoppedAgentIsNoFailure(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+	fake.Put(api.Agent{Name: "x", State: api.StateStopped, LastError: api.ClaudeNotFoundMessage})
+
+	r := e.run("agent", "status", "x", "--json")
+	if r.code != ExitOK {
+		t.Fatalf("status --json: %+v", r)
+	}
+	obj := decodeOne(t, r.stdout)
+	if _, ok := obj["error"]; ok {
+		t.Errorf("a successful status carries \"error\": %s", r.stdout)
+	}
+	if obj["last_error"] != api.ClaudeNotFoundMessage {
+		t.Errorf("last_error = %v, want the reason", obj["last_error"])
+	}
+	r = e.run("agent", "status", "x")
+	mustContain(t, "status", r.stdout, "stopped (error)", "last error:", api.ClaudeNotFoundMessage)
+	r = e.run("agent", "list", "--json")
+	if r.code != ExitOK || !strings.Contains(r.stdout, `"last_error"`) || strings.Contains(r.stdout, `"error"`) {
+		t.Errorf("list --json: %+v", r)
 	}
 }

@@ -55,7 +55,7 @@ func attachCommand(f *Factory, use string, args cobra.PositionalArgs) *cobra.Com
 	return &cobra.Command{
 		Use:   use,
 		Short: "Attach the terminal to an agent's TUI in tmux",
-		Args:  args,
+		Args:  cobra.MatchAll(args, agentNameArg(0)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := f.Home()
 			if err != nil {
@@ -86,9 +86,7 @@ func attachArgv(socket, name string) []string {
 }
 
 func runAttach(ctx context.Context, opts *AttachOptions) error {
-	ctx, cancel := callContext(ctx)
 	name, err := pickAgent(ctx, opts)
-	cancel()
 	if err != nil {
 		return err
 	}

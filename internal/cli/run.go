@@ -35,20 +35,23 @@ type RunOptions struct {
 func newRunCmd(f *Factory) *cobra.Command {
 	opts := &RunOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "run <task>",
-		Short: "Run a task now (--dry-run: show exactly what would be launched)",
-		Long: `Run tasks.<task> once, the way its schedule would.
+		Use:   "run <task> --dry-run",
+		Short: "Show what a run of a task would launch (only --dry-run is implemented)",
+		Long: `Show exactly what a run of tasks.<task> would launch, without starting it.
 
-With --dry-run nothing is started: leo prints the resolved harness, model and
-workspace and the argv and environment of the headless run (for a persistent
-task: of its target agent's launch). Values from env: and anything that looks
-like a credential are shown as ***.`,
+Only --dry-run is implemented: running a task arrives with the scheduler,
+and until then 'leo run <task>' without --dry-run answers unsupported.
+
+leo prints the resolved harness, model and workspace and the argv and
+environment of the headless run (for a persistent task: of its target
+agent's launch). Values from env: and anything that looks like a
+credential are shown as ***.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Task = args[0]
 			if !opts.DryRun {
 				return api.Errorf(CodeUnsupported,
-					"running tasks arrives with the scheduler; 'leo run %s --dry-run' shows what would run", opts.Task)
+					"running tasks is not implemented yet (it arrives with the scheduler); only --dry-run is: 'leo run %s --dry-run' shows what would run", opts.Task)
 			}
 			f.oneShotGC()
 			cfg, h, err := f.LoadConfig()
@@ -62,7 +65,7 @@ like a credential are shown as ***.`,
 			return runRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what would be launched instead of running it")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what would be launched (required: running tasks is not implemented yet)")
 	addJSONFlag(cmd, &opts.JSON)
 	return cmd
 }

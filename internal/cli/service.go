@@ -69,8 +69,6 @@ func serviceQueryCmd(f *Factory, cmd *cobra.Command, run func(context.Context, *
 	opts := &ServiceQueryOptions{IO: f.IO}
 	cmd.Args = cobra.NoArgs
 	return daemonCommand(f, cmd, &opts.JSON, func(ctx context.Context, c *client.Client, _ []string) error {
-		ctx, cancel := callContext(ctx)
-		defer cancel()
 		return run(ctx, c, opts)
 	})
 }

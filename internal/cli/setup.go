@@ -43,8 +43,10 @@ func newSetupCmd(f *Factory) *cobra.Command {
 An existing leo.yaml is never replaced: setup says so and succeeds, so
 "leo setup --defaults && leo service" is safe to run again. On a terminal
 setup asks which harness and model the assistant template uses and whether
-the web UI is on; --defaults takes the defaults without asking (a claude
-assistant template, model sonnet, web UI on 127.0.0.1:8370).`,
+leo.yaml's web: section is enabled; --defaults takes the defaults without
+asking (a claude assistant template, model sonnet, web: enabled on
+127.0.0.1:8370). This build serves no web UI or HTTP API yet: the web:
+section is written for when it does.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			h, err := f.Home()
@@ -156,7 +158,7 @@ func askSetup(io *IOStreams) (setupAnswers, error) {
 		}
 		break
 	}
-	web, err := ask("Turn the web UI on at 127.0.0.1:8370 (y/n)", "y")
+	web, err := ask("Enable web: in leo.yaml, 127.0.0.1:8370 (this build serves no web UI yet) (y/n)", "y")
 	if err != nil {
 		return a, err
 	}

@@ -88,7 +88,10 @@ func TestSetupAsksOnATerminal(t *testing.T) {
 	if err := runSetup(&SetupOptions{IO: io, Home: h}); err != nil {
 		t.Fatalf("setup: %v\n%s", err, out)
 	}
-	mustContain(t, "prompts", out.String(), `"nope" is not a registered harness`)
+	mustContain(t, "prompts", out.String(), `"nope" is not a registered harness`, "this build serves no web UI yet")
+	if strings.Contains(out.String(), "web UI on") {
+		t.Errorf("setup promises a web UI this build does not serve:\n%s", out)
+	}
 	c, err := config.Load(h.ConfigPath)
 	if err != nil {
 		t.Fatal(err)
@@ -103,4 +106,17 @@ func TestSetupAsksOnATerminal(t *testing.T) {
 	if r.HarnessName != "codex" || r.Model != "gpt-5.3-codex" || c.WebEnabled() {
 		t.Errorf("resolved harness %q model %q web %v", r.HarnessName, r.Model, c.WebEnabled())
 	}
+}
+
+// setup's help never promises a web UI this build does not serve.
+func TestSetupHelpPromisesNoWebUI(t *testing.T) {
+	e := newTestEnv(t)
+	r := e.run("setup", "--help")
+	if r.code != ExitOK {
+		t.Fatalf("%+v", r)
+	}
+	if strings.Contains(r.stdout, "web UI on") || strings.Contains(r.stdout, "whether\nthe web UI is on") {
+		t.Errorf("setup --help promises a web UI:\n%s", r.stdout)
+	}
+	mustContain(t, "setup --help", r.stdout, "serves no web UI")
 }

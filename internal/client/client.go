@@ -2,6 +2,12 @@
 // (HTTP over state/leo.sock). Every failure is an *api.Error with a stable
 // code; when no daemon answers, the code is daemon_down and the message
 // says why (not running, stale socket, holding the lock but silent).
+//
+// Every call is bounded (ReadTimeout, ChangeTimeout, LaunchTimeout, or the
+// caller's earlier deadline), so a daemon that is stopped or stuck costs a
+// caller seconds, not minutes. Agent names are checked before any request
+// is built, and redirects are never followed: a request reaches the route
+// it names or fails.
 package client
 
 import (
@@ -9,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -35,6 +42,19 @@ const baseURL = "http://leo"
 // dialTimeout bounds connecting to the socket; a live daemon accepts at once.
 const dialTimeout = 2 * time.Second
 
+// How long one call waits for the daemon's answer (unless the caller's
+// context ends sooner). A live daemon answers a read from memory in well
+// under a millisecond; a change may wait behind another change of the same
+// agent; a launch starts a TUI in tmux (a send may wake a parked agent).
+const (
+	// ReadTimeout bounds /health, the agent list, one agent and its logs.
+	ReadTimeout = 5 * time.Second
+	// ChangeTimeout bounds stop, delete and config reload.
+	ChangeTimeout = 30 * time.Second
+	// LaunchTimeout bounds spawn, start, restart, reset and send.
+	LaunchTimeout = 60 * time.Second
+)
+
 // New returns a client for the daemon of h. It dials h's socket; h's lock
 // file explains a daemon that does not answer.
 func New(h home.Home) *Client {
@@ -47,7 +67,13 @@ func New(h home.Home) *Client {
 		MaxIdleConns:    4,
 		IdleConnTimeout: 30 * time.Second,
 	}
-	return &Client{socket: socket, lock: lock, http: &http.Client{Transport: tr}}
+	hc := &http.Client{
+		Transport: tr,
+		// The daemon never redirects; following one (a path the server
+		// cleaned) would run another route than the one asked for.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Client{socket: socket, lock: lock, http: hc}
 }
 
 // Close drops idle connections.
@@ -56,7 +82,7 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 // Health is GET /health.
 func (c *Client) Health(ctx context.Context) (api.Health, error) {
 	var h api.Health
-	err := c.do(ctx, http.MethodGet, "/health", nil, &h)
+	err := c.do(ctx, ReadTimeout, http.MethodGet, "/health", nil, &h)
 	return h, err
 }
 
@@ -87,15 +113,20 @@ func (c *Client) WaitReady(ctx context.Context, every time.Duration) (api.Health
 
 // Spawn is POST /agents/spawn.
 func (c *Client) Spawn(ctx context.Context, req api.SpawnRequest) (api.Agent, error) {
+	if req.Name != "" {
+		if err := api.CheckAgentName(req.Name); err != nil {
+			return api.Agent{}, err
+		}
+	}
 	var a api.Agent
-	err := c.do(ctx, http.MethodPost, "/agents/spawn", req, &a)
+	err := c.do(ctx, LaunchTimeout, http.MethodPost, "/agents/spawn", req, &a)
 	return a, err
 }
 
 // List is GET /agents.
 func (c *Client) List(ctx context.Context) ([]api.Agent, error) {
 	var as []api.Agent
-	err := c.do(ctx, http.MethodGet, "/agents", nil, &as)
+	err := c.do(ctx, ReadTimeout, http.MethodGet, "/agents", nil, &as)
 	return as, err
 }
 
@@ -105,7 +136,7 @@ func (c *Client) List(ctx context.Context) ([]api.Agent, error) {
 // quarter of the command's time.
 func (c *Client) ListJSON(ctx context.Context) (json.RawMessage, error) {
 	var raw json.RawMessage
-	if err := c.do(ctx, http.MethodGet, "/agents", nil, &raw); err != nil {
+	if err := c.do(ctx, ReadTimeout, http.MethodGet, "/agents", nil, &raw); err != nil {
 		return nil, err
 	}
 	if len(raw) == 0 || raw[0] != '[' {
@@ -116,57 +147,76 @@ func (c *Client) ListJSON(ctx context.Context) (json.RawMessage, error) {
 
 // Get is GET /agents/{name}.
 func (c *Client) Get(ctx context.Context, name string) (api.Agent, error) {
+	p, err := agentPath(name, "")
+	if err != nil {
+		return api.Agent{}, err
+	}
 	var a api.Agent
-	err := c.do(ctx, http.MethodGet, agentPath(name, ""), nil, &a)
+	err = c.do(ctx, ReadTimeout, http.MethodGet, p, nil, &a)
 	return a, err
 }
 
 // Start is POST /agents/{name}/start.
 func (c *Client) Start(ctx context.Context, name string) (api.Agent, error) {
-	return c.action(ctx, name, "start")
+	return c.action(ctx, LaunchTimeout, name, "start")
 }
 
 // Stop is POST /agents/{name}/stop.
 func (c *Client) Stop(ctx context.Context, name string) (api.Agent, error) {
-	return c.action(ctx, name, "stop")
+	return c.action(ctx, ChangeTimeout, name, "stop")
 }
 
 // Restart is POST /agents/{name}/restart.
 func (c *Client) Restart(ctx context.Context, name string) (api.Agent, error) {
-	return c.action(ctx, name, "restart")
+	return c.action(ctx, LaunchTimeout, name, "restart")
 }
 
 // Reset is POST /agents/{name}/reset: a new conversation.
 func (c *Client) Reset(ctx context.Context, name string) (api.Agent, error) {
-	return c.action(ctx, name, "reset")
+	return c.action(ctx, LaunchTimeout, name, "reset")
 }
 
-func (c *Client) action(ctx context.Context, name, verb string) (api.Agent, error) {
+func (c *Client) action(ctx context.Context, bound time.Duration, name, verb string) (api.Agent, error) {
+	p, err := agentPath(name, verb)
+	if err != nil {
+		return api.Agent{}, err
+	}
 	var a api.Agent
-	err := c.do(ctx, http.MethodPost, agentPath(name, verb), nil, &a)
+	err = c.do(ctx, bound, http.MethodPost, p, nil, &a)
 	return a, err
 }
 
 // Delete is DELETE /agents/{name}; agent_running unless it is stopped.
 func (c *Client) Delete(ctx context.Context, name string) error {
-	return c.do(ctx, http.MethodDelete, agentPath(name, ""), nil, nil)
+	p, err := agentPath(name, "")
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, ChangeTimeout, http.MethodDelete, p, nil, nil)
 }
 
 // Logs is GET /agents/{name}/logs?lines=N; lines <= 0 asks for the default.
 func (c *Client) Logs(ctx context.Context, name string, lines int) (api.Logs, error) {
-	p := agentPath(name, "logs")
+	p, err := agentPath(name, "logs")
+	if err != nil {
+		return api.Logs{}, err
+	}
 	if lines > 0 {
 		p += "?lines=" + strconv.Itoa(lines)
 	}
 	var l api.Logs
-	err := c.do(ctx, http.MethodGet, p, nil, &l)
+	err = c.do(ctx, ReadTimeout, http.MethodGet, p, nil, &l)
 	return l, err
 }
 
 // Send is POST /agents/{name}/send.
 func (c *Client) Send(ctx context.Context, name, message string) (api.SendResult, error) {
+	p, err := agentPath(name, "send")
+	if err != nil {
+		return api.SendResult{}, err
+	}
 	var r api.SendResult
-	err := c.do(ctx, http.MethodPost, agentPath(name, "send"), api.SendRequest{Message: message}, &r)
+	err = c.do(ctx, LaunchTimeout, http.MethodPost, p, api.SendRequest{Message: message}, &r)
 	return r, err
 }
 
@@ -174,20 +224,33 @@ func (c *Client) Send(ctx context.Context, name, message string) (api.SendResult
 // when the new file is invalid, in which case the daemon keeps the old one.
 func (c *Client) ReloadConfig(ctx context.Context) (api.ReloadResult, error) {
 	var r api.ReloadResult
-	err := c.do(ctx, http.MethodPost, "/config/reload", nil, &r)
+	err := c.do(ctx, ChangeTimeout, http.MethodPost, "/config/reload", nil, &r)
 	return r, err
 }
 
-func agentPath(name, verb string) string {
-	p := "/agents/" + url.PathEscape(name)
+// agentPath is the path of an agent's route; a name that breaks the name
+// rule is invalid_args here, before it can become a path such as /agents//logs.
+func agentPath(name, verb string) (string, error) {
+	if err := api.CheckAgentName(name); err != nil {
+		return "", err
+	}
+	p := "/agents/" + name
 	if verb != "" {
 		p += "/" + verb
 	}
-	return p
+	return p, nil
 }
 
-// do sends one request and decodes the answer into out (nil: discard).
-func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+// do sends one request and decodes the answer into out (nil: discard). The
+// call, answer included, is bounded by bound or ctx's deadline if sooner.
+func (c *Client) do(ctx context.Context, bound time.Duration, method, path string, in, out any) error {
+	wait := bound
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+		wait = max(time.Until(d), 0)
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	call := method + " " + path
 	var body io.Reader
 	if in != nil {
 		data, err := json.Marshal(in)
@@ -205,12 +268,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return c.transportError(ctx, err)
+		return c.transportError(ctx, call, wait, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return c.transportError(ctx, err)
+		return c.transportError(ctx, call, wait, err)
 	}
 	if resp.StatusCode >= 300 {
 		return decodeError(resp.StatusCode, data)
@@ -224,7 +287,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable answer to %s %s: %v", method, path, err)
+		return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable answer to %s: %v", call, err)
 	}
 	return nil
 }
@@ -245,12 +308,26 @@ func decodeError(status int, data []byte) error {
 
 // transportError explains a request that never got an answer. A dial that
 // failed means no daemon serves the socket; the lock tells whether one is
-// still alive.
-func (c *Client) transportError(ctx context.Context, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil && !isDialError(err) {
-		return api.Errorf(api.CodeDaemonDown, "leo daemon did not answer in time (%v)", ctxErr)
-	}
+// still alive. call ("GET /agents") and wait (how long it could take) name
+// the request in the message.
+func (c *Client) transportError(ctx context.Context, call string, wait time.Duration, err error) error {
 	switch {
+	case timedOut(ctx, err):
+		held, pid, _ := lockfile.Probe(c.lock)
+		who := "leo daemon"
+		if pid > 0 {
+			who = fmt.Sprintf("leo daemon (pid %d)", pid)
+		}
+		if !held {
+			return api.Errorf(api.CodeDaemonDown,
+				"something holds the socket %s but does not answer: no reply to %s within %s, and no leo daemon holds the lock",
+				c.socket, call, roundWait(wait))
+		}
+		return api.Errorf(api.CodeDaemonDown,
+			"%s holds the socket but does not answer: no reply to %s within %s (is the process stopped or stuck?)",
+			who, call, roundWait(wait))
+	case errors.Is(err, context.Canceled):
+		return api.Errorf(api.CodeInternal, "cancelled while waiting for the leo daemon to answer %s", call)
 	case errors.Is(err, syscall.ENOENT):
 		if held, pid, _ := lockfile.Probe(c.lock); held {
 			return api.Errorf(api.CodeDaemonDown,
@@ -274,6 +351,25 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		}
 		return api.Errorf(api.CodeDaemonDown, "leo daemon stopped while answering: %v", unwrapURL(err))
 	}
+}
+
+// timedOut reports whether the call ran out of time: its deadline passed,
+// or connecting to the socket timed out (a stopped daemon whose listen
+// queue is full).
+func timedOut(ctx context.Context, err error) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// roundWait prints a wait the way a person reads it: 5s, 1.5s, 200ms.
+func roundWait(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
 }
 
 func isDialError(err error) bool {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,27 +93,95 @@ func TestDaemonDownSaysWhy(t *testing.T) {
 
 	t.Run("listening but silent", func(t *testing.T) {
 		h := newHome(t)
-		ln, err := net.Listen("unix", h.SocketPath())
+		silentSocket(t, h.SocketPath())
+		tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		_, err := client.New(h).Health(tctx)
+		want := "something holds the socket " + h.SocketPath() + " but does not answer: no reply to GET /health within 100ms, and no leo daemon holds the lock"
+		if !client.IsDaemonDown(err) || err.Error() != want {
+			t.Fatalf("got %v\nwant %q", err, want)
+		}
+	})
+
+	t.Run("lock held, listening but silent", func(t *testing.T) {
+		h := newHome(t)
+		silentSocket(t, h.SocketPath())
+		l, err := lockfile.Acquire(h.LockPath(), h.Root)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer ln.Close()
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				defer c.Close() // hold the connection open, never answer
-			}
-		}()
+		defer l.Release()
 		tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
-		_, err = client.New(h).Health(tctx)
-		if !client.IsDaemonDown(err) || !strings.Contains(err.Error(), "did not answer in time") {
-			t.Fatalf("got %v", err)
+		_, err = client.New(h).List(tctx)
+		want := fmt.Sprintf("leo daemon (pid %d) holds the socket but does not answer: no reply to GET /agents within 100ms (is the process stopped or stuck?)", os.Getpid())
+		if !client.IsDaemonDown(err) || err.Error() != want {
+			t.Fatalf("got %v\nwant %q", err, want)
 		}
 	})
+}
+
+// silentSocket listens on path and accepts every connection without ever
+// answering, as a daemon stopped with SIGSTOP (or stuck) appears.
+func silentSocket(t *testing.T, path string) {
+	t.Helper()
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+}
+
+// A call whose caller sets no deadline is still bounded: a read gives up
+// after client.ReadTimeout, saying who holds the socket.
+func TestReadsAreBoundedWithoutACallerDeadline(t *testing.T) {
+	t.Parallel()
+	h := newHome(t)
+	silentSocket(t, h.SocketPath())
+	l, err := lockfile.Acquire(h.LockPath(), h.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	done := make(chan error, 1)
+	t0 := time.Now()
+	go func() {
+		_, err := client.New(h).Get(context.Background(), "bob")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		took := time.Since(t0)
+		if took < client.ReadTimeout {
+			t.Fatalf("gave up after %v, before ReadTimeout %v: %v", took, client.ReadTimeout, err)
+		}
+		want := fmt.Sprintf("leo daemon (pid %d) holds the socket but does not answer: no reply to GET /agents/bob within 5s", os.Getpid())
+		if !client.IsDaemonDown(err) || !strings.HasPrefix(err.Error(), want) {
+			t.Fatalf("got %v\nwant prefix %q", err, want)
+		}
+	case <-time.After(client.ReadTimeout + 20*time.Second):
+		t.Fatalf("GET /agents/bob to a silent daemon still waiting after %v", time.Since(t0))
+	}
 }
 
 // serve runs handler on h's socket for the test.
@@ -203,15 +272,73 @@ func TestWaitReadyWaitsForADaemonThatIsStillRestoring(t *testing.T) {
 	}
 }
 
-func TestAgentNamesArePathEscaped(t *testing.T) {
+// A name that breaks the name rule never becomes a request: "" would make
+// /agents//logs, which a server may clean (and redirect) to the agent named
+// "logs"; ".." would climb out of /agents/.
+func TestBadAgentNamesNeverReachTheSocket(t *testing.T) {
 	h := newHome(t)
-	var got string
+	var mu sync.Mutex
+	var got []string
 	serve(t, h, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r.URL.EscapedPath()
-		json.NewEncoder(w).Encode(api.Agent{})
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.EscapedPath())
+		mu.Unlock()
+		json.NewEncoder(w).Encode(api.Agent{Name: "logs"})
 	}))
-	client.New(h).Get(context.Background(), "../health")
-	if got != "/agents/..%2Fhealth" {
-		t.Fatalf("path on the wire %q", got)
+	c := client.New(h)
+	ctx := context.Background()
+	calls := map[string]func(name string) error{
+		"get":     func(n string) error { _, err := c.Get(ctx, n); return err },
+		"start":   func(n string) error { _, err := c.Start(ctx, n); return err },
+		"stop":    func(n string) error { _, err := c.Stop(ctx, n); return err },
+		"restart": func(n string) error { _, err := c.Restart(ctx, n); return err },
+		"reset":   func(n string) error { _, err := c.Reset(ctx, n); return err },
+		"delete":  func(n string) error { return c.Delete(ctx, n) },
+		"logs":    func(n string) error { _, err := c.Logs(ctx, n, 5); return err },
+		"send":    func(n string) error { _, err := c.Send(ctx, n, "hi"); return err },
+		"spawn":   func(n string) error { _, err := c.Spawn(ctx, api.SpawnRequest{Template: "t", Name: n}); return err },
+	}
+	for _, name := range []string{"", ".", "..", "../health", "a/b", "a%2Fb", "Bob", "-a", "a b", "a?x=1", strings.Repeat("a", 64)} {
+		for call, fn := range calls {
+			if call == "spawn" && name == "" {
+				continue // no name: the daemon picks one
+			}
+			err := fn(name)
+			want := fmt.Sprintf("invalid agent name %q: use 1 to 63 lowercase letters, digits and dashes, starting with a letter or digit", name)
+			if !client.IsInvalidArgs(err) || err.Error() != want {
+				t.Errorf("%s %q: %v, want invalid_args %q", call, name, err, want)
+			}
+		}
+	}
+	if len(got) != 0 {
+		t.Fatalf("requests reached the socket: %q", got)
+	}
+	if _, err := c.Get(ctx, "ok-1"); err != nil {
+		t.Fatalf("a valid name: %v", err)
+	}
+}
+
+// The client never follows a redirect: the answer to the route it asked
+// for is the answer, and a redirect is an error that names it.
+func TestRedirectsAreNeverFollowed(t *testing.T) {
+	h := newHome(t)
+	var mu sync.Mutex
+	var got []string
+	serve(t, h, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Path)
+		mu.Unlock()
+		if r.URL.Path == "/agents/bob/logs" {
+			http.Redirect(w, r, "/agents/logs", http.StatusMovedPermanently)
+			return
+		}
+		json.NewEncoder(w).Encode(api.Logs{Agent: "logs", Text: "the wrong agent"})
+	}))
+	l, err := client.New(h).Logs(context.Background(), "bob", 0)
+	if err == nil || !strings.Contains(err.Error(), "301") {
+		t.Fatalf("logs through a redirect = %+v, %v; want an error naming the 301", l, err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("requests: %q, want only /agents/bob/logs", got)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/blackpaw-studio/leo/internal/names"
 )
 
 // Severities of a Finding.
@@ -178,24 +180,10 @@ func (c *Config) validateDefaults() []Finding {
 	return rv.findings
 }
 
-// ValidName is the rule for template, task and agent names (they become
-// tmux session names): ^[a-z0-9][a-z0-9-]{0,62}$. Checked by hand:
-// compiling that regexp at package init cost every leo command about
-// 0.1 ms of start-up.
-func ValidName(name string) bool {
-	if len(name) == 0 || len(name) > 63 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' && i > 0) {
-			return false
-		}
-	}
-	return true
-}
+// ValidName is the rule for template, task and agent names (names.Valid).
+func ValidName(name string) bool { return names.Valid(name) }
 
-const nameRule = "use 1 to 63 lowercase letters, digits and dashes, starting with a letter or digit"
+const nameRule = names.Rule
 
 func (c *Config) validateTemplate(name string) []Finding {
 	_, fs := c.resolveTemplate(name, c.Templates[name])

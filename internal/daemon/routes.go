@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -27,6 +29,8 @@ import (
 //	POST   /config/reload             api.ReloadResult; config_error keeps the old config
 //
 // Errors are {"error": code, "message": text} with api.HTTPStatus(code).
+// An agent name that breaks the name rule is invalid_args on every route,
+// and no request is ever redirected (checkPaths).
 func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", s.handle(false, s.getHealth))
@@ -45,7 +49,47 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /config/reload", s.handle(true, s.reloadConfig))
 
 	mux.Handle("/", s.noRoute(mux))
-	return mux
+	return checkPaths(mux)
+}
+
+// checkPaths answers, before the router sees the request, invalid_args for
+// an agent name (the segment after /agents/) that breaks the name rule and
+// for a path that is not clean. The router would otherwise clean such a
+// path and redirect to another route: /agents//logs to /agents/logs (the
+// agent named "logs"), /agents/.. to /.
+func checkPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/agents/"); ok {
+			seg, _, _ := strings.Cut(rest, "/")
+			name, err := url.PathUnescape(seg)
+			if err != nil {
+				name = seg
+			}
+			if err := api.CheckAgentName(name); err != nil {
+				writeJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs, "%s %s: %v", r.Method, r.URL.Path, err))
+				return
+			}
+		}
+		if p := r.URL.Path; !isCleanPath(p) {
+			writeJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs,
+				"%s %q: the path is not clean (empty, . or .. segments); the socket API does not redirect", r.Method, p))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isCleanPath reports whether p is absolute with no empty, . or ..
+// segment (a trailing slash aside), i.e. the router would not redirect it.
+func isCleanPath(p string) bool {
+	if p == "/" {
+		return true
+	}
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	trimmed := strings.TrimSuffix(p, "/")
+	return path.Clean(trimmed) == trimmed
 }
 
 func (s *server) getHealth(*http.Request) (any, error) { return s.health(), nil }

@@ -1,4 +1,4 @@
-package config
+package names
 
 import (
 	"math/rand/v2"
@@ -22,7 +22,7 @@ func TestNameCheckIsThePattern(t *testing.T) {
 		cases = append(cases, string(b))
 	}
 	for _, s := range cases {
-		if got, want := ValidName(s), pattern.MatchString(s); got != want {
+		if got, want := Valid(s), pattern.MatchString(s); got != want {
 			t.Fatalf("%q: check says %v, the pattern %v", s, got, want)
 		}
 	}

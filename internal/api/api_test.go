@@ -1,0 +1,137 @@
+package api
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// No success shape of the API has a top-level "error" key: the JSON rule
+// reserves it for a failure's code, so a client (or a script reading --json)
+// tells success from failure by it. The shapes are found in the source, so
+// a new one is covered without being listed: every struct type of this
+// package that no other one holds as a field (those, like Delivery inside
+// Agent.deliveries[], are never an answer's top level). Error itself is the
+// failure shape.
+func TestNoSuccessShapeHasATopLevelErrorKey(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	structs := map[string]*ast.StructType{}
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if ts, ok := n.(*ast.TypeSpec); ok {
+					if st, ok := ts.Type.(*ast.StructType); ok {
+						structs[ts.Name.Name] = st
+					}
+				}
+				return true
+			})
+		}
+	}
+	if len(structs) < 5 {
+		t.Fatalf("found only %d struct types; the walk is broken", len(structs))
+	}
+	// keys lists the top-level JSON keys of a struct, following embedded
+	// structs of this package the way encoding/json promotes their fields.
+	var keys func(name string, st *ast.StructType) []string
+	keys = func(name string, st *ast.StructType) []string {
+		var out []string
+		for _, field := range st.Fields.List {
+			tag := ""
+			if field.Tag != nil {
+				tag = reflect.StructTag(strings.Trim(field.Tag.Value, "`")).Get("json")
+			}
+			key, _, _ := strings.Cut(tag, ",")
+			if key == "-" {
+				continue
+			}
+			if len(field.Names) == 0 { // embedded
+				if id, ok := field.Type.(*ast.Ident); ok && key == "" && structs[id.Name] != nil {
+					out = append(out, keys(id.Name, structs[id.Name])...)
+					continue
+				}
+			}
+			for _, n := range field.Names {
+				if !n.IsExported() {
+					continue
+				}
+				k := key
+				if k == "" {
+					k = n.Name
+				}
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	// nested: struct types some field holds (T, *T, []T, map[K]T).
+	nested := map[string]bool{}
+	for _, st := range structs {
+		for _, field := range st.Fields.List {
+			if len(field.Names) == 0 {
+				continue // embedded: its keys are the holder's, checked there
+			}
+			ast.Inspect(field.Type, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok && structs[id.Name] != nil {
+					nested[id.Name] = true
+				}
+				return true
+			})
+		}
+	}
+	checked := 0
+	for name, st := range structs {
+		if name == "Error" || nested[name] {
+			continue
+		}
+		checked++
+		for _, k := range keys(name, st) {
+			// encoding/json matches keys case-insensitively on decode.
+			if strings.EqualFold(k, "error") {
+				t.Errorf("api.%s has a top-level JSON key %q; the key \"error\" is a failure's code (use last_error or the like)", name, k)
+			}
+		}
+	}
+	for _, must := range []string{"Agent", "SendResult", "Health", "Logs", "ReloadResult"} {
+		if structs[must] == nil || nested[must] {
+			t.Errorf("api.%s was not checked as a top-level shape", must)
+		}
+	}
+	t.Logf("checked %d top-level shapes", checked)
+}
+
+// The reason a stopped agent is stopped, and a failed send's reason, travel
+// as last_error.
+func TestLastErrorOnTheWire(t *testing.T) {
+	for _, v := range []any{
+		Agent{Name: "a", State: StateStopped, CreatedAt: time.Unix(0, 0).UTC(), LastError: "claude not found"},
+		SendResult{ID: "1", Agent: "a", Delivery: "failed", LastError: "input line never became idle"},
+	} {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(data, &obj); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := obj["error"]; ok {
+			t.Errorf("%T: %s has \"error\"", v, data)
+		}
+		if s, _ := obj["last_error"].(string); s == "" {
+			t.Errorf("%T: %s lacks last_error", v, data)
+		}
+	}
+}
