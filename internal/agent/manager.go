@@ -51,6 +51,9 @@ type Options struct {
 	Clock     clock.Clock
 	Log       *slog.Logger
 	LeoBinary string
+	// SaveGuard, when set, is called before every write of agents.json; an
+	// error refuses the write (the daemon no longer owns the home).
+	SaveGuard func() error
 
 	// Tunables (zero: defaults). Tests shorten them.
 	Policy          RestartPolicy
@@ -159,7 +162,7 @@ func New(opts Options) (*Manager, error) {
 		log:    opts.Log.With("component", "agent"),
 		clk:    opts.Clock,
 		tmux:   opts.Tmux,
-		store:  NewStore(opts.Home.AgentsPath()),
+		store:  &Store{path: opts.Home.AgentsPath(), guard: opts.SaveGuard},
 		policy: opts.Policy,
 		driver: opts.Delivery,
 		agents: map[string]*agent{},

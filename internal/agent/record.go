@@ -204,7 +204,9 @@ type Skipped struct {
 // snapshot never overwrites a newer one.
 type Store struct {
 	path string
-	mu   sync.Mutex
+	// guard, when set, must pass before each write (see Options.SaveGuard).
+	guard func() error
+	mu    sync.Mutex
 }
 
 // NewStore keeps records at path.
@@ -278,6 +280,11 @@ func (s *Store) Save(snap func() []*Record) error {
 func (s *Store) SaveThen(snap func() []*Record, done func()) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.guard != nil {
+		if err := s.guard(); err != nil {
+			return fmt.Errorf("write %s refused: %w", s.path, err)
+		}
+	}
 	recs := snap()
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
 	if err := statefile.WriteJSON(s.path, storeFile{Version: storeVersion, Agents: recs}, 0o600); err != nil {
