@@ -205,7 +205,30 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 		return api.Errorf(api.CodeConfigError, "templates.%s: workspace %s: %v", rec.Template, dir, err)
 	}
 
+	// The record says starting on disk before tmux is touched; memory
+	// changes only once it does (a failed save leaves the agent as it was,
+	// so a later start tries again).
 	now := m.clk.Now()
+	var oldPane string
+	var fresh bool
+	err = m.commit(a, func(r *Record) {
+		oldPane, fresh = r.PaneID, a.fresh
+		r.State = api.StateStarting
+		r.WakeOnMessage = false
+		r.Harness = p.res.HarnessName
+		r.Workspace = p.res.Workspace
+		r.Model = p.res.Model
+		r.EnvKeys = append([]string(nil), p.res.EnvKeys...)
+		r.SessionID = p.sessionID
+		r.SessionUsed = p.sessionID != ""
+		r.Resumed = p.resume
+		r.StartedAt = &now
+		// r.Error stays until the new TUI shows it is up (probe): a
+		// relaunch after a failed start keeps saying why.
+	}, false)
+	if err != nil {
+		return api.Errorf(api.CodeInternal, "agent %s: %s failed: its record could not be saved, so nothing was launched and it stays as it was (%v)", name, why, err)
+	}
 	m.mu.Lock()
 	if a.probeCancel != nil {
 		a.probeCancel()
@@ -217,24 +240,7 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 	a.lastActivity = now
 	a.exitHandled = false
 	a.nextRestart = time.Time{}
-	r := a.rec
-	r.State = api.StateStarting
-	r.WakeOnMessage = false
-	r.Harness = p.res.HarnessName
-	r.Workspace = p.res.Workspace
-	r.Model = p.res.Model
-	r.EnvKeys = append([]string(nil), p.res.EnvKeys...)
-	r.SessionID = p.sessionID
-	r.SessionUsed = p.sessionID != ""
-	r.Resumed = p.resume
-	r.StartedAt = &now
-	// r.Error stays until the new TUI shows it is up (probe): a relaunch
-	// after a failed start keeps saying why it is being relaunched.
-	oldPane := r.PaneID
 	m.mu.Unlock()
-	if err := m.save(); err != nil {
-		return api.Errorf(api.CodeInternal, "agent %s: %v", name, err)
-	}
 
 	spec := tmux.SessionSpec{
 		Name:   TmuxSession(name),
@@ -244,7 +250,10 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 		Width:  m.opts.Width,
 		Height: m.opts.Height,
 	}
-	pane, created, err := m.startPane(ctx, name, oldPane, spec, staleEnvKeys(rec.SessionEnvKeys, p.env))
+	pane, created, err := m.startPane(ctx, name, oldPane, spec, staleEnvKeys(rec.SessionEnvKeys, p.env), !fresh)
+	if api.HasCode(err, api.CodeAgentExists) {
+		return err
+	}
 	if err != nil {
 		m.mu.Lock()
 		a.rec.Error = err.Error()
@@ -253,6 +262,7 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 		return api.Errorf(api.CodeTmux, "agent %s: %v", name, err)
 	}
 	m.mu.Lock()
+	a.fresh = false
 	a.rec.PaneID = pane.PaneID
 	a.rec.PanePID = pane.PID
 	if created {
@@ -269,8 +279,11 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 // startPane respawns the agent's own pane in place when it still exists
 // (the pane id stays stable), else creates the session (created true).
 // unset names the session-environment variables a respawned TUI must not
-// inherit (see Record.SessionEnvKeys).
-func (m *Manager) startPane(ctx context.Context, name, oldPane string, spec tmux.SessionSpec, unset []string) (pane tmux.Pane, created bool, err error) {
+// inherit (see Record.SessionEnvKeys). A session of the name that is not
+// the pane on record is replaced only when claimed (the agent's record
+// existed before this launch); a spawn meeting one gets agent_exists and
+// the session is left alone.
+func (m *Manager) startPane(ctx context.Context, name, oldPane string, spec tmux.SessionSpec, unset []string, claimed bool) (pane tmux.Pane, created bool, err error) {
 	if oldPane != "" {
 		// Pane ids are reused by a new tmux server: respawn only a pane
 		// that really belongs to this agent's session.
@@ -292,9 +305,13 @@ func (m *Manager) startPane(ctx context.Context, name, oldPane string, spec tmux
 	}
 	pane, err = m.tmux.NewSession(ctx, spec)
 	if err != nil && isDuplicateSession(err) {
+		if !claimed {
+			return tmux.Pane{}, false, api.Errorf(api.CodeAgentExists,
+				"tmux session %s exists and no agent record claims it; leo leaves it alone", spec.Name)
+		}
 		// A session of this name exists but is not the pane on record
-		// (split, or created by an interrupted launch): it is ours by name.
-		if kerr := m.tmux.KillSession(ctx, spec.Name); kerr != nil {
+		// (created by a launch a crash interrupted): the record claims it.
+		if kerr := m.killSession(ctx, name, "replacing a session of this name that is not the pane on record"); kerr != nil {
 			return tmux.Pane{}, false, kerr
 		}
 		pane, err = m.tmux.NewSession(ctx, spec)
@@ -404,15 +421,20 @@ func (m *Manager) startupFailed(a *agent, gen int, err error) {
 		m.mu.Unlock()
 		return
 	}
-	r := a.rec
-	r.Failures++
-	delay := m.policy.Backoff(r.Failures - 1)
-	r.Error = fmt.Sprintf("startup: %v; relaunching in %s", err, delay)
-	a.exitHandled = true
-	a.nextRestart = m.clk.Now().Add(delay)
-	name := r.Name
+	failures := a.rec.Failures + 1
+	name := a.rec.Name
 	m.mu.Unlock()
-	m.save()
+	delay := m.policy.Backoff(failures - 1)
+	reason := fmt.Sprintf("startup: %v; relaunching in %s", err, delay)
+	if serr := m.commit(a, func(r *Record) { r.Failures, r.Error = failures, reason }, false); serr != nil {
+		m.log.Error("recording a failed start failed", "agent", name, "err", serr)
+	}
+	m.mu.Lock()
+	if a.launchGen == gen {
+		a.exitHandled = true
+		a.nextRestart = m.clk.Now().Add(delay)
+	}
+	m.mu.Unlock()
 	m.log.Warn("agent TUI did not come up; relaunching", "agent", name, "err", err, "retry_in", delay)
 	a.queue.CancelWith(fmt.Errorf("the agent's TUI did not become ready (%v)", err))
 	m.Kick()

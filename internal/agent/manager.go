@@ -51,6 +51,9 @@ type Options struct {
 	Clock     clock.Clock
 	Log       *slog.Logger
 	LeoBinary string
+	// SaveGuard, when set, is called before every write of agents.json; an
+	// error refuses the write (the daemon no longer owns the home).
+	SaveGuard func() error
 
 	// Tunables (zero: defaults). Tests shorten them.
 	Policy          RestartPolicy
@@ -84,6 +87,10 @@ type Manager struct {
 	// firstTurnSlot.
 	firstTurns map[string]chan struct{}
 
+	// problems are what boot restore could not take as its own (state it
+	// does not understand), for the daemon's status.
+	problems []string
+
 	kick   chan struct{}
 	ctx    context.Context // background work; cancelled by Close
 	cancel context.CancelFunc
@@ -114,6 +121,9 @@ type agent struct {
 	// the input). Only the queue worker touches them.
 	turn     delivery.Turn
 	leftover *delivery.Leftover
+	// fresh: spawned and not yet launched. A tmux session of its name is
+	// then no session of its: never killed, the spawn takes another name.
+	fresh bool
 }
 
 // New builds a Manager. It touches nothing until Restore.
@@ -157,7 +167,7 @@ func New(opts Options) (*Manager, error) {
 		log:    opts.Log.With("component", "agent"),
 		clk:    opts.Clock,
 		tmux:   opts.Tmux,
-		store:  NewStore(opts.Home.AgentsPath()),
+		store:  &Store{path: opts.Home.AgentsPath(), guard: opts.SaveGuard},
 		policy: opts.Policy,
 		driver: opts.Delivery,
 		agents: map[string]*agent{},
@@ -203,16 +213,45 @@ func (m *Manager) lookup(name string) (*agent, error) {
 
 // save writes every record. Failures are logged and returned.
 func (m *Manager) save() error {
-	err := m.store.Save(func() []*Record {
+	return m.commit(nil, nil, false)
+}
+
+// commit changes a's record by f (and drops it when drop) in memory only
+// once the records with that change are on disk: a save that fails leaves
+// memory as it was, agreeing with the file. f must only set fields (it is
+// applied to a copy for the write, then to the record). With a nil it is a
+// plain save.
+func (m *Manager) commit(a *agent, f func(r *Record), drop bool) error {
+	err := m.store.SaveThen(func() []*Record {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		out := make([]*Record, 0, len(m.agents))
-		for _, a := range m.agents {
-			if !a.deleted {
-				out = append(out, a.rec.clone())
+		for _, x := range m.agents {
+			if x.deleted || (x == a && drop) {
+				continue
 			}
+			r := x.rec.clone()
+			if x == a && f != nil {
+				f(r)
+			}
+			out = append(out, r)
 		}
 		return out
+	}, func() {
+		if a == nil {
+			return
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if f != nil {
+			f(a.rec)
+		}
+		if drop {
+			a.deleted = true
+			if m.agents[a.rec.Name] == a {
+				delete(m.agents, a.rec.Name)
+			}
+		}
 	})
 	if err != nil {
 		m.log.Error("saving agent records failed", "err", err)
@@ -220,12 +259,33 @@ func (m *Manager) save() error {
 	return err
 }
 
-// update changes a's record under the lock and saves.
-func (m *Manager) update(a *agent, f func(r *Record)) error {
+// killSession kills the agent's tmux session, saying in the log which and
+// why: leo never kills a session without a line saying so.
+func (m *Manager) killSession(ctx context.Context, name, why string) error {
+	session := TmuxSession(name)
+	err := m.tmux.KillSession(ctx, session)
+	if err != nil {
+		m.log.Error("killing tmux session failed", "agent", name, "session", session, "why", why, "err", err)
+		return err
+	}
+	m.log.Info("killed tmux session", "agent", name, "session", session, "why", why)
+	return nil
+}
+
+// problem notes something an operator must hear about (service status).
+func (m *Manager) problem(text string) {
 	m.mu.Lock()
-	f(a.rec)
+	m.problems = append(m.problems, text)
 	m.mu.Unlock()
-	return m.save()
+}
+
+// Problems are what boot restore met and could not take as its own: state
+// files or records leo does not understand, left alone with their tmux
+// sessions and kept aside. The daemon shows them in its status.
+func (m *Manager) Problems() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.problems...)
 }
 
 // view builds the listing of a; m.mu must be held.
@@ -311,13 +371,53 @@ func (m *Manager) Spawn(ctx context.Context, req api.SpawnRequest) (api.Agent, e
 		return api.Agent{}, err
 	}
 
+	// A leo-<name> session no record claims (records lost, a session made
+	// by hand) is never taken over: the name counts as taken.
+	live, err := m.sessions(ctx)
+	if err != nil {
+		return api.Agent{}, err
+	}
+	for attempt := 0; ; attempt++ {
+		a, err := m.spawnOnce(ctx, req, res, base, live)
+		if api.HasCode(err, api.CodeAgentExists) && attempt < 3 {
+			// The session appeared after the listing: take the next name.
+			m.log.Warn("spawn: a tmux session of the chosen name appeared meanwhile; leaving it alone and taking another name", "err", err)
+			continue
+		}
+		return a, err
+	}
+}
+
+// sessions are the names of the tmux sessions now running.
+func (m *Manager) sessions(ctx context.Context) (map[string]bool, error) {
+	list, err := m.tmux.ListPanes(ctx)
+	if err != nil && !tmux.IsNotFound(err) {
+		return nil, api.Errorf(api.CodeTmux, "spawn: list tmux sessions: %v", err)
+	}
+	live := make(map[string]bool, len(list))
+	for _, p := range list {
+		live[p.SessionName] = true
+	}
+	return live, nil
+}
+
+// spawnOnce records and launches one agent under a free name: one that no
+// record has and whose tmux session is not in live. A session of that name
+// found at launch is added to live and reported as agent_exists.
+func (m *Manager) spawnOnce(ctx context.Context, req api.SpawnRequest, res *config.Resolved, base string, live map[string]bool) (api.Agent, error) {
 	now := m.clk.Now()
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return api.Agent{}, api.Errorf(api.CodeInternal, "agent manager is shutting down")
 	}
-	name := uniqueName(base, func(n string) bool { _, taken := m.agents[n]; return taken })
+	name := uniqueName(base, func(n string) bool {
+		_, taken := m.agents[n]
+		return taken || live[TmuxSession(n)]
+	})
+	if name != base && live[TmuxSession(base)] {
+		m.log.Warn("spawn: a tmux session no record claims holds the name; leaving it alone", "session", TmuxSession(base), "agent", name)
+	}
 	rec := &Record{
 		Name:      name,
 		Template:  req.Template,
@@ -329,18 +429,25 @@ func (m *Manager) Spawn(ctx context.Context, req api.SpawnRequest) (api.Agent, e
 		CreatedAt: now,
 	}
 	a := m.newAgent(rec)
+	a.fresh = true
 	a.op.Lock() // nobody can act on it before its first launch is done
 	m.agents[name] = a
 	m.mu.Unlock()
 	defer a.op.Unlock()
 
 	if err := m.launch(ctx, a, "spawn"); err != nil {
-		// A spawn that did not start leaves nothing behind.
+		// A spawn that did not start leaves nothing behind of its own.
 		m.mu.Lock()
 		a.deleted = true
 		delete(m.agents, name)
 		m.mu.Unlock()
-		_ = m.tmux.KillSession(context.WithoutCancel(ctx), TmuxSession(name))
+		switch {
+		case api.HasCode(err, api.CodeAgentExists):
+			live[TmuxSession(name)] = true // not ours: left alone
+		case api.HasCode(err, api.CodeTmux):
+			// tmux may have made the session before failing.
+			_ = m.killSession(context.WithoutCancel(ctx), name, "the spawn that created it failed")
+		}
 		m.save()
 		return api.Agent{}, err
 	}
@@ -401,8 +508,23 @@ func (m *Manager) Stop(ctx context.Context, name string) (api.Agent, error) {
 
 // stopLocked records the stop first, then kills the session: a crash in
 // between leaves a stopped record whose session the next Restore kills,
-// never a live agent nobody supervises.
+// never a live agent nobody supervises. The record changes in memory only
+// once it is saved: a failed save leaves the agent running, supervised and
+// listed as it is, and says so.
 func (m *Manager) stopLocked(ctx context.Context, a *agent, wake bool, why string) error {
+	name := a.rec.Name
+	err := m.commit(a, func(r *Record) {
+		r.State = api.StateStopped
+		r.WakeOnMessage = wake
+		r.PaneID = ""
+		r.PanePID = 0
+		if !wake {
+			r.Error = ""
+		}
+	}, false)
+	if err != nil {
+		return api.Errorf(api.CodeInternal, "agent %s not stopped: its record could not be saved, so its TUI was left running and supervised (%v)", name, err)
+	}
 	if !wake {
 		a.queue.Cancel()
 	}
@@ -413,19 +535,8 @@ func (m *Manager) stopLocked(ctx context.Context, a *agent, wake bool, why strin
 	}
 	a.exitHandled = false
 	a.nextRestart = time.Time{}
-	a.rec.State = api.StateStopped
-	a.rec.WakeOnMessage = wake
-	a.rec.PaneID = ""
-	a.rec.PanePID = 0
-	if !wake {
-		a.rec.Error = ""
-	}
-	name := a.rec.Name
 	m.mu.Unlock()
-	if err := m.save(); err != nil {
-		return api.Errorf(api.CodeInternal, "agent %s: %v", name, err)
-	}
-	if err := m.tmux.KillSession(ctx, TmuxSession(name)); err != nil {
+	if err := m.killSession(ctx, name, "agent "+why); err != nil {
 		return api.Errorf(api.CodeTmux, "agent %s: kill tmux session: %v", name, err)
 	}
 	m.log.Info("agent "+why, "agent", name)
@@ -488,17 +599,13 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 	m.mu.Unlock()
 	// The session should already be gone; make sure before the record goes,
 	// so no tmux session is ever left without a record.
-	if err := m.tmux.KillSession(ctx, TmuxSession(name)); err != nil {
+	if err := m.killSession(ctx, name, "deleting its stopped agent"); err != nil {
 		return api.Errorf(api.CodeTmux, "agent %s: kill tmux session: %v", name, err)
 	}
-	a.queue.Close()
-	m.mu.Lock()
-	a.deleted = true
-	delete(m.agents, name)
-	m.mu.Unlock()
-	if err := m.save(); err != nil {
-		return api.Errorf(api.CodeInternal, "agent %s: %v", name, err)
+	if err := m.commit(a, nil, true); err != nil {
+		return api.Errorf(api.CodeInternal, "agent %s not deleted: its record could not be saved, so it is kept, stopped (%v)", name, err)
 	}
+	a.queue.Close()
 	m.log.Info("agent deleted", "agent", name)
 	return nil
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -141,62 +142,156 @@ func uniqueName(base string, taken func(string) bool) string {
 	}
 }
 
+// storeVersion is the version of state/agents.json this leo writes and
+// reads. A newer leo that changes what a record means bumps it.
+const storeVersion = 1
+
 // storeFile is the on-disk shape of state/agents.json.
 type storeFile struct {
 	Version int       `json:"version"`
 	Agents  []*Record `json:"agents"`
 }
 
+// checkStoreShape accepts only what Save writes: an object with
+// "version": 1 and an "agents" array of objects. Anything else (null, an
+// array, {}, a newer version) is not ours, and is never taken as an empty
+// fleet.
+func checkStoreShape(data []byte) error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil || top == nil {
+		return errors.New("not a JSON object")
+	}
+	rawV, ok := top["version"]
+	if !ok {
+		return errors.New(`no "version"`)
+	}
+	var v int
+	if err := json.Unmarshal(rawV, &v); err != nil {
+		return fmt.Errorf(`"version" is %s, not a number`, rawV)
+	}
+	if v > storeVersion {
+		return fmt.Errorf("version %d is newer than this leo's (%d): written by a newer leo", v, storeVersion)
+	}
+	if v != storeVersion {
+		return fmt.Errorf("unknown version %d (this leo reads %d)", v, storeVersion)
+	}
+	rawA, ok := top["agents"]
+	if !ok {
+		return errors.New(`no "agents"`)
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(rawA, &list); err != nil || list == nil {
+		return fmt.Errorf(`"agents" is %.40s, not an array`, rawA)
+	}
+	for i, r := range list {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(r, &obj); err != nil || obj == nil {
+			return fmt.Errorf(`"agents"[%d] is %.40s, not an object`, i, r)
+		}
+	}
+	return nil
+}
+
+// Skipped is a record Load did not take: leo does not act on it (its tmux
+// session, if any, is left alone) and the file as it was is kept aside.
+type Skipped struct {
+	Name  string
+	State api.AgentState
+	Why   string
+}
+
 // Store persists records atomically (0600). Saves are serialized so an older
 // snapshot never overwrites a newer one.
 type Store struct {
 	path string
-	mu   sync.Mutex
+	// guard, when set, must pass before each write (see Options.SaveGuard).
+	guard func() error
+	mu    sync.Mutex
 }
 
 // NewStore keeps records at path.
 func NewStore(path string) *Store { return &Store{path: path} }
 
-// Load reads every record. A missing file is an empty store. A corrupt file
-// is moved aside by statefile and reported as *statefile.CorruptError along
+// Load reads every record. A missing file is an empty store. A file that
+// does not parse, or is not of the shape and version this leo writes, is
+// moved aside by statefile and reported as *statefile.CorruptError along
 // with an empty list, so the daemon can log it and carry on without
-// overwriting what a person may want to recover.
-func (s *Store) Load() ([]*Record, error) {
+// overwriting what a person may want to recover. A record leo cannot act on
+// (unknown state, bad or repeated name) is left out and returned in
+// skipped, and the whole file is first copied to aside.
+func (s *Store) Load() (recs []*Record, skipped []Skipped, aside string, err error) {
 	// Boot restore is the only caller and the daemon holds the home's lock,
 	// so a temp file beside agents.json is from a write a crash cut short.
 	_, _ = statefile.RemoveTemps(s.path)
 	var f storeFile
-	_, err := statefile.ReadJSON(s.path, &f)
-	if err != nil {
-		return nil, err
+	if _, err := statefile.ReadChecked(s.path, &f, checkStoreShape); err != nil {
+		return nil, nil, "", err
 	}
-	out := make([]*Record, 0, len(f.Agents))
+	recs = make([]*Record, 0, len(f.Agents))
 	seen := map[string]bool{}
-	for _, r := range f.Agents {
-		if r == nil || !config.ValidName(r.Name) || seen[r.Name] {
+	for i, r := range f.Agents {
+		why := ""
+		switch {
+		case r == nil:
+			why = fmt.Sprintf("agents[%d] is null", i)
+		case !config.ValidName(r.Name):
+			why = fmt.Sprintf("agents[%d]: invalid name %q", i, r.Name)
+		case seen[r.Name]:
+			why = fmt.Sprintf("agents[%d]: a second record named %q", i, r.Name)
+		case r.State != api.StateStarting && r.State != api.StateRunning && r.State != api.StateStopped:
+			why = fmt.Sprintf("agents[%d]: unknown state %q", i, r.State)
+		}
+		if why != "" {
+			sk := Skipped{Why: why}
+			if r != nil {
+				sk.Name, sk.State = r.Name, r.State
+			}
+			skipped = append(skipped, sk)
+			if r != nil && config.ValidName(r.Name) {
+				seen[r.Name] = true
+			}
 			continue
 		}
 		seen[r.Name] = true
-		switch r.State {
-		case api.StateStarting, api.StateRunning, api.StateStopped:
-		default:
-			r.State = api.StateStopped
-		}
-		out = append(out, r)
+		recs = append(recs, r)
 	}
-	return out, nil
+	if len(skipped) > 0 {
+		// The next save drops what was skipped: keep the file as it was.
+		a, cerr := statefile.CopyAside(s.path, "unknown")
+		if cerr != nil {
+			return nil, nil, "", fmt.Errorf("%s holds records this leo does not understand, and could not be kept aside: %w", s.path, cerr)
+		}
+		aside = a
+	}
+	return recs, skipped, aside, nil
 }
 
 // Save writes snapshot (taken by the caller under its own lock) atomically.
 // snap is called with the store's save lock held, so snapshots are written
 // in the order they were taken.
 func (s *Store) Save(snap func() []*Record) error {
+	return s.SaveThen(snap, nil)
+}
+
+// SaveThen is Save, calling done (when not nil) after the write succeeded
+// and before any later snapshot is taken: a change applied to memory in
+// done is on disk before any save can see it, and never in memory when the
+// write failed.
+func (s *Store) SaveThen(snap func() []*Record, done func()) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.guard != nil {
+		if err := s.guard(); err != nil {
+			return fmt.Errorf("write %s refused: %w", s.path, err)
+		}
+	}
 	recs := snap()
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
-	if err := statefile.WriteJSON(s.path, storeFile{Version: 1, Agents: recs}, 0o600); err != nil {
+	if err := statefile.WriteJSON(s.path, storeFile{Version: storeVersion, Agents: recs}, 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", s.path, err)
+	}
+	if done != nil {
+		done()
 	}
 	return nil
 }

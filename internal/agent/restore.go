@@ -13,6 +13,14 @@ import (
 // RestoreStats says what a boot restore did.
 type RestoreStats struct {
 	Adopted, Relaunched, Stopped, Failed int
+	// Skipped counts records leo did not understand (unknown state, bad
+	// name; or every record of a file it could not read): left out, kept
+	// aside, their sessions left alone.
+	Skipped int
+	// Unclaimed counts leo-* sessions no record claims (left alone).
+	Unclaimed int
+	// Killed counts sessions of stopped records (an interrupted stop).
+	Killed int
 }
 
 // Restore loads the records and reconciles them with tmux, once, at boot:
@@ -24,7 +32,10 @@ type RestoreStats struct {
 //   - a stopped record stays stopped; a session it still has (a stop
 //     interrupted by a crash) is killed to finish the stop;
 //   - a leo-* session no record claims is left alone and logged: leo never
-//     kills a session it cannot account for.
+//     kills a session it cannot account for. That includes the sessions of
+//     records it does not understand (an unknown state, a newer file
+//     version, a file of the wrong shape): those are reported and kept
+//     aside, never taken as stopped.
 //
 // It returns when every agent is settled, so the daemon can report ready.
 func (m *Manager) Restore(ctx context.Context) error {
@@ -34,15 +45,22 @@ func (m *Manager) Restore(ctx context.Context) error {
 
 func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 	var st RestoreStats
-	recs, err := m.store.Load()
+	recs, skipped, aside, err := m.store.Load()
 	if err != nil {
-		if IsCorrupt(err) {
-			// statefile kept the bad file aside; start from no agents
-			// rather than refuse to run.
-			m.log.Error("agent records were corrupt; starting with none", "err", err)
-		} else {
+		if !IsCorrupt(err) {
 			return st, err
 		}
+		// statefile kept the file aside; start from no agents rather than
+		// refuse to run. Nothing it described is touched: its sessions
+		// are unclaimed, and unclaimed sessions are left alone.
+		m.log.Error("agent records not understood; kept aside, starting with none and leaving their tmux sessions alone", "err", err)
+		m.problem("state/agents.json was not understood and was kept aside: " + err.Error())
+	}
+	for _, sk := range skipped {
+		st.Skipped++
+		m.log.Error("agent record not understood; leaving it and its tmux session alone",
+			"agent", sk.Name, "state", string(sk.State), "why", sk.Why, "kept_as", aside)
+		m.problem(fmt.Sprintf("agent record %q not understood (%s); its tmux session is left alone; the file was kept as %s", sk.Name, sk.Why, aside))
 	}
 	list, err := m.tmux.ListPanes(ctx)
 	if err != nil {
@@ -86,12 +104,13 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 
 	for session, p := range panes {
 		if strings.HasPrefix(session, "leo-") && !claimed[session] {
+			st.Unclaimed++
 			m.log.Warn("tmux session has no agent record; leaving it alone", "session", session, "pane", p.PaneID)
 		}
 	}
 	for _, a := range kill {
-		if err := m.tmux.KillSession(ctx, TmuxSession(a.rec.Name)); err != nil {
-			m.log.Error("finishing an interrupted stop failed", "agent", a.rec.Name, "err", err)
+		if m.killSession(ctx, a.rec.Name, "its record says stopped: finishing a stop a crash interrupted") == nil {
+			st.Killed++
 		}
 	}
 	// Adopted agents still starting get their startup probe again.
@@ -167,7 +186,8 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 	if err := m.save(); err != nil {
 		return st, err
 	}
-	m.log.Info("agents restored", "adopted", st.Adopted, "relaunched", st.Relaunched, "stopped", st.Stopped, "failed", st.Failed)
+	m.log.Info("agents restored", "adopted", st.Adopted, "relaunched", st.Relaunched, "stopped", st.Stopped, "failed", st.Failed,
+		"killed", st.Killed, "skipped", st.Skipped, "unclaimed", st.Unclaimed)
 	return st, nil
 }
 

@@ -111,6 +111,10 @@ type Health struct {
 	Home    string      `json:"home"`
 	Claude  ClaudeState `json:"claude"`
 	Agents  int         `json:"agents"`
+	// Problems are what the daemon met and an operator must act on (state
+	// it did not understand and left alone, a tmux server that does not
+	// answer), in plain words; absent when there are none.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // ClaudeState is {"found": false} or {"found": true, "path": "/…/claude"}.

@@ -98,6 +98,9 @@ func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceQueryO
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "daemon:  running, pid %d, leo %s, %s\nhome:    %s\nagents:  %d\nclaude:  %s\n",
 		h.PID, h.Version, ready, h.Home, h.Agents, claude)
+	for _, p := range h.Problems {
+		fmt.Fprintf(opts.IO.Out, "problem: %s\n", p)
+	}
 	return err
 }
 

@@ -60,6 +60,9 @@ type Options struct {
 	ReadyWait time.Duration
 	// ShutdownTimeout bounds the graceful shutdown (default 10s).
 	ShutdownTimeout time.Duration
+	// OwnerCheck is how often the daemon checks that its lock file and
+	// socket are still the ones it made (default 2s); see checkOwner.
+	OwnerCheck time.Duration
 }
 
 // AgentDeps is what the daemon hands the agent manager.
@@ -70,6 +73,10 @@ type AgentDeps struct {
 	Resolver  binpath.Resolver
 	Log       *slog.Logger
 	LeoBinary string
+	// SaveGuard is called before every write of the home's state: it
+	// fails when this daemon no longer owns the home (its lock file was
+	// removed and another daemon took the home), so the write is refused.
+	SaveGuard func() error
 }
 
 // Run runs the daemon until ctx is cancelled (SIGINT/SIGTERM in `leo
@@ -122,7 +129,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer closeLog()
 	log.Info("leo daemon starting", "version", opts.Version, "pid", os.Getpid(), "home", h.Root, "supervised", opts.Supervised)
 
-	d := &run{opts: opts, home: h, log: log}
+	d := &run{opts: opts, home: h, log: log, lock: lock}
 	err = d.serve(ctx)
 	switch {
 	case err == nil:
@@ -146,6 +153,9 @@ func (o *Options) defaults() {
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
+	}
+	if o.OwnerCheck <= 0 {
+		o.OwnerCheck = 2 * time.Second
 	}
 	if o.NewAgents == nil {
 		o.NewAgents = newAgentManager
@@ -174,6 +184,7 @@ type run struct {
 	opts Options
 	home home.Home
 	log  *slog.Logger
+	lock *lockfile.Lock
 }
 
 func (d *run) serve(ctx context.Context) error {
@@ -204,6 +215,7 @@ func (d *run) serve(ctx context.Context) error {
 		Resolver:  d.opts.Resolver,
 		Log:       d.log,
 		LeoBinary: d.opts.LeoBinary,
+		SaveGuard: d.ensureOwner,
 	})
 	if err != nil {
 		return fmt.Errorf("start the agent manager: %w", err)
@@ -220,7 +232,7 @@ func (d *run) serve(ctx context.Context) error {
 	}
 
 	// 6. The socket.
-	ln, err := listenSocket(h.SocketPath())
+	sock, err := listenSocket(h.SocketPath())
 	if err != nil {
 		return err
 	}
@@ -235,6 +247,7 @@ func (d *run) serve(ctx context.Context) error {
 		ready:     make(chan struct{}),
 		stopping:  make(chan struct{}),
 		readyWait: d.opts.ReadyWait,
+		problems:  func() []string { return d.problems(agents, tm) },
 	}
 	hs := &http.Server{
 		Handler:           srv.routes(),
@@ -243,7 +256,7 @@ func (d *run) serve(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.Serve(ln) }()
+	go serveOn(hs, sock.ln, serveErr)
 	d.log.Info("listening", "socket", h.SocketPath(), "tmux_socket", tm.Socket())
 
 	// 7. Boot restore, then ready.
@@ -270,10 +283,19 @@ func (d *run) serve(ctx context.Context) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	owner := time.NewTicker(d.opts.OwnerCheck)
+	defer owner.Stop()
+	tmuxReported := false
 	var failed error
 serving:
 	for {
 		select {
+		case <-owner.C:
+			if err := d.checkOwner(hs, &sock, serveErr); err != nil {
+				failed = err
+				break serving
+			}
+			d.checkTmux(tm, &tmuxReported)
 		case <-hup:
 			if res, err := store.Reload(ctx); err != nil {
 				d.log.Error("reload on SIGHUP", "err", err)
@@ -288,8 +310,8 @@ serving:
 			break serving
 		}
 	}
-	// Stop taking requests first (Shutdown closes the listener, which
-	// unlinks leo.sock while we still hold the lock), then supervision;
+	// Stop taking requests first (Shutdown closes the listener; leo.sock is
+	// then removed if it is still the one we made), then supervision;
 	// the deferred Close calls leave every agent's tmux session running.
 	srv.stopServing()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.ShutdownTimeout)
@@ -298,6 +320,7 @@ serving:
 		d.log.Warn("socket server shutdown", "err", err)
 		hs.Close()
 	}
+	sock.remove()
 	stopRun()
 	<-runDone
 	return failed
@@ -347,7 +370,36 @@ func (d *run) openTmux(ctx context.Context) (*tmux.Server, error) {
 		tm.Close()
 		return nil, err
 	}
+	// We hold the home's lock: a control client of this server still
+	// running is one a killed daemon left, and it can wedge the server.
+	d.clearStaleControlClients(tm)
 	return tm, nil
+}
+
+func (d *run) clearStaleControlClients(tm *tmux.Server) {
+	pids, err := tm.ClearStaleControlClients()
+	if err != nil {
+		d.log.Warn("could not look for stale tmux control clients", "err", err)
+		return
+	}
+	if len(pids) > 0 {
+		d.log.Warn("killed tmux control clients a previous daemon left running", "socket", tm.Socket(), "pids", fmt.Sprint(pids))
+	}
+}
+
+// checkTmux logs, once per episode, a tmux server that does not answer,
+// and clears stale control clients of it (the usual cause).
+func (d *run) checkTmux(tm *tmux.Server, reported *bool) {
+	p := tm.Problem()
+	switch {
+	case p != "" && !*reported:
+		*reported = true
+		d.log.Error("tmux server does not answer", "problem", p)
+		d.clearStaleControlClients(tm)
+	case p == "" && *reported:
+		*reported = false
+		d.log.Info("tmux server answers again", "socket", tm.Socket())
+	}
 }
 
 // defaultRoot is ~/.leo, whose tmux server is the plain `-L leo`.
@@ -386,24 +438,124 @@ func TmuxSocket(h home.Home, getenv func(string) string) string {
 // (sun_path is 104 bytes on macOS, 108 on Linux, both NUL-terminated).
 const maxSocketPath = 103
 
+// socket is the leo.sock this daemon made: the listener and the file it
+// created, so only that file is ever removed.
+type socket struct {
+	path string
+	ln   net.Listener
+	fi   os.FileInfo
+}
+
+// ours reports whether path still names the socket file we made.
+func (s *socket) ours() bool {
+	fi, err := os.Lstat(s.path)
+	return err == nil && os.SameFile(fi, s.fi)
+}
+
+// remove unlinks leo.sock only if it is still ours: another daemon's
+// socket at the same path is never removed.
+func (s *socket) remove() {
+	if s.ours() {
+		_ = os.Remove(s.path)
+	}
+}
+
 // listenSocket removes a stale leo.sock and listens on a fresh one, 0600.
 // Only the lock holder calls it: any socket file there now is stale.
-func listenSocket(path string) (net.Listener, error) {
+func listenSocket(path string) (socket, error) {
 	if len(path) > maxSocketPath {
-		return nil, fmt.Errorf("socket path %s is %d bytes, longer than the %d a unix socket allows; use a shorter LEO_HOME",
+		return socket{}, fmt.Errorf("socket path %s is %d bytes, longer than the %d a unix socket allows; use a shorter LEO_HOME",
 			path, len(path), maxSocketPath)
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
+		return socket{}, fmt.Errorf("remove stale socket %s: %w", path, err)
 	}
 	ln, err := net.Listen("unix", path)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", path, err)
+		return socket{}, fmt.Errorf("listen on %s: %w", path, err)
 	}
+	// Closing must not unlink by path: the file there by then may be
+	// another daemon's (see socket.remove).
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	// The mode is the boundary: chmod after listen, whatever the umask was.
 	if err := os.Chmod(path, 0o600); err != nil {
 		ln.Close()
-		return nil, fmt.Errorf("chmod %s: %w", path, err)
+		_ = os.Remove(path)
+		return socket{}, fmt.Errorf("chmod %s: %w", path, err)
 	}
-	return ln, nil
+	fi, err := os.Lstat(path)
+	if err != nil {
+		ln.Close()
+		return socket{}, fmt.Errorf("stat %s: %w", path, err)
+	}
+	return socket{path: path, ln: ln, fi: fi}, nil
+}
+
+// problems are what /health reports for an operator to act on: what the
+// agent manager could not take as its own, and a tmux server that does not
+// answer.
+func (d *run) problems(agents Agents, tm *tmux.Server) []string {
+	var out []string
+	if p, ok := agents.(interface{ Problems() []string }); ok {
+		out = append(out, p.Problems()...)
+	}
+	if p := tm.Problem(); p != "" {
+		out = append(out, p)
+	}
+	return out
+}
+
+// ensureOwner makes sure this daemon still owns the home: its lock file
+// is the one it holds, or is taken again when it was removed (state/
+// deleted while the daemon ran). It fails when another daemon holds the
+// home now; no state may then be written.
+func (d *run) ensureOwner() error {
+	retaken, err := d.lock.Ensure()
+	if err != nil {
+		return fmt.Errorf("this daemon no longer owns %s: %w", d.home.Root, err)
+	}
+	if retaken {
+		d.log.Warn("the daemon lock file was removed or replaced while the daemon ran; took the lock again", "path", d.home.LockPath())
+	}
+	return nil
+}
+
+// checkOwner runs every OwnerCheck: the lock (ensureOwner), then the
+// socket. A leo.sock that is gone or not the file we made is listened on
+// again (we hold the lock, so anything there is stale); the old listener
+// is closed. An error means the daemon must stop: another one owns the
+// home now.
+func (d *run) checkOwner(hs *http.Server, sock *socket, serveErr chan<- error) error {
+	if err := d.ensureOwner(); err != nil {
+		d.log.Error("another leo daemon took this home while this one ran (was state/ removed?); stopping", "err", err)
+		return err
+	}
+	if sock.ours() {
+		return nil
+	}
+	d.log.Warn("leo.sock was removed or replaced while the daemon ran; listening again", "socket", sock.path)
+	fresh, err := listenSocket(sock.path)
+	if err != nil {
+		d.log.Error("could not listen again on leo.sock", "err", err)
+		return nil // tried again at the next check
+	}
+	old := *sock
+	*sock = fresh
+	go serveOn(hs, fresh.ln, serveErr)
+	old.ln.Close()
+	return nil
+}
+
+// serveOn serves the socket API on ln until it is closed. A listener
+// closed on purpose (replaced, or Shutdown) is no failure; anything else
+// is reported once on serveErr.
+func serveOn(hs *http.Server, ln net.Listener, serveErr chan<- error) {
+	err := hs.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+		return
+	}
+	select {
+	case serveErr <- err:
+	default:
+	}
 }

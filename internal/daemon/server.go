@@ -29,6 +29,8 @@ type server struct {
 	// reload re-reads and validates leo.yaml, swapping it in only when valid.
 	reload func(ctx context.Context) (api.ReloadResult, error)
 	log    *slog.Logger
+	// problems lists what /health reports under "problems".
+	problems func() []string
 
 	// ready is closed when boot restore is done. Until then /health says
 	// ready:false and the other routes wait (up to readyWait) for it.
@@ -83,6 +85,9 @@ func (s *server) health() api.Health {
 		Ready:   s.isReady(),
 		Home:    s.homeRoot,
 		Agents:  len(s.agents.List()),
+	}
+	if s.problems != nil {
+		h.Problems = s.problems()
 	}
 	if p, err := s.resolver.Lookup("claude"); err == nil {
 		h.Claude = api.ClaudeState{Found: true, Path: p}

@@ -44,12 +44,14 @@ type controlClient struct {
 // startControl launches the client and waits for tmux's answer to the
 // attach itself (a flags=0 block). A %error there (no server, no such
 // session) is returned as an *Error.
-func startControl(ctx context.Context, binary string, env []string, socket string, hungAfter time.Duration) (*controlClient, error) {
-	cmd := exec.Command(binary, "-u", "-L", socket, "-f", "/dev/null", "-C", "attach-session", "-t", "="+ControlSession)
+func startControl(ctx context.Context, binary string, env []string, argv []string, hungAfter time.Duration) (*controlClient, error) {
+	cmd := exec.Command(binary, argv...)
 	cmd.Env = env
 	// Own process group: a ^C aimed at the daemon's terminal must not take
-	// the control client down with it.
+	// the control client down with it. But it dies with the daemon: an
+	// orphaned control client can keep a killed server half alive.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(cmd.SysProcAttr)
 	c := &controlClient{cmd: cmd, done: make(chan struct{}), hungAfter: hungAfter}
 	cmd.Stderr = &lockedWriter{mu: &c.mu, w: &c.stderr}
 	stdin, err := cmd.StdinPipe()

@@ -77,6 +77,10 @@ type Server struct {
 	closed   bool
 	kicks    atomic.Int64
 
+	wedgeMu     sync.Mutex
+	wedged      int // consecutive "server exited unexpectedly" answers
+	wedgedSince time.Time
+
 	versionMu  sync.Mutex
 	versionOK  bool
 	versionErr error
@@ -203,10 +207,13 @@ func (s *Server) execArgs(ctx context.Context, stdin []byte, full, args []string
 		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return "", newError(args, stderr.String())
+			e := newError(args, stderr.String())
+			s.noteResult(e)
+			return "", e
 		}
 		return "", fmt.Errorf("tmux %s: %w", args[0], err)
 	}
+	s.noteResult(nil)
 	return strings.TrimSuffix(stdout.String(), "\n"), nil
 }
 
@@ -235,6 +242,7 @@ func (s *Server) run(ctx context.Context, kind callKind, args ...string) (string
 		case errors.Is(err, ErrControlLost):
 			return "", fmt.Errorf("tmux %s: %w", args[0], err)
 		default:
+			s.noteResult(err)
 			return out, err
 		}
 	}
@@ -297,7 +305,7 @@ func (s *Server) connect(ctx context.Context) (*controlClient, error) {
 		return nil, err
 	}
 	s.execCalls.Add(1)
-	c, err := startControl(ctx, s.opts.Binary, s.env, s.opts.Socket, s.opts.Timeout)
+	c, err := startControl(ctx, s.opts.Binary, s.env, s.controlArgv(), s.opts.Timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -38,9 +40,13 @@ func (e *HeldError) Error() string {
 // ErrorCode lets the CLI map the error to its stable code.
 func (e *HeldError) ErrorCode() api.Code { return CodeDaemonRunning }
 
-// Lock is a held daemon lock. It lasts as long as its file stays open.
+// Lock is a held daemon lock. It lasts as long as its file stays open and
+// path still names that file (see Ensure).
 type Lock struct {
-	f *os.File
+	path, home string
+
+	mu sync.Mutex
+	f  *os.File
 }
 
 // retry covers a CLI probing the lock (a brief shared flock, see Probe) at
@@ -82,7 +88,73 @@ func Acquire(path, homeRoot string) (*Lock, error) {
 		f.Close()
 		return nil, fmt.Errorf("write pid to %s: %w", path, err)
 	}
-	return &Lock{f: f}, nil
+	return &Lock{path: path, home: homeRoot, f: f}, nil
+}
+
+// Ensure keeps this process the one owner of the home. A flock belongs to
+// the open file, not the path: when the lock file was removed (state/
+// deleted) or replaced, another daemon could lock what is at path now and
+// run beside this one. Ensure compares the file at path with the one held
+// (device and inode); when they differ it takes the lock on what is there
+// now, creating the file and its directory, and reports retaken. When
+// another process holds that file it returns a *HeldError: this daemon is
+// no longer the owner and must stop.
+func (l *Lock) Ensure() (retaken bool, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return false, errors.New("daemon lock released")
+	}
+	if same, err := l.samePath(l.f); err != nil || same {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return false, fmt.Errorf("recreate %s: %w", filepath.Dir(l.path), err)
+	}
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("reopen daemon lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return false, &HeldError{Home: l.home, PID: ReadPID(l.path)}
+		}
+		return false, fmt.Errorf("lock %s: %w", l.path, err)
+	}
+	// Replaced again between the open and the flock: let the next call
+	// look again rather than hold a file nobody can find.
+	if same, err := l.samePath(f); err != nil || !same {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s changed while it was being locked", l.path)
+		}
+		return false, err
+	}
+	if err := writePID(f, os.Getpid()); err != nil {
+		f.Close()
+		return false, fmt.Errorf("write pid to %s: %w", l.path, err)
+	}
+	old := l.f
+	l.f = f
+	old.Close()
+	return true, nil
+}
+
+// samePath reports whether path names the open file f.
+func (l *Lock) samePath(f *os.File) (bool, error) {
+	held, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	cur, err := os.Stat(l.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(held, cur), nil
 }
 
 func writePID(f *os.File, pid int) error {
@@ -99,7 +171,12 @@ func writePID(f *os.File, pid int) error {
 // holder's) and drops the lock. The file stays: deleting a lock file races
 // with the next daemon opening it.
 func (l *Lock) Release() error {
-	if l == nil || l.f == nil {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
 		return nil
 	}
 	_ = l.f.Truncate(0)

@@ -1,0 +1,210 @@
+package daemon_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/daemon"
+	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
+	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
+	"github.com/blackpaw-studio/leo/internal/home"
+)
+
+// startOwner runs a daemon of h whose ownership check runs every check.
+func startOwner(t *testing.T, h home.Home, version string, check time.Duration) (*running, daemon.Options) {
+	t.Helper()
+	fake := daemontest.New()
+	deps := &atomic.Pointer[daemon.AgentDeps]{}
+	opts := options(t, h, fake, deps)
+	opts.Version = version
+	opts.OwnerCheck = check
+	r := start(t, opts, fake)
+	r.deps = deps
+	r.WaitReady(t, 10*time.Second)
+	return r, opts
+}
+
+// state/ removed while the daemon runs: the daemon takes its lock and
+// socket again, so a second daemon is still refused and the CLI still
+// reaches the first.
+func TestRemovedStateDirIsRetakenAndASecondDaemonStillRefused(t *testing.T) {
+	h := newHome(t)
+	r, _ := startOwner(t, h, "first", 20*time.Millisecond)
+	if err := os.RemoveAll(h.StateDir()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the lock and socket made again", func() bool {
+		held, pid, err := lockfile.Probe(h.LockPath())
+		if err != nil || !held || pid != os.Getpid() {
+			return false
+		}
+		hl, err := r.Client.Health(context.Background())
+		return err == nil && hl.Version == "first"
+	})
+	second := options(t, h, daemontest.New(), nil)
+	var held *lockfile.HeldError
+	if err := runOnce(t, second); !errors.As(err, &held) {
+		t.Fatalf("second daemon after state/ was removed: %v, want refused", err)
+	}
+	if exited, err := r.Exited(); exited {
+		t.Fatalf("first daemon exited: %v", err)
+	}
+}
+
+// A daemon whose home was taken by another (state/ removed, a second
+// daemon started before the first noticed) writes no state, stops at its
+// next check, and its shutdown leaves the new owner's socket in place.
+func TestDaemonThatLostItsHomeWritesNothingAndLeavesTheOwnersSocket(t *testing.T) {
+	h := newHome(t)
+	first, _ := startOwner(t, h, "first", time.Hour) // checks only on a state write
+	if err := os.RemoveAll(h.StateDir()); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := startOwner(t, h, "second", 20*time.Millisecond)
+	sock := statIno(t, h.SocketPath())
+
+	if err := first.deps.Load().SaveGuard(); err == nil {
+		t.Fatal("the first daemon may still write state after another took its home")
+	}
+	if err := second.deps.Load().SaveGuard(); err != nil {
+		t.Fatalf("the owner may not write its state: %v", err)
+	}
+	if err := first.Stop(t); err != nil {
+		t.Logf("first daemon stopped: %v", err)
+	}
+	if got := statIno(t, h.SocketPath()); got != sock {
+		t.Fatal("the first daemon's shutdown removed or replaced the owner's leo.sock")
+	}
+	hl, err := second.Client.Health(context.Background())
+	if err != nil || hl.Version != "second" {
+		t.Fatalf("owner after the other stopped: %+v, %v", hl, err)
+	}
+}
+
+// The periodic check stops a daemon whose home another daemon holds.
+func TestDaemonStopsWhenAnotherHoldsItsHome(t *testing.T) {
+	h := newHome(t)
+	first, _ := startOwner(t, h, "first", 500*time.Millisecond)
+	// What a second daemon would do after state/ was removed, without
+	// racing the first one's check: hold the lock on a new file.
+	if err := os.Remove(h.LockPath()); err != nil {
+		t.Fatal(err)
+	}
+	other, err := lockfile.Acquire(h.LockPath(), h.Root)
+	if err != nil {
+		// The first daemon took it back first; that is as good.
+		var held *lockfile.HeldError
+		if !errors.As(err, &held) {
+			t.Fatal(err)
+		}
+		t.Skip("the first daemon retook the lock before the test could")
+	}
+	defer other.Release()
+	waitFor(t, 10*time.Second, "the first daemon to stop", func() bool {
+		exited, _ := first.Exited()
+		return exited
+	})
+	_, err = first.Exited()
+	var held *lockfile.HeldError
+	if !errors.As(err, &held) {
+		t.Fatalf("first daemon stopped with %v, want the holder named", err)
+	}
+}
+
+// A leo.sock removed while the daemon runs is listened on again.
+func TestRemovedSocketIsListenedOnAgain(t *testing.T) {
+	h := newHome(t)
+	r, _ := startOwner(t, h, "first", 20*time.Millisecond)
+	if err := os.Remove(h.SocketPath()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the socket to answer again", func() bool {
+		_, err := r.Client.Health(context.Background())
+		return err == nil
+	})
+}
+
+type problemAgents struct {
+	*daemontest.Agents
+	problems []string
+}
+
+func (p problemAgents) Problems() []string { return p.problems }
+
+// What the agent manager could not take as its own is shown by /health.
+func TestHealthShowsProblems(t *testing.T) {
+	h := newHome(t)
+	fake := daemontest.New()
+	opts := options(t, h, fake, nil)
+	opts.NewAgents = func(daemon.AgentDeps) (daemon.Agents, error) {
+		return problemAgents{fake, []string{"agent record \"x\" not understood"}}, nil
+	}
+	r := start(t, opts, fake)
+	hl := r.WaitReady(t, 10*time.Second)
+	if len(hl.Problems) != 1 || !strings.Contains(hl.Problems[0], "not understood") {
+		t.Fatalf("health problems %q", hl.Problems)
+	}
+}
+
+// A starting daemon kills the control clients a killed daemon left on its
+// tmux server.
+func TestStartingDaemonClearsStaleControlClients(t *testing.T) {
+	h := newHome(t)
+	path, _ := testPATH(t)
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	socket := h.TmuxSocket(daemon.DefaultRoot(func(k string) string {
+		if k == "PATH" {
+			return path
+		}
+		return ""
+	}))
+	raw := func(args ...string) {
+		t.Helper()
+		out, err := exec.Command(tmuxBin, append([]string{"-L", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v %s", args, err, out)
+		}
+	}
+	raw("new-session", "-d", "-s", "_leo", "cat")
+	t.Cleanup(func() { _ = exec.Command(tmuxBin, "-L", socket, "kill-server").Run() })
+	stale := exec.Command(tmuxBin, "-u", "-L", socket, "-f", "/dev/null", "-C", "attach-session", "-t", "=_leo")
+	stdin, err := stale.StdinPipe() // held open: the client does not leave by itself
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := stale.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- stale.Wait() }()
+	t.Cleanup(func() {
+		_ = stale.Process.Kill()
+		<-exited
+	})
+
+	r := startReady(t, h)
+	if got := r.deps.Load().Tmux.Socket(); got != socket {
+		t.Fatalf("daemon tmux socket %q, test used %q", got, socket)
+	}
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("stale client ended with %v, want killed", err)
+		}
+		exited <- err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the starting daemon left a stale control client of its tmux server running")
+	}
+}
