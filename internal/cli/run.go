@@ -50,7 +50,6 @@ like a credential are shown as ***.`,
 				return api.Errorf(CodeUnsupported,
 					"running tasks arrives with the scheduler; 'leo run %s --dry-run' shows what would run", opts.Task)
 			}
-			f.oneShotGC()
 			cfg, h, err := f.LoadConfig()
 			if err != nil {
 				return err
