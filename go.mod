@@ -5,12 +5,11 @@ go 1.26.8
 require (
 	github.com/creack/pty v1.1.24
 	github.com/goccy/go-yaml v1.19.2
-	github.com/gofrs/flock v0.13.2
 	github.com/google/renameio/v2 v2.0.2
 	github.com/google/uuid v1.6.0
 	github.com/netresearch/go-cron v0.9.1
+	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/spf13/cobra v1.10.2
-	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 	pgregory.net/rapid v1.3.0

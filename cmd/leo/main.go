@@ -17,7 +17,6 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	f := cli.NewFactory(cli.System(), os.Getenv, version)
-	f.OneShotGC = true
 	err := cli.Run(ctx, os.Args[1:], f)
 	stop()
 	os.Exit(int(cli.ExitCodeOf(err)))

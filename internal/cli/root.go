@@ -50,9 +50,6 @@ type Factory struct {
 	Version string
 	// ConfigFlag is the value of --config/-c ("" when not given).
 	ConfigFlag string
-	// OneShotGC lets one-shot commands turn periodic GC off (see gc.go).
-	// main sets it; tests leave it off.
-	OneShotGC bool
 }
 
 // NewFactory returns a Factory on the given streams and environment.

@@ -53,7 +53,6 @@ credential are shown as ***.`,
 				return api.Errorf(CodeUnsupported,
 					"running tasks is not implemented yet (it arrives with the scheduler); only --dry-run is: 'leo run %s --dry-run' shows what would run", opts.Task)
 			}
-			f.oneShotGC()
 			cfg, h, err := f.LoadConfig()
 			if err != nil {
 				return err

@@ -37,7 +37,6 @@ func newTemplateListCmd(f *Factory) *cobra.Command {
 		Short: "List templates with their resolved harness, model and workspace",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			f.oneShotGC()
 			cfg, _, err := f.LoadConfig()
 			if err != nil {
 				return err
@@ -113,7 +112,6 @@ harness cascade: the harness, model and harness_options it really runs with,
 each inherited value marked. env: is shown as key names only, never values.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			f.oneShotGC()
 			cfg, _, err := f.LoadConfig()
 			if err != nil {
 				return err

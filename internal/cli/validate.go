@@ -32,7 +32,6 @@ severity and the exact scope and field it concerns. Exit status is 0 when
 there are no errors (warnings allowed) and 3 (config_error) otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			f.oneShotGC()
 			h, err := f.Home()
 			if err != nil {
 				return err

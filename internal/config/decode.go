@@ -3,9 +3,6 @@ package config
 import (
 	"fmt"
 	"math"
-	"strings"
-
-	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // decoder walks the parsed YAML document into typed sections. The loader is
@@ -13,8 +10,8 @@ import (
 // the old flat claude fields are treated). A known key with a value of the
 // wrong type is a finding, and decoding goes on, so one Validate shows every
 // problem. It reads the document nodes directly rather than a generic
-// map[string]any: that is faster on a large file, and every scalar keeps the
-// text it was written with (env values, see env).
+// map[string]any: every scalar keeps the text it was written with (env
+// values, see env).
 type decoder struct {
 	findings []Finding
 }
@@ -26,8 +23,6 @@ func (d *decoder) errorf(path, format string, args ...any) {
 		Message:  path + ": " + fmt.Sprintf(format, args...),
 	})
 }
-
-type node = yamlv3.Node
 
 // entry is one key of a mapping and its value node.
 type entry struct {
@@ -57,29 +52,18 @@ func (fs fields) has(key string) bool {
 	return false
 }
 
-// maxAliasDepth bounds alias chains and nested merges.
+// maxAliasDepth bounds nested merges.
 const maxAliasDepth = 16
 
-func deref(n *node) *node {
-	for i := 0; n != nil && n.Kind == yamlv3.AliasNode && i < maxAliasDepth; i++ {
-		n = n.Alias
-	}
-	if n != nil && n.Kind == yamlv3.AliasNode {
-		return nil
-	}
-	return n
-}
-
 func isMergeKey(k *node) bool {
-	return k.Kind == yamlv3.ScalarNode && k.Value == "<<" && k.Tag == "!!merge"
+	return k.Kind == scalarNode && k.Tag == tagMerge
 }
 
 // entries lists a mapping's keys the way YAML decoding sees them: keys
 // written in the mapping win over keys brought in by `<<` merges, and among
 // merged maps the first one listed wins.
 func entries(n *node, depth int) fields {
-	n = deref(n)
-	if n == nil || n.Kind != yamlv3.MappingNode {
+	if n == nil || n.Kind != mappingNode {
 		return nil
 	}
 	out := make(fields, 0, len(n.Content)/2)
@@ -100,12 +84,11 @@ func entries(n *node, depth int) fields {
 		seen[e.key] = true
 	}
 	for _, m := range merges {
-		m = deref(m)
 		if m == nil {
 			continue
 		}
 		sources := []*node{m}
-		if m.Kind == yamlv3.SequenceNode {
+		if m.Kind == sequenceNode {
 			sources = m.Content
 		}
 		for _, src := range sources {
@@ -123,39 +106,37 @@ func entries(n *node, depth int) fields {
 // keyText is the text of a mapping key; a non-scalar key (legal YAML, never
 // a leo key) gets a placeholder that cannot match a field name.
 func keyText(k *node) string {
-	k = deref(k)
-	if k == nil || k.Kind != yamlv3.ScalarNode {
+	if k == nil || k.Kind != scalarNode {
 		return "<complex key>"
 	}
 	return k.Value
 }
 
 func isNull(n *node) bool {
-	return n == nil || n.Kind == yamlv3.ScalarNode && n.Tag == "!!null"
+	return n == nil || n.Kind == scalarNode && n.Tag == tagNull
 }
 
 // kindOf names the YAML type of a node the way a user wrote it.
 func kindOf(n *node) string {
-	n = deref(n)
 	if n == nil {
 		return "null"
 	}
 	switch n.Kind {
-	case yamlv3.MappingNode:
+	case mappingNode:
 		return "a mapping"
-	case yamlv3.SequenceNode:
+	case sequenceNode:
 		return "a list"
 	}
 	switch n.Tag {
-	case "!!null":
+	case tagNull:
 		return "null"
-	case "!!bool":
+	case tagBool:
 		return "a boolean"
-	case "!!str":
+	case tagStr:
 		return "a string"
-	case "!!int":
+	case tagInt:
 		return "an integer"
-	case "!!float":
+	case tagFloat:
 		return "a number"
 	case "!!timestamp":
 		return "a date"
@@ -260,11 +241,10 @@ func (d *decoder) web(w *Web, m fields) {
 // mapping accepts a YAML mapping; null (a key with nothing after it) is an
 // empty one, so `assistant:` alone is a template with every default.
 func (d *decoder) mapping(path string, v *node) fields {
-	v = deref(v)
 	if isNull(v) {
 		return nil
 	}
-	if v.Kind != yamlv3.MappingNode {
+	if v.Kind != mappingNode {
 		d.errorf(path, "expected a mapping, got %s", kindOf(v))
 		return nil
 	}
@@ -273,7 +253,7 @@ func (d *decoder) mapping(path string, v *node) fields {
 
 // value returns the node of key; null (or a missing key) is unset.
 func value(m fields, key string) (*node, bool) {
-	v := deref(m.get(key))
+	v := m.get(key)
 	return v, !isNull(v)
 }
 
@@ -295,7 +275,7 @@ func (d *decoder) text(scope string, m fields, key, expected string) string {
 	if !ok {
 		return ""
 	}
-	if v.Kind == yamlv3.ScalarNode && v.Tag == "!!str" {
+	if v.Kind == scalarNode && v.Tag == tagStr {
 		return v.Value
 	}
 	d.errorf(scope+"."+key, "expected %s, got %s", expected, kindOf(v))
@@ -307,12 +287,9 @@ func (d *decoder) intp(scope string, m fields, key string) *int {
 	if !ok {
 		return nil
 	}
-	if v.Kind == yamlv3.ScalarNode && (v.Tag == "!!int" || v.Tag == "!!float") {
-		var x any
-		if err := v.Decode(&x); err == nil {
-			if n, ok := toInt(x); ok {
-				return &n
-			}
+	if v.Kind == scalarNode && (v.Tag == tagInt || v.Tag == tagFloat) {
+		if n, ok := toInt(v.Typed); ok {
+			return &n
 		}
 	}
 	d.errorf(scope+"."+key, "expected an integer, got %s", kindOf(v))
@@ -347,32 +324,28 @@ func (d *decoder) boolp(scope string, m fields, key string) *bool {
 	if !ok {
 		return nil
 	}
-	if v.Kind == yamlv3.ScalarNode && v.Tag == "!!bool" {
-		var b bool
-		if err := v.Decode(&b); err == nil {
-			return &b
-		}
+	if b, ok := v.Typed.(bool); ok && v.Kind == scalarNode && v.Tag == tagBool {
+		return &b
 	}
 	d.errorf(scope+"."+key, "expected true or false, got %s", kindOf(v))
 	return nil
 }
 
 func (d *decoder) strList(scope string, m fields, key string) []string {
-	v := deref(m.get(key))
+	v := m.get(key)
 	if isNull(v) {
 		return nil
 	}
 	path := scope + "." + key
-	if v.Kind != yamlv3.SequenceNode {
+	if v.Kind != sequenceNode {
 		d.errorf(path, "expected a list of strings, got %s", kindOf(v))
 		return nil
 	}
 	out := make([]string, 0, len(v.Content))
 	for i, e := range v.Content {
-		e = deref(e)
-		if e == nil || e.Kind != yamlv3.ScalarNode || e.Tag != "!!str" || e.Value == "" {
+		if e == nil || e.Kind != scalarNode || e.Tag != tagStr || e.Value == "" {
 			what := kindOf(e)
-			if e != nil && e.Kind == yamlv3.ScalarNode && e.Tag == "!!str" {
+			if e != nil && e.Kind == scalarNode && e.Tag == tagStr {
 				what = "an empty string"
 			}
 			d.errorf(path, "item %d: expected a non-empty string, got %s", i+1, what)
@@ -386,21 +359,21 @@ func (d *decoder) strList(scope string, m fields, key string) []string {
 // optionsMap keeps harness_options as a generic map: only the adapter the
 // scope resolves to can tell what its keys mean.
 func (d *decoder) optionsMap(scope string, m fields) map[string]any {
-	v := deref(m.get("harness_options"))
+	v := m.get("harness_options")
 	if isNull(v) {
 		return nil
 	}
 	path := scope + ".harness_options"
-	if v.Kind != yamlv3.MappingNode {
+	if v.Kind != mappingNode {
 		d.errorf(path, "expected a mapping, got %s", kindOf(v))
 		return nil
 	}
-	var raw any
-	if err := v.Decode(&raw); err != nil {
-		d.errorf(path, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	raw, err := genericValue(v)
+	if err != nil {
+		d.errorf(path, "%v", err)
 		return nil
 	}
-	out, _ := asStringMap(raw)
+	out, _ := raw.(map[string]any)
 	return out
 }
 
@@ -419,11 +392,11 @@ func (d *decoder) env(scope string, m fields) map[string]string {
 			d.errorf(path, "invalid variable name %q (letters, digits and _, not starting with a digit)", e.key)
 			continue
 		}
-		v := deref(e.val)
+		v := e.val
 		switch {
 		case isNull(v):
 			out[e.key] = ""
-		case v.Kind == yamlv3.ScalarNode:
+		case v.Kind == scalarNode:
 			out[e.key] = v.Value
 		default:
 			d.errorf(path+"."+e.key, "expected a string, got %s", kindOf(v))

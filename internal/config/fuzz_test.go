@@ -23,7 +23,6 @@ func FuzzParse(f *testing.F) {
 		return "v"
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkSplit(t, data) // the parallel parse of large files agrees
 		c, err := Parse(data, file, WithGetenv(getenv))
 		if err != nil {
 			var pe *ParseError

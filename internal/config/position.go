@@ -1,41 +1,36 @@
 package config
 
-import (
-	"strings"
-
-	yamlv3 "go.yaml.in/yaml/v3"
-)
+import "strings"
 
 // posIndex maps a dotted config path ("templates.foo.harness_options") to
-// the line and column of its key in the file. It is built only when there
-// is a finding to locate, so a clean config pays nothing for it.
+// the line and column of its key in the file. It is built from the one
+// parse of the file, so positions are exact at any size; the tree itself is
+// not kept (the daemon holds its config for a long time).
 type posIndex map[string][2]int
 
 // maxPosDepth bounds the walk; leo's paths are at most a few keys deep.
 const maxPosDepth = 6
 
-// positions parses the file again (the tree is not kept after Parse: the
-// daemon holds its config for a long time) and indexes its keys.
-func (c *Config) positions() posIndex {
+// maxPosKeys bounds the index: aliases share subtrees, so a small file can
+// name a huge tree.
+const maxPosKeys = 200_000
+
+func indexPositions(root *node) posIndex {
 	idx := posIndex{}
-	root, err := parseFast(c.data)
-	if err != nil || root == nil {
-		return idx
-	}
-	idx.walk(root, "", 0)
+	budget := maxPosKeys
+	idx.walk(root, "", 0, &budget)
 	return idx
 }
 
-func (idx posIndex) walk(n *node, prefix string, depth int) {
-	if depth > maxPosDepth {
-		return
-	}
-	n = deref(n)
-	if n == nil {
+func (idx posIndex) walk(n *node, prefix string, depth int, budget *int) {
+	if depth > maxPosDepth || n == nil {
 		return
 	}
 	keys := n.Content
-	for i := 0; i+1 < len(keys) && n.Kind == yamlv3.MappingNode; i += 2 {
+	for i := 0; i+1 < len(keys) && n.Kind == mappingNode; i += 2 {
+		if *budget--; *budget < 0 {
+			return
+		}
 		k := keys[i]
 		if isMergeKey(k) {
 			continue
@@ -47,7 +42,7 @@ func (idx posIndex) walk(n *node, prefix string, depth int) {
 		if _, seen := idx[path]; !seen {
 			idx[path] = [2]int{k.Line, k.Column}
 		}
-		idx.walk(keys[i+1], path, depth+1)
+		idx.walk(keys[i+1], path, depth+1, budget)
 	}
 }
 

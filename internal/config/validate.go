@@ -146,15 +146,12 @@ func (c *Config) finish(all []Finding) []Finding {
 		}
 		return out[i].Message < out[j].Message
 	})
-	if len(out) > 0 && len(c.data) > 0 {
-		pos := c.positions()
-		for i := range out {
-			p := out[i].posPath
-			if p == "" {
-				p = out[i].Path
-			}
-			out[i].Line, out[i].Column = pos.lookup(p)
+	for i := range out {
+		p := out[i].posPath
+		if p == "" {
+			p = out[i].Path
 		}
+		out[i].Line, out[i].Column = c.pos.lookup(p)
 	}
 	return out
 }

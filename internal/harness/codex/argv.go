@@ -81,11 +81,12 @@ func commonArgs(spec harness.LaunchSpec) []string {
 	if sandbox != "" {
 		argv = append(argv, "--sandbox", sandbox)
 	}
-	if sandbox == "workspace-write" {
-		if roots := WritableRoots(spec.Workspace); len(roots) > 0 {
-			argv = append(argv, "-c", "sandbox_workspace_write.writable_roots="+tomlArray(roots))
-		}
-	}
+	// On every launch, whatever leo's own sandbox option says: with it unset
+	// codex takes the mode from its own config (a trusted project may run
+	// workspace-write), and .git must stay writable then too. codex ignores
+	// it in the other modes. It replaces any writable_roots of
+	// ~/.codex/config.toml (docs/configuration/harnesses.md).
+	argv = append(argv, "-c", "sandbox_workspace_write.writable_roots="+tomlArray(WritableRoots(spec.Workspace)))
 	if b := spec.Bridge; b != nil {
 		argv = append(argv,
 			"-c", "mcp_servers.leo.command="+tomlString(b.Command),

@@ -60,6 +60,11 @@ func goldenScopes(root string) []harnesstest.GoldenScope {
 		{Name: "workspace-write-not-git", Spec: harness.LaunchSpec{
 			Name: "plain", Workspace: ws("plain"), Prompt: "hi",
 		}, Raw: map[string]any{"sandbox": "workspace-write"}},
+		// sandbox unset: codex may still run workspace-write (its own
+		// config, a trusted project), so the git dirs are granted anyway.
+		{Name: "sandbox-unset-in-checkout", Spec: harness.LaunchSpec{
+			Name: "coder", Workspace: ws("repo"), Prompt: "commit the fix",
+		}},
 		{Name: "read-only-with-bridge", Spec: harness.LaunchSpec{
 			Name: "reader", Workspace: ws("repo"), Model: "o3", Bridge: harnesstest.GoldenBridge(), Prompt: "summarise",
 		}, Raw: map[string]any{"sandbox": "read-only"}},

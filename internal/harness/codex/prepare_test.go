@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/harness/harnesstest"
@@ -32,36 +35,104 @@ func TestPrepareAppendsTrustKeepingEveryByte(t *testing.T) {
 	harnesstest.NotRewritten(t, path, func() error { return (Codex{}).Prepare(context.Background(), spec) })
 }
 
-func TestPrepareRespectsAnExistingEntry(t *testing.T) {
-	for _, orig := range []string{
-		"[projects.\"/w\"]\ntrust_level = \"untrusted\"\n",
-		"[projects.'/w']\ntrust_level = \"trusted\"\n",
-		"[ projects . \"/w\" ]\ntrust_level = \"trusted\"\n",
-		"projects.\"/w\".trust_level = \"trusted\"\n",
+// Every TOML spelling of projects."/w" is an existing entry: the file is
+// left byte for byte as it was. A hand scan missed several of these and
+// appended a second [projects."/w"], which codex then refused to read.
+func TestPrepareRespectsAnExistingEntryInEverySpelling(t *testing.T) {
+	for name, orig := range map[string]string{
+		"header basic":           "[projects.\"/w\"]\ntrust_level = \"untrusted\"\n",
+		"header literal":         "[projects.'/w']\ntrust_level = \"trusted\"\n",
+		"header spaced":          "[ projects . \"/w\" ]\ntrust_level = \"trusted\"\n",
+		"header unicode escape":  "[projects.\"\\u002Fw\"]\ntrust_level = \"trusted\"\n",
+		"top-level dotted":       "projects.\"/w\".trust_level = \"trusted\"\n",
+		"projects table, inline": "[projects]\n\"/w\" = { trust_level = \"trusted\" }\n",
+		"projects table, dotted": "[projects]\n'/w'.trust_level = \"untrusted\"\n",
+		"inline projects":        "model = \"o3\"\nprojects = { \"/w\" = { trust_level = \"trusted\" } }\n",
+		"inline, among others":   "projects = { \"/a\" = { trust_level = \"trusted\" }, '/w' = {} }\n",
+		"empty entry table":      "[projects.\"/w\"]\n",
+		"after other tables":     "# c\n[mcp_servers.x]\ncommand = \"y\"\n[projects.\"/w\"] # mine\ntrust_level = \"trusted\"\n",
+		"crlf":                   "[projects.\"/w\"]\r\ntrust_level = \"trusted\"\r\n",
 	} {
-		home := t.TempDir()
-		path := filepath.Join(home, "config.toml")
-		if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := TrustWorkspace(path, "/w"); err != nil {
-			t.Fatal(err)
-		}
-		if got := harnesstest.ReadFile(t, path); got != orig {
-			t.Errorf("existing entry %q was changed to %q", orig, got)
-		}
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.toml")
+			if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			harnesstest.NotRewritten(t, path, func() error { return TrustWorkspace(path, "/w") })
+			if got := harnesstest.ReadFile(t, path); got != orig {
+				t.Errorf("existing entry %q was changed to %q", orig, got)
+			}
+		})
 	}
-	// A different dir sharing a prefix is not an entry for /w.
-	home := t.TempDir()
-	path := filepath.Join(home, "config.toml")
-	if err := os.WriteFile(path, []byte("[projects.\"/w2\"]\ntrust_level = \"trusted\"\n"), 0o600); err != nil {
-		t.Fatal(err)
+}
+
+// A missing entry is appended after whatever spelling the other projects
+// use, and the result is valid TOML holding the entry; the user's bytes
+// come first, unchanged.
+func TestPrepareAppendsNextToEveryExtensibleSpelling(t *testing.T) {
+	for name, orig := range map[string]string{
+		"prefix sibling":         "[projects.\"/w2\"]\ntrust_level = \"trusted\"\n",
+		"projects table, inline": "[projects]\n\"/a\" = { trust_level = \"trusted\" } # keep\n",
+		"top-level dotted":       "projects.\"/a\".trust_level = \"trusted\"\n",
+		"no trailing newline":    "model = \"o3\"",
+		"ends inside a table":    "[mcp_servers.docs]\ncommand = \"docs-mcp\"\n",
+		"crlf":                   "model = \"o3\"\r\n",
+		"empty file":             "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.toml")
+			if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := TrustWorkspace(path, "/w"); err != nil {
+				t.Fatal(err)
+			}
+			got := harnesstest.ReadFile(t, path)
+			if !strings.HasPrefix(got, orig) {
+				t.Fatalf("the user's text was changed:\n%q", got)
+			}
+			var doc struct {
+				Projects map[string]struct {
+					TrustLevel string `toml:"trust_level"`
+				} `toml:"projects"`
+			}
+			if err := toml.Unmarshal([]byte(got), &doc); err != nil {
+				t.Fatalf("result does not parse: %v\n%s", err, got)
+			}
+			if doc.Projects["/w"].TrustLevel != "trusted" {
+				t.Fatalf("no trusted entry for /w:\n%s", got)
+			}
+			if strings.Contains(orig, "\r\n") && strings.Count(got, "\n") != strings.Count(got, "\r\n") {
+				t.Fatalf("mixed line endings: %q", got)
+			}
+			harnesstest.NotRewritten(t, path, func() error { return TrustWorkspace(path, "/w") })
+		})
 	}
-	if err := TrustWorkspace(path, "/w"); err != nil {
-		t.Fatal(err)
-	}
-	if got := harnesstest.ReadFile(t, path); got != "[projects.\"/w2\"]\ntrust_level = \"trusted\"\n\n[projects.\"/w\"]\ntrust_level = \"trusted\"\n" {
-		t.Fatalf("got %q", got)
+}
+
+// What leo cannot extend safely, or cannot read, is left alone and the
+// error says so; nothing that does not parse is ever written.
+func TestPrepareLeavesAloneWhatItCannotExtend(t *testing.T) {
+	for name, orig := range map[string]string{
+		"inline projects without the entry": "projects = { \"/a\" = { trust_level = \"trusted\" } }\n",
+		"projects is a string":              "projects = \"none\"\n",
+		"projects is an array of tables":    "[[projects]]\nname = \"x\"\n",
+		"not TOML":                          "[projects.\"/a\"\ntrust_level = \n",
+		"duplicate key already":             "a = 1\na = 2\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.toml")
+			if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := TrustWorkspace(path, "/w")
+			if err == nil || !strings.Contains(err.Error(), "by hand") {
+				t.Fatalf("err = %v, want one telling the user to trust /w by hand", err)
+			}
+			if got := harnesstest.ReadFile(t, path); got != orig {
+				t.Fatalf("file changed to %q", got)
+			}
+		})
 	}
 }
 
