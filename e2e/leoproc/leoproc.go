@@ -33,9 +33,9 @@ import (
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
-// Harnesses are the three harnesses every world has a template for; each
-// template is named after its harness.
-var Harnesses = []string{"claude", "codex", "opencode"}
+// Harnesses are the registered harnesses; every world has a template for
+// each, named after its harness.
+var Harnesses = testutil.Harnesses()
 
 // build is one program built for the test binary, once.
 type build struct {
