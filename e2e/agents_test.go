@@ -36,8 +36,8 @@ func (w world) firstSession(h string) string {
 		sid = w.get(h).SessionID
 		return sid != ""
 	}, h+" conversation id")
-	if h == "claude" && !testutil.HasSeq(w.Launches(h)[0], []string{"--session-id", sid}) {
-		w.TB.Fatalf("claude first launch %q lacks --session-id %s", w.Launches(h)[0], sid)
+	if testutil.PinsID(h) && !testutil.HasSeq(w.Launches(h)[0], testutil.PinArgs(h, sid)) {
+		w.TB.Fatalf("%s first launch %q does not pin %s", h, w.Launches(h)[0], sid)
 	}
 	return sid
 }
@@ -163,9 +163,9 @@ func TestQuickExitOnResumeThroughDaemon(t *testing.T) {
 			t.Fatalf("%s last exit %+v, want 7", h, a.LastExit)
 		}
 		switch {
-		case h == "claude" && (a.SessionID == "" || a.SessionID == sid[h] || !testutil.HasSeq(l[2], []string{"--session-id", a.SessionID})):
-			t.Fatalf("claude after the poisoned resume: id %q, launch %q", a.SessionID, l[2])
-		case h != "claude" && a.SessionID != "":
+		case testutil.PinsID(h) && (a.SessionID == "" || a.SessionID == sid[h] || !testutil.HasSeq(l[2], testutil.PinArgs(h, a.SessionID))):
+			t.Fatalf("%s after the poisoned resume: id %q, launch %q", h, a.SessionID, l[2])
+		case !testutil.PinsID(h) && a.SessionID != "":
 			t.Fatalf("%s kept id %q after the poisoned resume", h, a.SessionID)
 		}
 		if n := len(w.Launches(h)); n != 3 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -83,13 +84,6 @@ func (w world) waitDelivered(name, id string) {
 	}
 }
 
-// resumeArgs are the arguments with which harness h resumes conversation id.
-func resumeArgs(h, id string) []string {
-	switch h {
-	case "claude":
-		return []string{"--resume", id}
-	case "codex":
-		return []string{"resume", id}
-	}
-	return []string{"-s", id}
-}
+// resumeArgs are the arguments with which harness h resumes conversation
+// id, as its adapter writes them.
+func resumeArgs(h, id string) []string { return testutil.ResumeArgs(h, id) }

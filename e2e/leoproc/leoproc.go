@@ -29,14 +29,13 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
-	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
-// Harnesses are the three harnesses every world has a template for; each
-// template is named after its harness.
-var Harnesses = []string{"claude", "codex", "opencode"}
+// Harnesses are the registered harnesses; every world has a template for
+// each, named after its harness.
+var Harnesses = testutil.Harnesses()
 
 // build is one program built for the test binary, once.
 type build struct {
@@ -394,7 +393,7 @@ func (w *World) Leo(ctx context.Context, args ...string) ([]byte, error) {
 
 // TmuxSocket is the -L name of the tmux server this home's daemon uses.
 func (w *World) TmuxSocket() string {
-	return daemon.TmuxSocket(w.Home, w.getenv)
+	return w.Home.TmuxSocket(home.DefaultRoot(w.getenv))
 }
 
 // TmuxArgs is the argv prefix of a tmux client on this home's server.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 )
@@ -28,6 +29,7 @@ func BenchmarkSend(b *testing.B) {
 			e := newEnv(b, withEnv(map[string]string{"FAKE_TURN_MS": "1"}))
 			m := e.manager()
 			ctx := context.Background()
+			adapter, _ := harness.Lookup(h)
 			if _, err := m.Spawn(ctx, api.SpawnRequest{Template: h}); err != nil {
 				b.Fatal(err)
 			}
@@ -40,7 +42,7 @@ func BenchmarkSend(b *testing.B) {
 			rawArgv := e.rawArgv(h)
 			raw.NewSession(b, rawName, dir, rawArgv...)
 			waitFor(b, "raw fake ready", 20*time.Second, func() bool {
-				return strings.Contains(raw.Capture(b, "="+rawName+":"), readyMarker(h))
+				return adapter.Screen().Classify(raw.Capture(b, "="+rawName+":")).State == harness.ScreenReady
 			})
 
 			var leo, floor time.Duration
@@ -61,7 +63,7 @@ func BenchmarkSend(b *testing.B) {
 
 				rawMsg := fmt.Sprintf("raw %d", i)
 				start = time.Now()
-				if h == "codex" {
+				if pt, ok := adapter.(harness.PasteTiming); ok && pt.EnterDelay() > 0 {
 					// An Enter right after the paste is a newline in codex
 					// (paste-burst window); the floor is the documented
 					// minimal script: paste, wait 150 ms, Enter.
@@ -104,20 +106,7 @@ func (e *testEnv) rawArgv(h string) []string {
 	}
 	argv = append(argv, "FAKE_TURN_MS=1", "FAKE_HARNESS_LOG="+e.harnLog+".raw")
 	argv = append(argv, filepath.Join(e.fakeDir, h))
-	if h == "codex" {
-		argv = append(argv, "-a", "never")
-	}
-	return argv
-}
-
-func readyMarker(h string) string {
-	switch h {
-	case "claude":
-		return "? for shortcuts"
-	case "codex":
-		return "⏎ send"
-	}
-	return "ctrl+p commands"
+	return append(argv, testutil.FreshArgs(h)...)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -29,9 +29,9 @@ import (
 	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
-// harnesses are the three adapters every behaviour is proven for, with the
-// template each test config defines for it.
-var harnesses = []string{"claude", "codex", "opencode"}
+// harnesses are the registered adapters, every behaviour is proven for
+// each; the test config defines a template named after each.
+var harnesses = testutil.Harnesses()
 
 // testEnv is one isolated world: a leo home, a private tmux server, the
 // fake harnesses on PATH, a fake user home for the harnesses' own files,

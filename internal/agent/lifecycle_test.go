@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"github.com/blackpaw-studio/leo/internal/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 func TestIdleSuspendThenMessageWakesWithResume(t *testing.T) {
@@ -59,12 +59,38 @@ func TestIdleSweepNeverSuspendsAttachedAgent(t *testing.T) {
 	e.waitState(m, "codex", api.StateRunning)
 	// A control-mode client counts as an attached client.
 	ctl := attachClient(t, e, "leo-codex")
-	time.Sleep(1500 * time.Millisecond) // longer than idle_suspend_after: the condition is "nothing happens"
+	// Wait until a sweep would suspend the agent but for the client, then
+	// run one: "nothing happens" is checked by a sweep that surely ran.
+	waitFor(t, "codex idle past idle_suspend_after", 20*time.Second, func() bool {
+		return idleDueButForClients(t, m, "codex")
+	})
+	m.Sweep(context.Background())
 	if a := mustGet(t, m, "codex"); a.State != api.StateRunning {
 		t.Fatalf("attached agent was suspended: %+v", a)
 	}
 	ctl()
 	e.waitState(m, "codex", api.StateStopped)
+}
+
+// idleDueButForClients reports whether a sweep now would suspend agent name
+// if no client were attached to its pane.
+func idleDueButForClients(t *testing.T, m *Manager, name string) bool {
+	t.Helper()
+	list, err := m.tmux.ListPanes(context.Background())
+	if err != nil {
+		return false
+	}
+	p, ok := panesBySession(list)[TmuxSession(name)]
+	if !ok {
+		return false
+	}
+	p.Attached = 0
+	for _, v := range m.views() {
+		if v.Name == name {
+			return idleDue(m.clk.Now(), v, p)
+		}
+	}
+	return false
 }
 
 func TestSlowStartingTUIStillGetsMessage(t *testing.T) {
@@ -193,7 +219,9 @@ func TestLifecycleVerbs(t *testing.T) {
 	if _, err := m.Send(ctx, "claude-2", "hi"); !api.HasCode(err, api.CodeAgentStopped) {
 		t.Fatalf("send to stopped: %v", err)
 	}
-	time.Sleep(300 * time.Millisecond) // several supervisor ticks
+	for range 3 { // sweeps that surely ran, whatever the supervisor's ticks did
+		m.Sweep(ctx)
+	}
 	if a := mustGet(t, m, "claude-2"); a.State != api.StateStopped {
 		t.Fatalf("stopped agent came back: %+v", a)
 	}

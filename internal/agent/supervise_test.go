@@ -2,38 +2,20 @@ package agent
 
 import (
 	"context"
-	"github.com/blackpaw-studio/leo/internal/testutil"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
-// resumeArgs is what a resume launch of each harness must carry.
-func resumeArgs(h, id string) []string {
-	switch h {
-	case "claude":
-		return []string{"--resume", id}
-	case "codex":
-		return []string{"resume", id}
-	default:
-		return []string{"-s", id}
-	}
-}
+// resumeArgs is what a resume launch of harness h must carry, as its
+// adapter writes it.
+func resumeArgs(h, id string) []string { return testutil.ResumeArgs(h, id) }
 
-func isResume(h string, argv []string) bool {
-	for i, a := range argv {
-		switch {
-		case h == "claude" && a == "--resume",
-			h == "codex" && a == "resume" && i > 0,
-			h == "opencode" && (a == "-s" || a == "--session"):
-			return true
-		}
-	}
-	return false
-}
+func isResume(h string, argv []string) bool { return testutil.IsResume(h, argv) }
 
 // spawnWithSession spawns the harness's agent and, for harnesses that pick
 // their own ids, delivers a first turn and waits for leo to discover it.
@@ -43,13 +25,13 @@ func spawnWithSession(t *testing.T, e *testEnv, m *Manager, h string) string {
 		t.Fatalf("Spawn: %v", err)
 	}
 	a := e.waitState(m, h, api.StateRunning)
-	if h == "claude" {
+	if testutil.PinsID(h) {
 		if a.SessionID == "" {
-			t.Fatal("claude agent has no pinned session id")
+			t.Fatalf("%s agent has no pinned session id", h)
 		}
 		first := e.launches(h)[0]
-		if !testutil.HasSeq(first, []string{"--session-id", a.SessionID}) {
-			t.Fatalf("first claude launch %q lacks --session-id %s", first, a.SessionID)
+		if !testutil.HasSeq(first, testutil.PinArgs(h, a.SessionID)) {
+			t.Fatalf("first %s launch %q does not pin %s", h, first, a.SessionID)
 		}
 		return a.SessionID
 	}
@@ -161,12 +143,12 @@ func TestQuickExitOnResumeStartsFresh(t *testing.T) {
 			if a.LastExit == nil || a.LastExit.Status != 7 {
 				t.Fatalf("last exit %+v, want status 7", a.LastExit)
 			}
-			if h == "claude" {
+			if testutil.PinsID(h) {
 				if a.SessionID == "" || a.SessionID == id {
-					t.Fatalf("claude session id %q, want a new pinned id (old %s)", a.SessionID, id)
+					t.Fatalf("%s session id %q, want a new pinned id (old %s)", h, a.SessionID, id)
 				}
-				if !testutil.HasSeq(launches[2], []string{"--session-id", a.SessionID}) {
-					t.Fatalf("fresh claude launch %q lacks --session-id %s", launches[2], a.SessionID)
+				if !testutil.HasSeq(launches[2], testutil.PinArgs(h, a.SessionID)) {
+					t.Fatalf("fresh %s launch %q does not pin %s", h, launches[2], a.SessionID)
 				}
 			} else if a.SessionID != "" {
 				t.Fatalf("%s session id %q kept after the poisoned resume; want it cleared", h, a.SessionID)

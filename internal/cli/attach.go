@@ -11,10 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/blackpaw-studio/leo/internal/agent"
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/client"
-	"github.com/blackpaw-studio/leo/internal/daemon"
+	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
 func init() { register(newAttachCmd) }
@@ -66,7 +68,7 @@ func attachCommand(f *Factory, use string, args cobra.PositionalArgs) *cobra.Com
 				return fmt.Errorf("tmux not found on PATH: leo attach runs tmux")
 			}
 			opts.Client = client.New(h)
-			opts.Tmux, opts.Socket = tmuxPath, daemon.TmuxSocket(h, f.Getenv)
+			opts.Tmux, opts.Socket = tmuxPath, h.TmuxSocket(home.DefaultRoot(f.Getenv))
 			opts.CanPrompt = isInteractive(f.IO)
 			if len(args) == 1 {
 				opts.Name = args[0]
@@ -78,12 +80,6 @@ func attachCommand(f *Factory, use string, args cobra.PositionalArgs) *cobra.Com
 
 // attachExec replaces leo with tmux, handing it the terminal. Tests swap it.
 var attachExec = syscall.Exec
-
-// attachArgv is the plain tmux attach leo runs: leo's own server, the
-// agent's session matched exactly (=), never a prefix.
-func attachArgv(socket, name string) []string {
-	return []string{"tmux", "-L", socket, "attach-session", "-t", "=leo-" + name}
-}
 
 func runAttach(ctx context.Context, opts *AttachOptions) error {
 	name, err := pickAgent(ctx, opts)
@@ -98,12 +94,26 @@ func runAttach(ctx context.Context, opts *AttachOptions) error {
 	if exec == nil {
 		exec = attachExec
 	}
-	// TMUX would make tmux refuse to nest inside the user's own tmux; leo's
-	// server is a different one, so attaching from inside it is fine.
-	if err := exec(opts.Tmux, attachArgv(opts.Socket, name), withoutTmuxEnv(env)); err != nil {
+	argv, env, err := attachCommandLine(opts.Tmux, opts.Socket, name, env)
+	if err != nil {
+		return err
+	}
+	if err := exec(opts.Tmux, argv, env); err != nil {
 		return fmt.Errorf("run %s: %w", opts.Tmux, err)
 	}
 	return nil
+}
+
+// attachCommandLine is the tmux command that attaches a person to agent
+// name. tmux owns the knowledge: the exact session on this home's server,
+// with TMUX dropped (leo's server is not the user's own, so attaching from
+// inside tmux is fine).
+func attachCommandLine(tmuxPath, socket, name string, env []string) (argv, attachEnv []string, err error) {
+	tm, err := tmux.New(tmux.Options{Socket: socket, Binary: tmuxPath, Env: env})
+	if err != nil {
+		return nil, nil, err
+	}
+	return tm.AttachArgv(agent.TmuxSession(name)), tm.AttachEnv(), nil
 }
 
 // pickAgent settles which agent to attach to and checks it has a session.
@@ -167,15 +177,4 @@ func choose(ios *IOStreams, agents []api.Agent) (string, error) {
 		}
 	}
 	return "", usageErrorf("no agent chosen (got %q)", line)
-}
-
-func withoutTmuxEnv(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "TMUX=") || strings.HasPrefix(kv, "TMUX_PANE=") {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
-	"github.com/blackpaw-studio/leo/internal/daemon"
+	"github.com/blackpaw-studio/leo/internal/home"
 )
 
 // captureExec replaces the exec of tmux for the test and records it.
@@ -41,7 +41,7 @@ func TestAttachExecsAPlainTmuxAttachToTheExactSession(t *testing.T) {
 	fake.Put(api.Agent{Name: "bob", State: api.StateRunning})
 	t.Setenv("TMUX", "/tmp/tmux-0/default,123,0")
 	t.Setenv("TMUX_PANE", "%3")
-	socket := daemon.TmuxSocket(h, e.getenv)
+	socket := h.TmuxSocket(home.DefaultRoot(e.getenv))
 
 	for _, argv := range [][]string{{"attach", "bob"}, {"agent", "attach", "bob"}, {"attach"}} {
 		call := captureExec(t)
@@ -49,7 +49,7 @@ func TestAttachExecsAPlainTmuxAttachToTheExactSession(t *testing.T) {
 		if r.code != ExitOK || !call.calledOnce {
 			t.Fatalf("%v: %+v", argv, r)
 		}
-		want := []string{"tmux", "-L", socket, "attach-session", "-t", "=leo-bob"}
+		want := []string{call.path, "-L", socket, "-f", "/dev/null", "attach-session", "-t", "=leo-bob"}
 		if strings.Join(call.argv, " ") != strings.Join(want, " ") {
 			t.Fatalf("%v: argv %q, want %q", argv, call.argv, want)
 		}
@@ -158,9 +158,12 @@ func TestAttachArgvAttachesARealClient(t *testing.T) {
 	})
 
 	run := func(name string) (*exec.Cmd, *os.File) {
-		argv := attachArgv(socket, name)
-		cmd := exec.Command(tmuxPath, argv[1:]...)
-		cmd.Env = withoutTmuxEnv(append(os.Environ(), "TERM=xterm"))
+		argv, env, err := attachCommandLine(tmuxPath, socket, name, append(os.Environ(), "TERM=xterm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = env
 		f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
 		if err != nil {
 			t.Fatal(err)

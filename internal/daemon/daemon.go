@@ -407,31 +407,7 @@ func (d *run) defaultRoot() string {
 	if d.opts.DefaultRoot != "" {
 		return d.opts.DefaultRoot
 	}
-	return DefaultRoot(d.opts.Getenv)
-}
-
-// DefaultRoot is the default home (~/.leo, ignoring LEO_HOME), "" when HOME
-// cannot be found.
-func DefaultRoot(getenv func(string) string) string {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	h, err := home.Resolve("", func(k string) string {
-		if k == "LEO_HOME" {
-			return ""
-		}
-		return getenv(k)
-	})
-	if err != nil {
-		return ""
-	}
-	return h.Root
-}
-
-// TmuxSocket is the -L name of h's tmux server, the one its daemon uses:
-// "leo" for ~/.leo, a per-home name for any other home.
-func TmuxSocket(h home.Home, getenv func(string) string) string {
-	return h.TmuxSocket(DefaultRoot(getenv))
+	return home.DefaultRoot(d.opts.Getenv)
 }
 
 // maxSocketPath is the longest unix socket path every platform accepts

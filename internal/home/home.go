@@ -5,6 +5,7 @@ package home
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,17 +110,27 @@ func (h Home) TmuxSocket(defaultRoot string) string {
 	if defaultRoot != "" && filepath.Clean(defaultRoot) == filepath.Clean(h.Root) {
 		return "leo"
 	}
-	return fmt.Sprintf("leo-%08x", fnv32(h.Root))
+	f := fnv.New32a()
+	f.Write([]byte(h.Root))
+	return fmt.Sprintf("leo-%08x", f.Sum32())
 }
 
-func fnv32(s string) uint32 {
-	const prime = 16777619
-	hash := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		hash ^= uint32(s[i])
-		hash *= prime
+// DefaultRoot is the default home (~/.leo, ignoring LEO_HOME), the one whose
+// tmux server is the plain "leo"; "" when HOME cannot be found.
+func DefaultRoot(getenv func(string) string) string {
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-	return hash
+	h, err := Resolve("", func(k string) string {
+		if k == "LEO_HOME" {
+			return ""
+		}
+		return getenv(k)
+	})
+	if err != nil {
+		return ""
+	}
+	return h.Root
 }
 
 // EnsureState creates the home (0700) and its state dir (0700).

@@ -52,3 +52,28 @@ func TestTmuxSocketPerHome(t *testing.T) {
 		t.Error("socket name is not stable for one home")
 	}
 }
+
+// The socket name of a home is part of leo's interface with running agents:
+// a daemon after an upgrade must find the tmux server the previous one
+// started, so the name (FNV-1a of the root) never changes.
+func TestTmuxSocketNameIsStable(t *testing.T) {
+	if got := (Home{Root: "/tmp/a"}).TmuxSocket("/u/me/.leo"); got != "leo-1828ba67" {
+		t.Fatalf("socket for /tmp/a = %q, want leo-1828ba67", got)
+	}
+}
+
+// DefaultRoot is ~/.leo whatever LEO_HOME says: it names the home that
+// keeps the plain "leo" tmux server.
+func TestDefaultRootIgnoresLEOHOME(t *testing.T) {
+	env := map[string]string{"HOME": "/u/me", "LEO_HOME": "/elsewhere"}
+	if got := DefaultRoot(func(k string) string { return env[k] }); got != "/u/me/.leo" {
+		t.Fatalf("DefaultRoot = %q, want /u/me/.leo", got)
+	}
+	h, err := Resolve("", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.TmuxSocket(DefaultRoot(func(k string) string { return env[k] })); got == "leo" {
+		t.Fatalf("a LEO_HOME home got the default socket")
+	}
+}

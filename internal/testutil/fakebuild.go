@@ -5,16 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 )
-
-// FakeHarnessNames are the programs the fake harness impersonates.
-var FakeHarnessNames = []string{"claude", "codex", "opencode"}
 
 var (
 	fakeOnce sync.Once
@@ -23,8 +19,8 @@ var (
 )
 
 // FakeHarnessDir builds internal/testutil/fakeharness once per test binary
-// and returns a directory holding claude, codex and opencode (symlinks to
-// it; the fake picks its role from the name it was run as). Put the
+// and returns a directory holding the binary of every registered harness
+// (symlinks to it; the fake picks its role from the name it was run as). Put the
 // directory first on PATH.
 func FakeHarnessDir(t testing.TB) string {
 	t.Helper()
@@ -47,7 +43,7 @@ func buildFakeHarness() (string, error) {
 	if err := GoBuild("github.com/blackpaw-studio/leo/internal/testutil/fakeharness", filepath.Join(dir, "fakeharness")); err != nil {
 		return "", err
 	}
-	for _, name := range FakeHarnessNames {
+	for _, name := range FakeHarnessNames() {
 		if err := os.Symlink("fakeharness", filepath.Join(dir, name)); err != nil {
 			return "", err
 		}
@@ -71,14 +67,12 @@ func removeStaleFakeDirs() {
 }
 
 // GoBuild builds the package importPath into the executable out, without
-// cgo, with the toolchain running the tests (that of GOROOT, else the go on
-// PATH).
+// cgo, with the toolchain running the tests: `go test` puts its own
+// GOROOT/bin first on the test binary's PATH.
 func GoBuild(importPath, out string) error {
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		if goBin, err = exec.LookPath("go"); err != nil {
-			return fmt.Errorf("go build %s: go toolchain not found: %w", importPath, err)
-		}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return fmt.Errorf("go build %s: go toolchain not found: %w", importPath, err)
 	}
 	cmd := exec.Command(goBin, "build", "-o", out, importPath)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -23,6 +23,7 @@ type harness struct {
 	home map[string]string
 	dir  string // workspace
 	log  string // FAKE_HARNESS_LOG
+	raw  string // FAKE_RAW_LOG: every byte the fake read
 }
 
 type launch struct {
@@ -62,8 +63,9 @@ func start(t *testing.T, l launch) *harness {
 	if l.dir == "" {
 		l.dir = t.TempDir()
 	}
-	h := &harness{t: t, s: l.s, home: l.home, dir: l.dir, log: filepath.Join(t.TempDir(), "harness.log")}
-	env := map[string]string{"FAKE_HARNESS_LOG": h.log, "FAKE_TURN_MS": "20"}
+	logDir := t.TempDir()
+	h := &harness{t: t, s: l.s, home: l.home, dir: l.dir, log: filepath.Join(logDir, "harness.log"), raw: filepath.Join(logDir, "raw.log")}
+	env := map[string]string{"FAKE_HARNESS_LOG": h.log, "FAKE_RAW_LOG": h.raw, "FAKE_TURN_MS": "20"}
 	for k, v := range l.home {
 		env[k] = v
 	}
@@ -153,8 +155,26 @@ func (h *harness) submit(text, shown string) {
 	h.t.Helper()
 	h.send(text)
 	h.waitFor(shown)
-	time.Sleep(150 * time.Millisecond) // the paste-burst window is the behaviour under test elsewhere
+	h.pastBurstWindow(time.Now())
 	h.enter()
+}
+
+// pastBurstWindow returns once an Enter sent now is sure to fall outside
+// the paste-burst window of pasted text the screen showed at shown: the
+// fake took the paste before it drew it, so its window closed no later than
+// shown + pasteBurstWindow. A deadline the fake's own rule sets, not a guess
+// at how long something takes: load only makes it more true.
+func (h *harness) pastBurstWindow(shown time.Time) {
+	<-time.After(time.Until(shown.Add(pasteBurstWindow + time.Millisecond)))
+}
+
+// received waits until the fake has read text from its terminal.
+func (h *harness) received(text string) {
+	h.t.Helper()
+	testutil.WaitFor(h.t, 10*time.Second, func() bool {
+		b, _ := os.ReadFile(h.raw)
+		return strings.Contains(string(b), text)
+	}, "the fake to read "+strconvQuote(text))
 }
 
 func (h *harness) logLines() []map[string]any {
@@ -423,14 +443,18 @@ func TestFakeCodexPasteBurst(t *testing.T) {
 	trustCodex(t, home, dir)
 	h := start(t, launch{role: "codex", home: home, dir: dir})
 	h.waitFor("› Ask Codex to do anything")
-	// Enter right behind the paste is a newline, as in real codex.
-	h.send("first")
-	h.enter()
-	h.waitFor("› first")
-	time.Sleep(150 * time.Millisecond)
-	if strings.Contains(h.screen(), "echo: first") {
-		t.Fatal("an Enter inside the paste-burst window submitted")
+	// Enter right behind the paste is a newline, as in real codex. Both
+	// go in one write, so the fake reads them together whatever the load.
+	if _, err := testutil.NewRawTmux(h.s).Exec([]byte("first"), "load-buffer", "-b", "burst", "-"); err != nil {
+		t.Fatal(err)
 	}
+	testutil.NewRawTmux(h.s).Run(t, "paste-buffer", "-p", "-d", "-b", "burst", "-t", h.pane.PaneID, ";", "send-keys", "-t", h.pane.PaneID, "Enter")
+	h.received("first\x1b[201~\r")
+	h.waitFor("› first")
+	shown := time.Now()
+	// What the early Enter did is settled (the fake read it with the paste);
+	// were it a submit, the message log would say so.
+	h.pastBurstWindow(shown)
 	h.enter()
 	h.waitFor("• echo: first")
 	if got := h.messages(); len(got) != 1 || got[0] != "first\n" {
@@ -494,7 +518,9 @@ func TestFakeKnobs(t *testing.T) {
 			return false
 		}, "the fake to hang")
 		h.send("ignored")
-		time.Sleep(300 * time.Millisecond) // proving a negative: nothing may show
+		// The fake has the bytes (its reader logged them); a fake that
+		// still handled input would draw them on the same pass.
+		h.received("ignored")
 		if strings.Contains(h.screen(), "ignored") {
 			t.Fatal("a hung fake drew input")
 		}
