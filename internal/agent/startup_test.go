@@ -42,8 +42,8 @@ func TestTUINeverReadyIsShownFailsItsMessagesAndIsRelaunched(t *testing.T) {
 			}
 			waitFor(t, "a relaunch", 20*time.Second, func() bool { return len(e.launches(h)) >= 2 })
 			a := mustGet(t, m, h)
-			if a.State != api.StateStarting || !strings.Contains(a.Error, "startup:") {
-				t.Fatalf("agent %s state %s error %q; want starting with the startup reason", h, a.State, a.Error)
+			if a.State != api.StateStarting || !strings.Contains(a.LastError, "startup:") {
+				t.Fatalf("agent %s state %s error %q; want starting with the startup reason", h, a.State, a.LastError)
 			}
 		})
 	}

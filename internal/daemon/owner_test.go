@@ -162,7 +162,7 @@ func TestStartingDaemonClearsStaleControlClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	socket := h.TmuxSocket(daemon.DefaultRoot(func(k string) string {
+	socket := h.TmuxSocket(home.DefaultRoot(func(k string) string {
 		if k == "PATH" {
 			return path
 		}
