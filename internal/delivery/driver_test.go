@@ -416,17 +416,19 @@ func TestDeliverFailsWhenTheTUIIsRelaunchedBeforeTheSubmitIsConfirmed(t *testing
 // busy line: a second message pasted then is folded into the first turn.
 // Each message must wait for the previous turn to be seen over.
 func TestBackToBackMessagesEachGetTheirOwnTurn(t *testing.T) {
-	p := &scriptPane{gapAfterEnter: 5}
-	tg := Target{Pane: p, Screen: scriptScreen{}, Turn: &Turn{}}
-	d := fastDriver()
-	for _, msg := range []string{"one", "two", "three"} {
-		if err := d.Deliver(context.Background(), tg, msg); err != nil {
-			t.Fatalf("%s: %v", msg, err)
+	synctest.Test(t, func(t *testing.T) {
+		p := &scriptPane{gapAfterEnter: 5}
+		tg := Target{Pane: p, Screen: scriptScreen{}, Turn: &Turn{}}
+		d := fastDriver()
+		for _, msg := range []string{"one", "two", "three"} {
+			if err := d.Deliver(context.Background(), tg, msg); err != nil {
+				t.Fatalf("%s: %v", msg, err)
+			}
 		}
-	}
-	if p.merged != 0 || !slices.Equal(p.submitted, []string{"one", "two", "three"}) {
-		t.Fatalf("submitted %q with %d pastes into a running turn", p.submitted, p.merged)
-	}
+		if p.merged != 0 || !slices.Equal(p.submitted, []string{"one", "two", "three"}) {
+			t.Fatalf("submitted %q with %d pastes into a running turn", p.submitted, p.merged)
+		}
+	})
 }
 
 // A turn too short for any look to see it busy: the next message waits
@@ -462,43 +464,51 @@ func TestNextMessageWaitsForTheIdleScreenToSettle(t *testing.T) {
 // codex on a cold start holds a submitted message ("Waiting for startup")
 // and submits it later than any submit timeout: not a failure.
 func TestHeldSubmitIsWaitedForNotFailed(t *testing.T) {
-	p := &scriptPane{heldOnEnter: 400}
-	d := fastDriver() // submit timeout 500 ms; 400 held looks take longer
-	d.Poll = 2 * time.Millisecond
-	if err := d.Deliver(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hello"); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(p.submitted, []string{"hello"}) || p.enters != 1 {
-		t.Fatalf("submitted %q with %d Enters", p.submitted, p.enters)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := &scriptPane{heldOnEnter: 400}
+		d := fastDriver() // submit timeout 500 ms; 400 held looks take longer
+		d.Poll = 2 * time.Millisecond
+		start := time.Now()
+		if err := d.Deliver(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "hello"); err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) <= d.SubmitTimeout {
+			t.Fatalf("held for only %s; the test must outlast the submit timeout", time.Since(start))
+		}
+		if !slices.Equal(p.submitted, []string{"hello"}) || p.enters != 1 {
+			t.Fatalf("submitted %q with %d Enters", p.submitted, p.enters)
+		}
+	})
 }
 
 // With the harness's record to read, an input line that cleared is no
 // proof: the message is delivered when the record shows its turn, and
 // fails as not known to have landed when it never does.
 func TestSubmitNeedsTheHarnessRecord(t *testing.T) {
-	for _, recorded := range []bool{true, false} {
-		p := &scriptPane{}
-		p.mu.Lock()
-		p.busyLooks = 0
-		p.mu.Unlock()
-		var asked []string
-		tg := Target{Pane: noBusy{p}, Screen: scriptScreen{}, TurnRecorded: func(_ context.Context, text string, _ time.Time) (bool, error) {
-			asked = append(asked, text)
-			return recorded && len(asked) > 3, nil
-		}}
-		err := fastDriver().Deliver(context.Background(), tg, "hello")
-		if recorded && err != nil {
-			t.Fatalf("recorded: %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		for _, recorded := range []bool{true, false} {
+			p := &scriptPane{}
+			p.mu.Lock()
+			p.busyLooks = 0
+			p.mu.Unlock()
+			var asked []string
+			tg := Target{Pane: noBusy{p}, Screen: scriptScreen{}, TurnRecorded: func(_ context.Context, text string, _ time.Time) (bool, error) {
+				asked = append(asked, text)
+				return recorded && len(asked) > 3, nil
+			}}
+			err := fastDriver().Deliver(context.Background(), tg, "hello")
+			if recorded && err != nil {
+				t.Fatalf("recorded: %v", err)
+			}
+			var f *Failure
+			if !recorded && (!errors.As(err, &f) || f.Stage != "submit" || !strings.Contains(f.Reason, "recorded no turn")) {
+				t.Fatalf("never recorded: err = %v", err)
+			}
+			if len(asked) == 0 || asked[0] != "hello" {
+				t.Fatalf("asked %q", asked)
+			}
 		}
-		var f *Failure
-		if !recorded && (!errors.As(err, &f) || f.Stage != "submit" || !strings.Contains(f.Reason, "recorded no turn")) {
-			t.Fatalf("never recorded: err = %v", err)
-		}
-		if len(asked) == 0 || asked[0] != "hello" {
-			t.Fatalf("asked %q", asked)
-		}
-	}
+	})
 }
 
 // noBusy is a TUI whose turns never show a busy screen.
@@ -515,16 +525,18 @@ func (n noBusy) SendKeys(ctx context.Context, keys ...string) error {
 // A paste of leo's that failed and stayed in the input line is leo's,
 // not someone's typing: the next message says so at once.
 func TestLeftoverPasteIsRecognisedAsLeos(t *testing.T) {
-	p := &scriptPane{input: "mangled text"}
-	tg := Target{Pane: p, Screen: scriptScreen{}, Leftover: &Leftover{ID: "m1", Text: "the text", Input: "mangled text"}}
-	d := fastDriver()
-	d.ReadyTimeout = time.Hour
-	err := d.Deliver(context.Background(), tg, "next")
-	var f *Failure
-	if !errors.As(err, &f) || !strings.Contains(f.Reason, "leo's own paste of message m1") || strings.Contains(f.Reason, "someone") {
-		t.Fatalf("err = %v", err)
-	}
-	if p.pastes != 0 {
-		t.Fatalf("pasted %d times", p.pastes)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := &scriptPane{input: "mangled text"}
+		tg := Target{Pane: p, Screen: scriptScreen{}, Leftover: &Leftover{ID: "m1", Text: "the text", Input: "mangled text"}}
+		d := fastDriver()
+		d.ReadyTimeout = time.Hour
+		err := d.Deliver(context.Background(), tg, "next")
+		var f *Failure
+		if !errors.As(err, &f) || !strings.Contains(f.Reason, "leo's own paste of message m1") || strings.Contains(f.Reason, "someone") {
+			t.Fatalf("err = %v", err)
+		}
+		if p.pastes != 0 {
+			t.Fatalf("pasted %d times", p.pastes)
+		}
+	})
 }
