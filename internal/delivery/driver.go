@@ -537,9 +537,17 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 		}
 		if err == nil {
 			inInput := s.State == harness.ScreenReady && t.Screen.Landed(s, text)
-			switch {
-			case s.State == harness.ScreenBusy:
+			if s.State == harness.ScreenBusy {
 				return confirmed(true)
+			}
+			// The record is read whatever the screen shows: a TUI may keep
+			// drawing the text in its box for a while after taking it.
+			if t.TurnRecorded != nil {
+				if ok, rerr := t.TurnRecorded(ctx, text, start.Add(-time.Second)); rerr == nil && ok {
+					return confirmed(false)
+				}
+			}
+			switch {
 			case s.Held:
 				// Neither failed nor a turn yet: the TUI submits it once
 				// it is up.
@@ -556,12 +564,6 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 				}
 			case t.TurnRecorded == nil && s.State == harness.ScreenReady:
 				return confirmed(false)
-			}
-			if t.TurnRecorded != nil && !inInput {
-				ok, rerr := t.TurnRecorded(ctx, text, start.Add(-time.Second))
-				if rerr == nil && ok {
-					return confirmed(false)
-				}
 			}
 		}
 		if !c.Now().Before(deadline) {
