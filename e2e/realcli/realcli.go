@@ -56,6 +56,14 @@ const (
 	KeyEnv = "LEOTEST_API_KEY"
 )
 
+// ReadyText is a text each TUI shows once its input box is up, on a fresh
+// session (observed on the versions in versions.env).
+var ReadyText = map[string]string{
+	"claude":   "❯",
+	"codex":    "Ask Codex to do anything",
+	"opencode": "Ask anything",
+}
+
 // Dirs are the per-user directories of an isolated home, as environment
 // variables: HOME, CODEX_HOME and the XDG base dirs, all under home.
 func Dirs(home string) map[string]string {
@@ -285,11 +293,13 @@ func InstalledVersion(bin string) (string, error) {
 	return line, nil
 }
 
-// KillUnder SIGKILLs every process whose executable lives under dir and
-// returns their PIDs. codex installs its app-server under
-// $CODEX_HOME/packages and starts it as a daemon that outlives the TUI (and
-// the tmux server); a test's home is its own, so what runs from there is the
-// test's and nobody else's. Linux only (/proc); elsewhere it does nothing.
+// KillUnder SIGKILLs every process whose executable lives under dir or
+// whose working directory is in it, and returns their PIDs. codex installs
+// its app-server under $CODEX_HOME/packages and starts it as a daemon that
+// outlives the TUI (and the tmux server); a CLI whose pane was killed can
+// leave its native child behind, still in its workspace. A test's home is
+// its own, so what runs from there is the test's and nobody else's. Linux
+// only (/proc); elsewhere it does nothing.
 func KillUnder(dir string) []int {
 	dir = filepath.Clean(dir) + string(filepath.Separator)
 	var killed []int
@@ -304,7 +314,8 @@ func KillUnder(dir string) []int {
 		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil {
 			argv0, _, _ = strings.Cut(string(b), "\x00")
 		}
-		if strings.HasPrefix(exe, dir) || strings.HasPrefix(argv0, dir) {
+		cwd, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if strings.HasPrefix(exe, dir) || strings.HasPrefix(argv0, dir) || strings.HasPrefix(cwd+"/", dir) {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
 				killed = append(killed, pid)
 			}

@@ -156,14 +156,6 @@ func TestHeadlessTurn(t *testing.T) {
 	}
 }
 
-// ReadyText is a text each TUI shows once its input box is up (observed on
-// the versions in versions.env).
-var ReadyText = map[string]string{
-	"claude":   "❯",
-	"codex":    "Ask Codex to do anything",
-	"opencode": "Ask anything",
-}
-
 func TestTUITurnInTmux(t *testing.T) {
 	for _, h := range Harnesses {
 		t.Run(h, func(t *testing.T) {
