@@ -170,6 +170,9 @@ func (r *run) step(name string, f func(*step)) {
 		st = &step{T: t, r: r, ctx: context.Background()}
 		f(st)
 	})
+	if !ok {
+		r.logPanes(name)
+	}
 	switch {
 	case ok:
 		results.set(r.h, name, "PASS", "")
@@ -177,6 +180,22 @@ func (r *run) step(name string, f func(*step)) {
 		results.set(r.h, name, "FAIL", st.msg)
 	default:
 		results.set(r.h, name, "FAIL", "failed (see the test log)")
+	}
+}
+
+// logPanes logs what every agent pane of the world shows, after a failed step.
+func (r *run) logPanes(stepName string) {
+	panes, err := r.w.AgentPanes()
+	if err != nil {
+		r.t.Logf("after %q: list panes: %v", stepName, err)
+		return
+	}
+	for sess, ps := range panes {
+		out, err := r.w.Tmux("capture-pane", "-p", "-J", "-t", ps[0].PaneID)
+		if err != nil {
+			out = err.Error()
+		}
+		r.t.Logf("after %q: pane of %s (pid %d):\n%s", stepName, sess, ps[0].PID, lastLines(out, 30))
 	}
 }
 
