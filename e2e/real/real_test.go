@@ -205,6 +205,9 @@ func (r *run) marker() string {
 	return fmt.Sprintf("LEO-%s-%d", r.h, r.n)
 }
 
+// peekMarker is the marker the next call of marker returns.
+func (r *run) peekMarker() string { return fmt.Sprintf("LEO-%s-%d", r.h, r.n+1) }
+
 // Template names: the agent under test, one in a never-trusted workspace,
 // one in a workspace reached through a symlink.
 func (r *run) fresh() string { return r.h + "-fresh" }
@@ -451,8 +454,11 @@ func (r *run) spawnReady(s *step) {
 }
 
 func (r *run) deliverReply(s *step) {
-	m, _ := s.exchange(r.h, "Hello, a first message.")
-	r.first = m
+	// The conversation's first marker, for the resume checks of later
+	// steps — set before the checks, so one failure here does not fail
+	// them all for want of it.
+	r.first = r.peekMarker()
+	s.exchange(r.h, "Hello, a first message.")
 }
 
 func (r *run) backToBack(s *step) {
@@ -468,12 +474,6 @@ func (r *run) backToBack(s *step) {
 	for _, m := range ms {
 		seqs = append(seqs, s.turn(m, time.Minute).Seq)
 	}
-	for _, m := range ms {
-		s.pane(r.h, "ACK "+m, time.Minute)
-	}
-	for _, m := range ms {
-		s.once(m)
-	}
 	for _, req := range modelserver.Turns(s.r.ms.Requests()) {
 		n := 0
 		for _, m := range req.Markers {
@@ -487,6 +487,12 @@ func (r *run) backToBack(s *step) {
 	}
 	if !(seqs[0] < seqs[1] && seqs[1] < seqs[2]) {
 		s.Fatalf("turns out of order: %v for %v", seqs, ms)
+	}
+	for _, m := range ms {
+		s.once(m)
+	}
+	for _, m := range ms {
+		s.pane(r.h, "ACK "+m, time.Minute)
 	}
 }
 
