@@ -31,7 +31,7 @@ test-real:
 	@set -e; bin="$$LEO_REALCLI_BIN"; \
 	if [ -z "$$bin" ]; then bin="$$(e2e/realcli/install.sh)"; fi; \
 	echo "== real CLIs in $$bin"; \
-	LEO_REALCLI_BIN="$$bin" LEO_REALCLI_REQUIRED=1 $(GO) test -count=1 -timeout 19m $(TESTFLAGS) ./e2e/real/
+	LEO_REALCLI_BIN="$$bin" LEO_REALCLI_REQUIRED=1 $(GO) test -count=1 -parallel 3 -timeout 19m $(TESTFLAGS) ./e2e/real/
 
 ## bench: the whole-process and package benchmarks; each prints its figures
 bench:

@@ -44,13 +44,14 @@ if [ ! -f "$stamp" ] || [ ! -x "$bin/claude" ] || [ ! -x "$bin/codex" ] || [ ! -
 		npm install --no-audit --no-fund --loglevel=error \
 			"@anthropic-ai/claude-code@$claude" "@openai/codex@$codex" "opencode-ai@$opencode" >&2
 	)
+	# A CLI whose install script did not run fails here ("native binary
+	# not installed").
+	for c in claude codex opencode; do
+		if ! "$bin/$c" --version >/dev/null 2>&1; then
+			echo "install.sh: $bin/$c --version fails" >&2
+			exit 1
+		fi
+	done
 	touch "$stamp"
 fi
-
-for c in claude codex opencode; do
-	if ! "$bin/$c" --version >/dev/null 2>&1; then
-		echo "install.sh: $bin/$c --version fails" >&2
-		exit 1
-	fi
-done
 echo "$bin"
