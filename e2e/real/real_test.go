@@ -333,7 +333,10 @@ func (s *step) send(name, text string) api.SendResult {
 }
 
 // delivered waits for message id to name to be recorded delivered.
-func (s *step) delivered(name, id string, d time.Duration) {
+//
+// A delivery recorded failed fails the step at once, saying whether the
+// model server got the message anyway (leo's record would then be wrong).
+func (s *step) delivered(name, id, marker string, d time.Duration) {
 	s.Helper()
 	s.poll(d, "message "+id+" to "+name+" delivered", func() (bool, string) {
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
@@ -345,7 +348,13 @@ func (s *step) delivered(name, id string, d time.Duration) {
 		for _, dl := range a.Deliveries {
 			if dl.ID == id {
 				if dl.Status == "failed" {
-					s.Fatalf("message %s to %s recorded failed: %s (%s)", id, name, dl.Error, describe(a))
+					ctx, cancel := context.WithTimeout(s.ctx, 20*time.Second)
+					defer cancel()
+					seen := "; the model server has not seen it"
+					if req, err := s.r.ms.WaitTurn(ctx, marker); err == nil {
+						seen = fmt.Sprintf("; yet the model server got it (turn #%d)", req.Seq)
+					}
+					s.Fatalf("message %s (%s) to %s recorded failed: %s%s (%s)", id, marker, name, dl.Error, seen, describe(a))
 				}
 				return dl.Status == "delivered", "status " + dl.Status
 			}
@@ -409,7 +418,7 @@ func (s *step) exchange(name, words string) (string, modelserver.Request) {
 	s.Helper()
 	m := s.r.marker()
 	res := s.send(name, words+" "+m+" please")
-	s.delivered(name, res.ID, 3*time.Minute)
+	s.delivered(name, res.ID, m, 3*time.Minute)
 	req := s.turn(m, time.Minute)
 	s.pane(name, "ACK "+m, time.Minute)
 	s.once(m)
@@ -466,8 +475,8 @@ func (r *run) backToBack(s *step) {
 	for i, m := range ms {
 		ids = append(ids, s.send(r.h, fmt.Sprintf("Back to back number %d: %s please", i+1, m)).ID)
 	}
-	for _, id := range ids {
-		s.delivered(r.h, id, 3*time.Minute)
+	for i, id := range ids {
+		s.delivered(r.h, id, ms[i], 3*time.Minute)
 	}
 	var seqs []int
 	for _, m := range ms {
@@ -499,7 +508,7 @@ func (r *run) threeLines(s *step) {
 	m := r.marker()
 	text := "First line " + m + "\nsecond line of three\nthird line of three"
 	res := s.send(r.h, text)
-	s.delivered(r.h, res.ID, 3*time.Minute)
+	s.delivered(r.h, res.ID, m, 3*time.Minute)
 	req := s.turn(m, time.Minute)
 	s.pane(r.h, "ACK "+m, time.Minute)
 	s.once(m)
@@ -532,7 +541,7 @@ func (r *run) longMessage(s *step) {
 		s.Fatalf("test bug: message is %d characters", len(text))
 	}
 	res := s.send(r.h, text)
-	s.delivered(r.h, res.ID, 3*time.Minute)
+	s.delivered(r.h, res.ID, m, 3*time.Minute)
 	req := s.turn(m, time.Minute)
 	s.pane(r.h, "ACK "+m, time.Minute)
 	s.once(m)
@@ -672,7 +681,7 @@ func (r *run) idleWake(s *step) {
 	if !res.Woke {
 		s.Fatalf("send to the parked agent did not wake it: %+v", res)
 	}
-	s.delivered(r.h, res.ID, 3*time.Minute)
+	s.delivered(r.h, res.ID, m, 3*time.Minute)
 	req := s.turn(m, time.Minute)
 	s.pane(r.h, "ACK "+m, time.Minute)
 	s.once(m)
