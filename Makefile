@@ -7,7 +7,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 TESTFLAGS ?=
 FUZZTIME  ?= 10s
 
-.PHONY: all build test bench fuzz-smoke clean
+.PHONY: all build test test-real bench fuzz-smoke clean
 
 all: build
 
@@ -20,6 +20,18 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) ./...
+
+## test-real: the real-CLI contract suite (e2e/real): claude, codex and
+## opencode from npm at the versions in e2e/realcli/versions.env, installed
+## into a cache by e2e/realcli/install.sh (or taken from LEO_REALCLI_BIN),
+## driven through leo against a model server on loopback. Needs npm and the
+## npm registry; fails (never skips) when the CLIs cannot be had.
+## docs/testing.md has the details and how to bump the versions.
+test-real:
+	@set -e; bin="$$LEO_REALCLI_BIN"; \
+	if [ -z "$$bin" ]; then bin="$$(e2e/realcli/install.sh)"; fi; \
+	echo "== real CLIs in $$bin"; \
+	LEO_REALCLI_BIN="$$bin" LEO_REALCLI_REQUIRED=1 $(GO) test -count=1 -parallel 3 -timeout 19m $(TESTFLAGS) ./e2e/real/
 
 ## bench: the whole-process and package benchmarks; each prints its figures
 bench:
