@@ -45,6 +45,7 @@ var screenWant = map[string]harness.Screen{
 	"ready-after-3line-turn": {State: harness.ScreenReady},
 	"ready-after-4k-turn":    {State: harness.ScreenReady},
 	"ready-after-error-400":  {State: harness.ScreenReady},
+	"ready-after-error-down": {State: harness.ScreenReady},
 	"ready-after-tool-turn":  {State: harness.ScreenReady},
 	"ready-typed-shrunk":     {State: harness.ScreenReady, Input: "after the shrink"},
 	"trust-dialog":           trust,
