@@ -171,3 +171,26 @@ func claudePastePlaceholder(s string, n int) (string, bool) {
 // claudeTrustAnswerDelay is how long the answered dialog stays (the real
 // one: about 3 s); keys sent meanwhile are kept and applied after it.
 func claudeTrustAnswerDelay() time.Duration { return envMS("FAKE_TRUST_ANSWER_MS", 1000) }
+
+// claudeLagSubmit imitates the real claude's lag after Enter: the message
+// goes into the transcript at once, while the box keeps showing it and no
+// spinner shows for FAKE_SUBMIT_LAG_MS (the real one: 1-4 s; the fake's
+// default is 0, no lag). It reports whether it took the Enter; keys
+// pressed during the lag are dropped with the box's text when it ends.
+func (t *tui) claudeLagSubmit(msg string) bool {
+	lag := envMS("FAKE_SUBMIT_LAG_MS", 0)
+	if t.role != roleClaude || lag == 0 || t.busy {
+		return false
+	}
+	if t.lagging {
+		return true
+	}
+	m := strings.TrimSpace(msg)
+	if m == "" || strings.HasPrefix(m, "/exit") || m == "/hang" {
+		return false
+	}
+	t.lagging = true
+	t.store.submit(msg)
+	time.AfterFunc(lag, func() { t.submitLagCh <- msg })
+	return true
+}

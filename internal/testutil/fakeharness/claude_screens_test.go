@@ -158,3 +158,39 @@ func TestFakeClaudeScreensMatchReal(t *testing.T) {
 		})
 	}
 }
+
+// TestFakeClaudeSubmitLag: with FAKE_SUBMIT_LAG_MS the fake does what the
+// real claude does after Enter: the message is in the transcript (where the
+// adapter's turn witness finds it) while the box still shows it and no
+// spinner shows; then the box clears and the turn runs.
+func TestFakeClaudeSubmitLag(t *testing.T) {
+	id := "0b7c8a3e-5a43-4f7e-9d0e-222222222222"
+	h := start(t, launch{role: "claude", args: []string{"--session-id", id},
+		env: map[string]string{"FAKE_SUBMIT_LAG_MS": "3000", "FAKE_TURN_MS": "2000"}})
+	h.waitFor("? for shortcuts")
+	h.send("lagged MARKL")
+	h.waitFor("❯ lagged MARKL")
+	h.enter()
+	q := leoharness.SessionQuery{Workspace: h.dir, Env: map[string]string{"HOME": h.home["HOME"]}}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		turns, err := claude.Claude{}.UserTurns(ctx(t), q, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(turns) == 1 && turns[0].Text == "lagged MARKL" && turns[0].SessionID == id {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the witness never saw the message: %+v", turns)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a file, bounded by the deadline
+	}
+	if s := (claude.Claude{}).Screen().Classify(h.screen()); s.State != leoharness.ScreenReady || s.Input != "lagged MARKL" {
+		t.Fatalf("right after the transcript entry the screen is %+v, want the text still in the box", s)
+	}
+	h.waitFor("  esc to interrupt · ← for agents")
+	h.waitFor("● echo: lagged MARKL")
+	if got := h.messages(); len(got) != 1 {
+		t.Fatalf("messages %q: want the one turn", got)
+	}
+}

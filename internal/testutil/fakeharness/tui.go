@@ -45,6 +45,11 @@ type tui struct {
 	trustAnswering bool
 	trustDoneCh    chan struct{}
 	held           []event
+	// claude: a submitted message already in the transcript while the box
+	// still shows it (FAKE_SUBMIT_LAG_MS).
+	lagging     bool
+	submitLagCh chan string
+	recorded    bool // the current turn's message is in the store already
 
 	input      []part
 	pastes     int
@@ -77,7 +82,7 @@ func restoreTerminal() {
 }
 
 func newTUI(r role, model string, st store) *tui {
-	return &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1), trustDoneCh: make(chan struct{}, 1)}
+	return &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1), trustDoneCh: make(chan struct{}, 1), submitLagCh: make(chan string, 1)}
 }
 
 // run is the TUI main loop. It returns the exit code.
@@ -155,6 +160,11 @@ func (t *tui) run() int {
 		case <-t.turnDoneCh:
 			t.finishTurn()
 			t.draw()
+		case msg := <-t.submitLagCh:
+			t.input, t.lagging, t.recorded = nil, false, true
+			t.startTurn(msg)
+			t.recorded = false
+			t.draw()
 		case <-t.trustDoneCh:
 			held := t.held
 			t.held = nil
@@ -226,6 +236,9 @@ func (t *tui) handle(ev event) (int, bool) {
 			return 0, false
 		}
 		msg := t.inputText()
+		if t.claudeLagSubmit(msg) {
+			return 0, false
+		}
 		t.input = nil
 		if strings.TrimSpace(msg) == "" {
 			return 0, false
@@ -346,7 +359,9 @@ func (t *tui) submit(msg string) (int, bool) {
 func (t *tui) startTurn(msg string) {
 	logLine(map[string]any{"message": msg, "pid": os.Getpid()})
 	t.history = append(t.history, t.userLines(msg)...)
-	t.store.submit(msg)
+	if !t.recorded {
+		t.store.submit(msg)
+	}
 	t.busy = true
 	t.busySince = time.Now()
 	t.current = msg
