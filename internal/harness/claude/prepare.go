@@ -22,11 +22,34 @@ import (
 // write is atomic and keeps the file's mode. A missing file is created with
 // just that entry (0600). A file that does not parse is left alone and
 // reported. Nothing is written when the workspace is already trusted.
+//
+// claude checks trust for the workspace's real path (symlinks resolved), so
+// a workspace reached through a symlink is trusted under both its written
+// and its real path.
 func (Claude) Prepare(ctx context.Context, spec harness.LaunchSpec) error {
 	if err := checkSpec(spec); err != nil {
 		return err
 	}
-	return TrustWorkspace(GlobalConfigPath(spec.Env), spec.Workspace)
+	return TrustWorkspace(GlobalConfigPath(spec.Env), workspacePaths(spec.Workspace)...)
+}
+
+// workspacePaths is the workspace as written and, when it differs, its real
+// path. A path that cannot be resolved (not there yet) is used as written.
+func workspacePaths(workspace string) []string {
+	if real := RealPath(workspace); real != workspace {
+		return []string{workspace, real}
+	}
+	return []string{workspace}
+}
+
+// RealPath is the workspace with symlinks resolved, as claude sees it (its
+// cwd), or the workspace as written when it cannot be resolved.
+func RealPath(workspace string) string {
+	real, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return workspace
+	}
+	return real
 }
 
 // GlobalConfigPath is claude's global state file (.claude.json).
@@ -37,8 +60,9 @@ func GlobalConfigPath(env map[string]string) string {
 	return filepath.Join(harness.Getenv(env, "HOME"), ".claude.json")
 }
 
-// TrustWorkspace marks workspace as trusted in the .claude.json at path.
-func TrustWorkspace(path, workspace string) error {
+// TrustWorkspace marks each workspace as trusted in the .claude.json at
+// path, in one write (none when all are trusted already).
+func TrustWorkspace(path string, workspaces ...string) error {
 	top := map[string]json.RawMessage{}
 	data, err := os.ReadFile(path)
 	switch {
@@ -54,17 +78,23 @@ func TrustWorkspace(path, workspace string) error {
 	if err != nil {
 		return fmt.Errorf("%s: projects is not an object, leaving it alone: %w", path, err)
 	}
-	project, err := objectAt(projects, workspace)
-	if err != nil {
-		return fmt.Errorf("%s: projects[%q] is not an object, leaving it alone: %w", path, workspace, err)
+	changed := false
+	for _, workspace := range workspaces {
+		project, err := objectAt(projects, workspace)
+		if err != nil {
+			return fmt.Errorf("%s: projects[%q] is not an object, leaving it alone: %w", path, workspace, err)
+		}
+		if string(project["hasTrustDialogAccepted"]) == "true" {
+			continue
+		}
+		project["hasTrustDialogAccepted"] = json.RawMessage("true")
+		if projects[workspace], err = json.Marshal(project); err != nil {
+			return err
+		}
+		changed = true
 	}
-	if string(project["hasTrustDialogAccepted"]) == "true" {
+	if !changed {
 		return nil
-	}
-	project["hasTrustDialogAccepted"] = json.RawMessage("true")
-
-	if projects[workspace], err = json.Marshal(project); err != nil {
-		return err
 	}
 	if top["projects"], err = json.Marshal(projects); err != nil {
 		return err

@@ -4,108 +4,154 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 // The strings claude's TUI draws, kept as data: when the TUI changes, only
-// these and the fixtures under testdata/screens/claude change.
+// these and the fixtures under testdata/screens/claude change. They were
+// read off captures of claude 2.1.197 (docs/harness-behaviour/claude.md).
 var (
 	// promptPrefix starts the input line, which sits between two rules.
+	// The transcript echoes sent messages with the same prefix, but never
+	// between two rules.
 	promptPrefix = "❯"
 	// ruleRune draws the rules above and below the input line.
 	ruleRune = '─'
-	// busyMarkers show while a turn runs.
-	busyMarkers = []string{"esc to interrupt"}
+	// spinnerRunes start the status line above the box while a turn runs
+	// ("✶ Whirring…"); the line keeps its glyph when the turn is over but
+	// then says how long it took ("✻ Crunched for 6s", no ellipsis).
+	spinnerRunes = "·✢✳✶✻✽*"
+	// busyEllipsis ends the spinner's verb while a turn runs.
+	busyEllipsis = "…"
+	// spinnerBusy are texts of a spinner line that mean busy without an
+	// ellipsis (an API error being retried).
+	spinnerBusy = []string{"Retrying in"}
+	// footerBusy shows under the box while a turn runs (not while the
+	// user is typing into the box: then the footer is blank).
+	footerBusy = []string{"esc to interrupt"}
 	// dialogs are modals that block the input line, with the keys that
 	// answer them the way leo wants (trust the workspace).
 	dialogs = []harness.Dialog{
 		{Name: "trust", Markers: []string{
-			"Do you trust the files in this folder?",
 			"Is this a project you created or one you trust",
 			"Yes, I trust this folder",
+			"Do you trust the files in this folder?",
 		}, Keys: []string{"Enter"}},
 	}
-	// pastedPlaceholder is how claude shows a long or multi-line paste;
+	// answeredMark follows the chosen option of a dialog once it has been
+	// answered: claude keeps drawing the dialog for a few seconds while it
+	// acts on the answer. Answering again would press Enter on the home
+	// screen that follows, so such a screen is "starting".
+	answeredMark = "✔"
+	// pastedPlaceholder is how claude shows a long paste (or several);
 	// compiled on first use, not at every leo command's start-up.
 	pastedPlaceholder = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`\[Pasted text #\d+(?: \+\d+ lines?)?\]`)
 	})
 )
 
-// tail is how many trailing lines of a capture are examined: the input box,
-// the busy line and any modal all live at the bottom of the pane.
-const tail = 40
-
 // Screen classifies captures of claude's TUI.
 func (Claude) Screen() harness.ScreenReader { return screen{} }
 
 type screen struct{}
 
-// Classify reads a plain capture (no SGR). A dialog wins over everything;
-// then the input box (a ❯ line between rules) is looked for; a busy marker
-// in the few lines above it makes it busy, otherwise ready. No box: starting.
+// Classify reads a plain capture (no SGR), the whole of it: the input box
+// sits right under the transcript, so in a tall pane it can be anywhere,
+// with dozens of blank rows below it.
+//
+// A dialog wins over everything; then the input box (a ❯ line between two
+// rules) is looked for; a spinner line above it, or "esc to interrupt"
+// under it, makes it busy, otherwise ready. No box: starting.
 func (screen) Classify(capture string) harness.Screen {
-	lines := unglue(harness.CaptureTail(capture, tail))
-	top, input, boxed := findInputBox(lines)
+	lines := unglue(harness.CaptureTail(capture, maxLines))
+	top, bottom, input, boxed := findInputBox(lines)
 	// A modal replaces the input box, so only text below the last box (or
 	// anywhere, when there is none) can be a live dialog; an answered one
 	// left in scrollback above the box is history.
 	from := 0
 	if boxed {
-		from = top + 1
+		from = bottom + 1
 	}
 	if d, ok := harness.FindDialog(dialogs, lines[from:]); ok {
+		if answered(lines[from:]) {
+			return harness.Screen{State: harness.ScreenStarting, Dialog: d.Name}
+		}
 		return d.Screen()
 	}
 	if !boxed {
 		return harness.Screen{State: harness.ScreenStarting}
 	}
-	// The spinner line sits just above the box; older transcript text
-	// further up is not looked at, nor are the message and reply lines of
-	// the transcript in between.
-	if harness.ShowsMarker(lines[max(0, top-busyWindow):top], busyMarkers, isTranscript) {
+	if spinning(lines[max(0, top-busyWindow):top]) || harness.ShowsMarker(lines[bottom+1:], footerBusy, nil) {
 		return harness.Screen{State: harness.ScreenBusy, Input: input}
 	}
 	return harness.Screen{State: harness.ScreenReady, Input: input}
 }
 
+// maxLines bounds the lines looked at: far more than any pane is tall, so
+// the box is found wherever it is, while a hostile capture stays cheap.
+const maxLines = 2000
+
 // busyWindow is how many lines above the input box may hold the spinner
-// (it can be separated from the box by a short todo list).
+// (a tip line "⎿  Tip: …" or a short todo list can sit between them).
 const busyWindow = 8
 
-// isTranscript: a sent message ("> …") or a reply ("● …"), which may quote
-// a busy marker.
-func isTranscript(l string) bool {
-	t := strings.TrimSpace(l)
-	return strings.HasPrefix(t, ">") || strings.HasPrefix(t, "●")
+// spinning reports whether one of lines is claude's status line for a
+// running turn: a spinner glyph in column 0 (transcript text never starts
+// there: messages start with "❯ ", replies with "● ", both indent their
+// continuation lines), a space, and a verb ending in "…" or a retry note.
+func spinning(lines []string) bool {
+	for _, l := range lines {
+		r, size := utf8.DecodeRuneInString(l)
+		if r == utf8.RuneError || !strings.ContainsRune(spinnerRunes, r) || !strings.HasPrefix(l[size:], " ") {
+			continue
+		}
+		if strings.Contains(l, busyEllipsis) || harness.ShowsMarker([]string{l}, spinnerBusy, nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// answered reports whether a dialog's selected option carries the mark
+// claude draws once the answer is being acted on.
+func answered(lines []string) bool {
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, promptPrefix) && strings.HasSuffix(t, answeredMark) {
+			return true
+		}
+	}
+	return false
 }
 
 // Landed reports whether pasted shows in the input: the same words (the box
-// wraps lines), or claude's [Pasted text #N +M lines] placeholder for a
-// multi-line paste.
+// wraps lines), or claude's [Pasted text #N] placeholder for a long paste.
+// A 3-line paste shows in full; 4,000 characters show as "[Pasted text #1]".
 func (screen) Landed(s harness.Screen, pasted string) bool {
 	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
 }
 
-// findInputBox finds the last ❯ line with a rule right above it and a rule
-// below it (after any wrapped continuation lines). It returns the index of
-// the upper rule and the input text, continuation lines joined by "\n".
-func findInputBox(lines []string) (top int, input string, ok bool) {
+// findInputBox finds the last ❯ line (indented or not) with a rule right
+// above it and a rule below it, after any continuation lines (a wrapped or
+// multi-line input). It returns the indexes of the two rules and the input
+// text, continuation lines joined by "\n".
+func findInputBox(lines []string) (top, bottom int, input string, ok bool) {
 	for i := len(lines) - 1; i > 0; i-- {
-		l := lines[i]
+		l := strings.TrimLeft(lines[i], " ")
 		if !strings.HasPrefix(l, promptPrefix) || !isRule(lines[i-1]) {
 			continue
 		}
 		parts := []string{strings.TrimSpace(strings.TrimPrefix(l, promptPrefix))}
 		for j := i + 1; j < len(lines); j++ {
 			if isRule(lines[j]) {
-				return i - 1, strings.TrimSpace(strings.Join(parts, "\n")), true
+				return i - 1, j, strings.TrimSpace(strings.Join(parts, "\n")), true
 			}
 			parts = append(parts, strings.TrimSpace(lines[j]))
 		}
 	}
-	return 0, "", false
+	return 0, 0, "", false
 }
 
 // isRule: a line drawn with ─, possibly carrying a label ("──── name ──").
@@ -144,10 +190,10 @@ func splitGlued(l string) []string {
 	}
 	// A prompt line ending in a rule run: "❯ text      ────".
 	if strings.HasPrefix(l, promptPrefix) {
-		body := strings.TrimRight(l, " ")
+		body := strings.TrimRight(l, " \u00a0")
 		if n := ruleRunBefore(body); n >= minGluedRule {
 			cut := len(body) - n*len(string(ruleRune))
-			if cut > 0 && strings.HasSuffix(body[:cut], " ") {
+			if cut > 0 && strings.TrimRight(body[:cut], " \u00a0") != body[:cut] {
 				return []string{body[:cut], body[cut:]}
 			}
 		}

@@ -1,6 +1,8 @@
 package claude
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,26 +13,132 @@ import (
 
 var trust = harness.Screen{State: harness.ScreenDialog, Dialog: "trust", DialogKeys: []string{"Enter"}}
 
+const (
+	wrapped = "please read the design document and then summarise the three most important decisions in a short list, then tell me which one you would revisit first and why"
+	threeLn = "line one MARK3L\nline two\nline three"
+)
+
+// screenWant is what each real capture must classify as, by the state part
+// of its name (<state>_<size>_<version>.txt); the same state at every pane
+// size gives the same screen. Inputs are compared with runs of white space
+// as one space, since the box wraps at the pane's width.
+var screenWant = map[string]harness.Screen{
+	"starting-blank": {State: harness.ScreenStarting},
+	"ready-empty":    {State: harness.ScreenReady},
+	// Keys typed about a second after the box first shows may show only
+	// seconds later (200x50), or not at all (80x24).
+	"ready-typed-not-shown": {State: harness.ScreenReady},
+	"ready-typed":           {State: harness.ScreenReady, Input: "fix the failing test"},
+	"ready-typed-wrapped":   {State: harness.ScreenReady, Input: wrapped},
+	"ready-pasted-1line":    {State: harness.ScreenReady, Input: "say hello MARK1"},
+	"ready-pasted-3line":    {State: harness.ScreenReady, Input: threeLn},
+	"ready-pasted-4k":       {State: harness.ScreenReady, Input: "[Pasted text #1]"},
+	// For a second or more after Enter the text stays in the box and no
+	// spinner shows: only the transcript knows the turn started.
+	"submitted-not-busy":     {State: harness.ScreenReady, Input: "say hello MARK1"},
+	"busy":                   {State: harness.ScreenBusy},
+	"busy-typed":             {State: harness.ScreenBusy, Input: "and one more thing"},
+	"busy-retrying-500":      {State: harness.ScreenBusy},
+	"busy-retrying-down":     {State: harness.ScreenBusy},
+	"ready-after-turn":       {State: harness.ScreenReady},
+	"ready-after-turn-typed": {State: harness.ScreenReady, Input: "and one more thing"},
+	"ready-after-3line-turn": {State: harness.ScreenReady},
+	"ready-after-4k-turn":    {State: harness.ScreenReady},
+	"ready-after-error-400":  {State: harness.ScreenReady},
+	"ready-after-error-down": {State: harness.ScreenReady},
+	"ready-after-tool-turn":  {State: harness.ScreenReady},
+	"ready-typed-shrunk":     {State: harness.ScreenReady, Input: "after the shrink"},
+	"trust-dialog":           trust,
+	"trust-dialog-symlink":   trust,
+	// The chosen option gets a ✔ while claude acts on the answer: not a
+	// dialog to answer again.
+	"trust-dialog-answering":       {State: harness.ScreenStarting, Dialog: "trust"},
+	"trust-dialog-answered":        {State: harness.ScreenReady},
+	"ready-empty-after-trust":      {State: harness.ScreenReady},
+	"ready-pasted-after-trust":     {State: harness.ScreenReady, Input: "hello after trust MARKS1"},
+	"ready-pasted-during-trust":    {State: harness.ScreenReady, Input: "pasted during dialog MARKS2"},
+	"ready-after-turn-after-trust": {State: harness.ScreenReady},
+}
+
+// screenWantFile overrides screenWant for one capture.
+var screenWantFile = map[string]harness.Screen{
+	// Esc Esc cleared only part of the 3-line paste before the long one.
+	"ready-pasted-4k_80x24_v2.1.197": {State: harness.ScreenReady, Input: "line one MARK3L\nline two\nline three[Pasted text #1]"},
+	// The text typed a second after start, not shown then, showed up here.
+	"ready-typed-wrapped_200x50_v2.1.197": {State: harness.ScreenReady, Input: "fix the failing test" + wrapped},
+}
+
 func TestScreenFixtures(t *testing.T) {
-	harnesstest.ScreenFixtures(t, Claude{}.Screen(), harnesstest.ScreensDir("claude"), map[string]harness.Screen{
-		"starting":        {State: harness.ScreenStarting},
-		"starting-banner": {State: harness.ScreenStarting},
-		"ready-empty":     {State: harness.ScreenReady},
-		"ready-typed":     {State: harness.ScreenReady, Input: "fix the failing test"},
-		// After the window shrinks, capture-pane -J glues the box's rules
-		// to the prompt line (tmux 3.3a keeps the rows marked as wrapped).
-		"ready-empty-shrunk":      {State: harness.ScreenReady},
-		"ready-typed-shrunk":      {State: harness.ScreenReady, Input: "after the shrink"},
-		"ready-after-turn-pasted": {State: harness.ScreenReady, Input: "[Pasted text #2 +2 lines]"},
-		"busy-pasted":             {State: harness.ScreenBusy, Input: "[Pasted text #2 +2 lines]"},
-		"ready-after-turn":        {State: harness.ScreenReady},
-		"ready-wrapped":           {State: harness.ScreenReady, Input: "please read the design document and then summarise the three most important\ndecisions in a short list"},
-		"ready-pasted":            {State: harness.ScreenReady, Input: "[Pasted text #1 +4 lines]"},
-		"busy":                    {State: harness.ScreenBusy},
-		"busy-typed":              {State: harness.ScreenBusy, Input: "and one more thing"},
-		"trust-dialog":            trust,
-		"trust-dialog-answered":   {State: harness.ScreenReady},
-	})
+	files, err := filepath.Glob(filepath.Join(harnesstest.ScreensDir("claude"), "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	seen := map[string]bool{}
+	r := Claude{}.Screen()
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".txt")
+		state, _, _ := strings.Cut(name, "_")
+		seen[state] = true
+		t.Run(name, func(t *testing.T) {
+			want, ok := screenWantFile[name]
+			if !ok {
+				if want, ok = screenWant[state]; !ok {
+					t.Fatalf("fixture %s: state %q has no expectation", f, state)
+				}
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := r.Classify(string(data))
+			if got.State != want.State || got.Dialog != want.Dialog || !slices.Equal(got.DialogKeys, want.DialogKeys) ||
+				strings.Join(strings.Fields(got.Input), " ") != strings.Join(strings.Fields(want.Input), " ") {
+				t.Fatalf("Classify(%s)\n got %+v\nwant %+v", f, got, want)
+			}
+			if got.Held {
+				t.Fatalf("Classify(%s) is held: claude never holds a submit", f)
+			}
+			harnesstest.CheckScreen(t, r, string(data))
+		})
+	}
+	for state := range screenWant {
+		if !seen[state] {
+			t.Errorf("expectation %q has no fixture", state)
+		}
+	}
+}
+
+// TestInputBoxAnywhere: the box is found however far above the bottom of
+// a tall pane it sits, and when it is indented.
+func TestInputBoxAnywhere(t *testing.T) {
+	rule := strings.Repeat("─", 60)
+	box := rule + "\n❯ find me\n" + rule + "\n  ? for shortcuts\n"
+	for _, below := range []int{0, 39, 41, 200} {
+		capture := "╭─ Claude ─╮\n╰──────────╯\n" + box + strings.Repeat("\n", below) + strings.Repeat("  some footer text\n", below/2)
+		if got := (Claude{}).Screen().Classify(capture); got.State != harness.ScreenReady || got.Input != "find me" {
+			t.Errorf("box with %d lines below: %+v", below, got)
+		}
+	}
+	indented := "   " + rule + "\n   ❯ centred\n   " + rule + "\n"
+	if got := (Claude{}).Screen().Classify(indented); got.State != harness.ScreenReady || got.Input != "centred" {
+		t.Errorf("indented box: %+v", got)
+	}
+}
+
+// TestSpinnerOnlyInColumnZero: transcript text that looks like the spinner
+// (a reply quoting it) does not make the screen busy.
+func TestSpinnerOnlyInColumnZero(t *testing.T) {
+	rule := strings.Repeat("─", 40)
+	for capture, want := range map[string]harness.ScreenState{
+		"● the spinner says\n  ✶ Whirring…\n" + rule + "\n❯ \n" + rule + "\n":     harness.ScreenReady,
+		"❯ ✶ Whirring… is what I saw\n✻ Worked for 3s\n" + rule + "\n❯ \n" + rule: harness.ScreenReady,
+		"❯ hi\n✶ Whirring…\n" + rule + "\n❯ \n" + rule + "\n":                     harness.ScreenBusy,
+		"❯ hi\n* Thinking… (3s)\n" + rule + "\n❯ \n" + rule + "\n":                harness.ScreenBusy,
+	} {
+		if got := (Claude{}).Screen().Classify(capture); got.State != want {
+			t.Errorf("Classify(%q) = %v, want %v", capture, got.State, want)
+		}
+	}
 }
 
 func TestLanded(t *testing.T) {
@@ -38,13 +146,15 @@ func TestLanded(t *testing.T) {
 		[][2]string{ // {input shown, text pasted} that landed
 			{"hello world", "hello world"},
 			{"please read the design document and then summarise the three most important\ndecisions", "please read the design document and then summarise the three most important decisions"},
+			{threeLn, threeLn},
+			{"[Pasted text #1]", strings.Repeat("a very long single line ", 170)},
 			{"[Pasted text #2 +12 lines]", "line one\nline two"},
-			{"[Pasted text #1]", "a very long single line"},
 		},
 		[][2]string{ // and that did not
 			{"", "hello"},
 			{"hell", "hello"},
 			{"hello", ""},
+			{"line one MARK3L\nline two", threeLn},
 		})
 }
 

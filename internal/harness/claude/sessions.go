@@ -78,9 +78,10 @@ func ConfigDir(env map[string]string) string {
 	return filepath.Join(harness.Getenv(env, "HOME"), ".claude")
 }
 
-// ProjectDir is where claude keeps the transcripts of a workspace.
+// ProjectDir is where claude keeps the transcripts of a workspace: under its
+// real path (claude names the directory after its cwd, symlinks resolved).
 func ProjectDir(env map[string]string, workspace string) string {
-	return filepath.Join(ConfigDir(env), "projects", EncodeWorkspace(workspace))
+	return filepath.Join(ConfigDir(env), "projects", EncodeWorkspace(RealPath(workspace)))
 }
 
 // TranscriptPath is the transcript file of conversation id.

@@ -218,3 +218,72 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(data)
 }
+
+// TestPrepareTrustsRealPathOfSymlinkedWorkspace: claude checks trust for the
+// real path (its cwd) and showed its trust dialog for a workspace leo had
+// trusted only as written (through a symlink).
+func TestPrepareTrustsRealPathOfSymlinkedWorkspace(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	real := filepath.Join(dir, "real")
+	link := filepath.Join(dir, "link")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(real) // the temp dir may itself be behind a symlink
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := harness.LaunchSpec{Workspace: link, Env: map[string]string{"HOME": home}}
+	if err := (Claude{}).Prepare(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Projects map[string]struct {
+			HasTrustDialogAccepted bool `json:"hasTrustDialogAccepted"`
+		} `json:"projects"`
+	}
+	mustUnmarshal(t, []byte(harnesstest.ReadFile(t, filepath.Join(home, ".claude.json"))), &got)
+	for _, ws := range []string{link, real} {
+		if !got.Projects[ws].HasTrustDialogAccepted {
+			t.Errorf("projects[%q] not trusted: %+v", ws, got.Projects)
+		}
+	}
+	harnesstest.NotRewritten(t, filepath.Join(home, ".claude.json"), func() error { return (Claude{}).Prepare(context.Background(), spec) })
+}
+
+// TestSessionsFollowRealPath: claude files a symlinked workspace's
+// transcripts under its real path (-tmp-hc-real-ws for /tmp/hc/link_ws).
+func TestSessionsFollowRealPath(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	real := filepath.Join(dir, "real")
+	link := filepath.Join(dir, "link")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := filepath.EvalSymlinks(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home}
+	id := "22222222-2222-4333-8444-000000000001"
+	path := filepath.Join(home, ".claude", "projects", EncodeWorkspace(resolved), id+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := Claude{}.Sessions()
+	if ok, err := s.Exists(context.Background(), harness.SessionQuery{Workspace: link, Env: env}, id); !ok || err != nil {
+		t.Fatalf("Exists through the symlink = %v, %v", ok, err)
+	}
+	if got, err := s.Discover(context.Background(), harness.SessionQuery{Workspace: link, Env: env}); got != id || err != nil {
+		t.Fatalf("Discover through the symlink = %q, %v", got, err)
+	}
+}

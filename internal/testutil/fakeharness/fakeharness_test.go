@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,6 +34,8 @@ type launch struct {
 	home map[string]string // reuse a home (resume across launches)
 	dir  string
 	s    *tmux.Server
+	// width and height of the pane; 120x40 when zero.
+	width, height int
 }
 
 func ctx(t *testing.T) context.Context {
@@ -75,7 +78,7 @@ func start(t *testing.T, l launch) *harness {
 	argv := append([]string{filepath.Join(testutil.FakeHarnessDir(t), l.role)}, l.args...)
 	p, err := l.s.NewSession(ctx(t), tmux.SessionSpec{
 		Name: fmt.Sprintf("leo-%s-%d", l.role, sessionSeq.Add(1)),
-		Dir:  l.dir, Argv: argv, Env: env, Width: 120, Height: 40,
+		Dir:  l.dir, Argv: argv, Env: env, Width: cmp.Or(l.width, 120), Height: cmp.Or(l.height, 40),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +216,7 @@ func (h *harness) sessionID() string {
 var roles = []struct {
 	name, ready, composer, echoUser, echoReply string
 }{
-	{"claude", "? for shortcuts", "❯ hello there", "> hello there", "● echo: hello there"},
+	{"claude", "? for shortcuts", "❯ hello there", "❯ hello there", "● echo: hello there"},
 	{"codex", "› Ask Codex to do anything", "› hello there", "› hello there", "• echo: hello there"},
 	{"opencode", "┃  Ask anything…", "┃  hello there", "┃  hello there", "  echo: hello there"},
 }
@@ -233,7 +236,7 @@ func TestFakeReadyPasteEchoAndSessionFile(t *testing.T) {
 			scr := h.waitFor(r.ready)
 			switch r.name {
 			case "claude":
-				for _, want := range []string{"✻ Welcome to Claude Code (fake)", "\n❯ ", "─────"} {
+				for _, want := range []string{"╭─── Claude Code (fake) ", "Welcome to Claude Code", "\n❯ ", "─────"} {
 					if !strings.Contains(scr, want) {
 						t.Fatalf("ready screen lacks %q:\n%s", want, scr)
 					}
@@ -412,7 +415,7 @@ func TestFakeTrustDialog(t *testing.T) {
 		role, question, yes, no, ready string
 		env                            map[string]string
 	}{
-		{"claude", "Do you trust the files in this folder?", "❯ 1. Yes, proceed", "  2. No, exit", "? for shortcuts", map[string]string{"FAKE_TRUST_DIALOG": "1"}},
+		{"claude", "Is this a project you created or one you trust?", " ❯ 1. Yes, I trust this folder", "   2. No, exit", "? for shortcuts", map[string]string{"FAKE_TRUST_DIALOG": "1", "FAKE_TRUST_ANSWER_MS": "100"}},
 		{"codex", "Do you trust the contents of this directory?", "› 1. Yes, continue", "  2. No, quit", "› Ask Codex to do anything", nil},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
@@ -503,7 +506,8 @@ func TestFakeKnobs(t *testing.T) {
 		h := start(t, launch{role: "claude", env: map[string]string{"FAKE_TURN_MS": "1500"}})
 		h.waitFor("? for shortcuts")
 		h.submit("slow one", "❯ slow one")
-		h.waitFor("✻ Thinking… (esc to interrupt)")
+		h.waitFor(" Thinking…")
+		h.waitFor("  esc to interrupt · ← for agents")
 		h.waitFor("● echo: slow one")
 		if strings.Contains(h.screen(), "esc to interrupt") {
 			t.Fatal("busy line left after the turn")

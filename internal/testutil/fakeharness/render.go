@@ -22,7 +22,12 @@ func (t *tui) draw() {
 	top, bottom, curLine, curCol := t.layout(width)
 	lines := append(top, bottom...)
 	curLine += len(top)
-	if extra := len(lines) - height; extra > 0 {
+	if extra := len(lines) - height; extra > 0 && t.role == roleClaude {
+		// The real claude scrolls: the oldest lines, banner first, leave
+		// the top of the pane.
+		lines = lines[extra:]
+		curLine -= extra
+	} else if extra > 0 {
 		// Too tall: drop the oldest transcript lines (just below the banner).
 		banner := t.bannerHeight()
 		if extra > len(top)-banner {
@@ -72,6 +77,9 @@ func (t *tui) bannerHeight() int {
 // be trimmed) and its lower part (busy line, input box, footer), and where
 // the cursor goes within the lower part.
 func (t *tui) layout(width int) (top, bottom []string, curLine, curCol int) {
+	if t.trust && t.role == roleClaude {
+		return nil, t.claudeTrustLines(width), 0, 0
+	}
 	if t.trust {
 		return nil, t.trustLines(), 0, 0
 	}
@@ -79,14 +87,8 @@ func (t *tui) layout(width int) (top, bottom []string, curLine, curCol int) {
 	inputLines := strings.Split(t.inputDisplay(), "\n")
 	switch t.role {
 	case roleClaude:
-		rule := strings.Repeat("─", width)
-		if t.busy {
-			bottom = append(bottom, "✻ Thinking… (esc to interrupt)", "")
-		}
-		bottom = append(bottom, rule)
-		curLine = len(bottom) + len(inputLines) - 1
-		bottom, curCol = withPrompt(bottom, inputLines, "❯ ", "  ")
-		bottom = append(bottom, rule, "  ? for shortcuts")
+		top = append(claudeBanner(width, t.model), t.history...)
+		bottom, curLine, curCol = t.claudeBottom(width, inputLines)
 	case roleCodex:
 		if t.busy {
 			secs := int(time.Since(t.busySince).Seconds())
@@ -167,7 +169,7 @@ func indent(prefix, cont, msg string) []string {
 func (t *tui) userLines(msg string) []string {
 	switch t.role {
 	case roleClaude:
-		return indent("> ", "  ", msg)
+		return claudeUserLines(msg)
 	case roleCodex:
 		return indent("› ", "  ", msg)
 	default:
@@ -178,7 +180,7 @@ func (t *tui) userLines(msg string) []string {
 func (t *tui) replyLines(reply string) []string {
 	switch t.role {
 	case roleClaude:
-		return append(indent("● ", "  ", reply), "")
+		return claudeReplyLines(reply, time.Since(t.busySince))
 	case roleCodex:
 		return append(indent("• ", "  ", reply), "")
 	default:

@@ -28,7 +28,7 @@ func claudeConfigDir() string {
 // claudeTranscript is where claude keeps session id's transcript for the
 // current directory.
 func claudeTranscript(id string) string {
-	return filepath.Join(claudeConfigDir(), "projects", nonAlnumToDash(cwd()), id+".jsonl")
+	return filepath.Join(claudeConfigDir(), "projects", nonAlnumToDash(claudeCwd()), id+".jsonl")
 }
 
 func appendJSONL(path string, v any) error {
@@ -50,9 +50,13 @@ func appendJSONL(path string, v any) error {
 
 func nowStamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
 
+// claudeRecord is one transcript line shaped like the real claude's (the
+// fields leo reads: type, sessionId, timestamp, isMeta/isSidechain, and
+// message.content, a string for what the user typed or pasted).
 func claudeRecord(id, kind, text string) map[string]any {
 	return map[string]any{
-		"type": kind, "sessionId": id, "cwd": cwd(), "uuid": uuid.NewString(), "timestamp": nowStamp(),
+		"type": kind, "sessionId": id, "cwd": claudeCwd(), "uuid": uuid.NewString(), "timestamp": nowStamp(),
+		"parentUuid": nil, "isSidechain": false, "userType": "external", "entrypoint": "cli", "version": "0.0.0-fake",
 		"message": map[string]any{"role": kind, "content": text},
 	}
 }
@@ -76,7 +80,7 @@ func claudeTrusted() bool {
 	if err != nil || json.Unmarshal(b, &st) != nil {
 		return false
 	}
-	return st.Projects[cwd()].HasTrustDialogAccepted
+	return st.Projects[claudeCwd()].HasTrustDialogAccepted
 }
 
 func claudeRecordTrust() {
@@ -89,12 +93,12 @@ func claudeRecordTrust() {
 	if projects == nil {
 		projects = map[string]any{}
 	}
-	p, _ := projects[cwd()].(map[string]any)
+	p, _ := projects[claudeCwd()].(map[string]any)
 	if p == nil {
 		p = map[string]any{}
 	}
 	p["hasTrustDialogAccepted"] = true
-	projects[cwd()] = p
+	projects[claudeCwd()] = p
 	st["projects"] = projects
 	b, _ := json.MarshalIndent(st, "", "  ")
 	_ = writeAtomic(path, b)

@@ -40,6 +40,16 @@ type tui struct {
 	trust    bool // a trust dialog is showing
 	trustSel int
 	onTrust  func()
+	// claude: the dialog was answered and stays up a while; keys sent
+	// meanwhile wait in held and are applied after it.
+	trustAnswering bool
+	trustDoneCh    chan struct{}
+	held           []event
+	// claude: a submitted message already in the transcript while the box
+	// still shows it (FAKE_SUBMIT_LAG_MS).
+	lagging     bool
+	submitLagCh chan string
+	recorded    bool // the current turn's message is in the store already
 
 	input      []part
 	pastes     int
@@ -72,7 +82,7 @@ func restoreTerminal() {
 }
 
 func newTUI(r role, model string, st store) *tui {
-	return &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1)}
+	return &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1), trustDoneCh: make(chan struct{}, 1), submitLagCh: make(chan string, 1)}
 }
 
 // run is the TUI main loop. It returns the exit code.
@@ -150,6 +160,21 @@ func (t *tui) run() int {
 		case <-t.turnDoneCh:
 			t.finishTurn()
 			t.draw()
+		case msg := <-t.submitLagCh:
+			t.input, t.lagging, t.recorded = nil, false, true
+			t.startTurn(msg)
+			t.recorded = false
+			t.draw()
+		case <-t.trustDoneCh:
+			held := t.held
+			t.held = nil
+			t.acceptTrust()
+			for _, ev := range held {
+				if code, exit := t.handle(ev); exit {
+					return code
+				}
+			}
+			t.draw()
 		case <-tick.C:
 			if t.busy {
 				t.draw()
@@ -163,15 +188,20 @@ func (t *tui) run() int {
 // handle applies one input event; exit says the program should end.
 func (t *tui) handle(ev event) (int, bool) {
 	now := time.Now()
+	if t.trust && t.trustAnswering {
+		t.held = append(t.held, ev)
+		return 0, false
+	}
 	if t.trust {
 		switch ev.kind {
 		case evEnter:
+			if t.trustSel == 0 && t.role == roleClaude {
+				t.trustAnswering = true
+				time.AfterFunc(claudeTrustAnswerDelay(), func() { t.trustDoneCh <- struct{}{} })
+				return 0, false
+			}
 			if t.trustSel == 0 {
-				t.trust = false
-				logEvent(map[string]any{"event": "trust_accepted"})
-				if t.onTrust != nil {
-					t.onTrust()
-				}
+				t.acceptTrust()
 				return 0, false
 			}
 			return fail(1, "fake: trust declined"), true
@@ -206,6 +236,9 @@ func (t *tui) handle(ev event) (int, bool) {
 			return 0, false
 		}
 		msg := t.inputText()
+		if t.claudeLagSubmit(msg) {
+			return 0, false
+		}
 		t.input = nil
 		if strings.TrimSpace(msg) == "" {
 			return 0, false
@@ -232,6 +265,15 @@ func (t *tui) handle(ev event) (int, bool) {
 	return 0, false
 }
 
+// acceptTrust closes the trust dialog and records the answer.
+func (t *tui) acceptTrust() {
+	t.trust, t.trustAnswering = false, false
+	logEvent(map[string]any{"event": "trust_accepted"})
+	if t.onTrust != nil {
+		t.onTrust()
+	}
+}
+
 func (t *tui) addText(s string) {
 	if n := len(t.input); n > 0 && t.input[n-1].label == "" {
 		t.input[n-1].text += s
@@ -244,12 +286,8 @@ func (t *tui) addText(s string) {
 // placeholder, as the real one does.
 func (t *tui) addPaste(s string) {
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
-	t.pastes++
-	if t.role == roleClaude && (strings.Contains(s, "\n") || len(s) > 800) {
-		label := fmt.Sprintf("[Pasted text #%d]", t.pastes)
-		if n := strings.Count(s, "\n"); n > 0 {
-			label = fmt.Sprintf("[Pasted text #%d +%d lines]", t.pastes, n)
-		}
+	if label, ok := claudePastePlaceholder(s, t.pastes+1); ok && t.role == roleClaude {
+		t.pastes++ // claude numbers only the pastes it shows as a placeholder
 		t.input = append(t.input, part{text: s, label: label})
 		return
 	}
@@ -323,7 +361,9 @@ func (t *tui) submit(msg string) (int, bool) {
 func (t *tui) startTurn(msg string) {
 	logLine(map[string]any{"message": msg, "pid": os.Getpid()})
 	t.history = append(t.history, t.userLines(msg)...)
-	t.store.submit(msg)
+	if !t.recorded {
+		t.store.submit(msg)
+	}
 	t.busy = true
 	t.busySince = time.Now()
 	t.current = msg
