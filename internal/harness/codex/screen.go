@@ -101,9 +101,17 @@ func (screen) Classify(capture string) harness.Screen {
 
 // Landed reports whether pasted shows in the composer (same words, as the
 // composer wraps), or as codex's [Pasted Content N chars] placeholder.
+// A word longer than the composer's width is broken across rows, so the
+// text is also compared with all white space removed.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
+	if harness.PasteLanded(s.Input, pasted, pastedPlaceholder()) {
+		return true
+	}
+	want := withoutSpace(pasted)
+	return want != "" && strings.Contains(withoutSpace(s.Input), want)
 }
+
+func withoutSpace(s string) string { return strings.Join(strings.Fields(s), "") }
 
 // captureLines splits a plain capture into lines without trailing blanks
 // (codex pads its composer rows with spaces) and drops the blank rows

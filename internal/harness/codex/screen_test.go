@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +16,23 @@ import (
 // longPasted is how codex 0.171.0 shows the 4,000-character paste of the
 // capture script (more than 1,000 characters collapse to a placeholder).
 const longPasted = "[Pasted Content 4000 chars]"
+
+// landedOnly stands for an input too long to spell out: the fixture's
+// input must be landedText[state] as Landed sees it.
+const landedOnly = "(landed)"
+
+// landedText is what was pasted for such a fixture: 779 characters (up to
+// 1,000 show as text; more, as a placeholder) whose long URL the composer
+// breaks mid-word.
+var landedText = map[string]string{
+	"ready-pasted-wrapped": func() string {
+		var w []string
+		for i := range 120 {
+			w = append(w, fmt.Sprintf("w%03d", i))
+		}
+		return "see https://example.com/" + strings.Repeat("a", 150) + " then " + strings.Join(w, " ")
+	}(),
+}
 
 // fixtureWant is what each real capture under testdata/screens/codex must
 // classify as, keyed by the state part of its name
@@ -47,6 +65,7 @@ var fixtureWant = map[string]harness.Screen{
 	"ready-empty-intro":        {State: harness.ScreenReady},
 	"busy-steer-pending":       {State: harness.ScreenBusy},
 	"ready-after-trust":        {State: harness.ScreenReady},
+	"ready-pasted-wrapped":     {State: harness.ScreenReady, Input: landedOnly},
 }
 
 // fixtures lists the real captures: state name → files.
@@ -91,6 +110,12 @@ func TestScreenFixtures(t *testing.T) {
 				got := r.Classify(string(data))
 				if len(got.DialogKeys) == 0 {
 					got.DialogKeys = nil
+				}
+				if want.Input == landedOnly {
+					if !r.Landed(got, landedText[state]) {
+						t.Fatalf("Landed(%+v) = false for the text pasted", got)
+					}
+					got.Input = landedOnly
 				}
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("Classify\n got %+v\nwant %+v", got, want)
