@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,6 +33,7 @@ type launch struct {
 	home map[string]string // reuse a home (resume across launches)
 	dir  string
 	s    *tmux.Server
+	w, h int // pane size, 120x40 when 0
 }
 
 func ctx(t *testing.T) context.Context {
@@ -73,7 +75,7 @@ func start(t *testing.T, l launch) *harness {
 	argv := append([]string{filepath.Join(testutil.FakeHarnessDir(t), l.role)}, l.args...)
 	p, err := l.s.NewSession(ctx(t), tmux.SessionSpec{
 		Name: fmt.Sprintf("leo-%s-%d", l.role, sessionSeq.Add(1)),
-		Dir:  l.dir, Argv: argv, Env: env, Width: 120, Height: 40,
+		Dir:  l.dir, Argv: argv, Env: env, Width: cmp.Or(l.w, 120), Height: cmp.Or(l.h, 40),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +221,7 @@ func TestFakeReadyPasteEchoAndSessionFile(t *testing.T) {
 					}
 				}
 			case "codex":
-				if !strings.Contains(scr, "│ >_ OpenAI Codex (fake) │") || !strings.Contains(scr, "  ⏎ send   ⌃J newline") {
+				if !strings.Contains(scr, "  >_ OpenAI Codex (v0.171.0, fake)") || !strings.Contains(scr, "  ← for agents · ? for shortcuts") {
 					t.Fatalf("ready screen:\n%s", scr)
 				}
 			case "opencode":
@@ -393,7 +395,7 @@ func TestFakeTrustDialog(t *testing.T) {
 		env                            map[string]string
 	}{
 		{"claude", "Do you trust the files in this folder?", "❯ 1. Yes, proceed", "  2. No, exit", "? for shortcuts", map[string]string{"FAKE_TRUST_DIALOG": "1"}},
-		{"codex", "Do you trust the contents of this directory?", "› 1. Yes, continue", "  2. No, quit", "› Ask Codex to do anything", nil},
+		{"codex", "Trust this folder?", "› 1. Trust and continue", "  2. Back to Agent Command Center", "› Ask Codex to do anything", nil},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			t.Parallel()

@@ -52,6 +52,10 @@ type tui struct {
 	hung       bool
 	turnTimer  *time.Timer
 	turnDoneCh chan struct{}
+	// wake runs a timer's work on the main loop (then redraws).
+	wake chan func()
+	// codex is what only codex's screen has (startup, held submit, gap).
+	codex *codexTUI
 }
 
 var (
@@ -72,7 +76,11 @@ func restoreTerminal() {
 }
 
 func newTUI(r role, model string, st store) *tui {
-	return &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1)}
+	t := &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1), wake: make(chan func(), 4)}
+	if r == roleCodex {
+		t.codex = &codexTUI{}
+	}
+	return t
 }
 
 // run is the TUI main loop. It returns the exit code.
@@ -122,6 +130,9 @@ func (t *tui) run() int {
 	}
 	os.Stdout.WriteString("\x1b[?2004h")
 	logEvent(map[string]any{"event": "ready"})
+	if t.codex != nil {
+		t.codexStart()
+	}
 	t.draw()
 
 	tick := time.NewTicker(time.Second)
@@ -150,6 +161,11 @@ func (t *tui) run() int {
 		case <-t.turnDoneCh:
 			t.finishTurn()
 			t.draw()
+		case f := <-t.wake:
+			f()
+			if !t.hung {
+				t.draw()
+			}
 		case <-tick.C:
 			if t.busy {
 				t.draw()
@@ -205,6 +221,9 @@ func (t *tui) handle(ev event) (int, bool) {
 			t.addText("\n")
 			return 0, false
 		}
+		if t.codex != nil && t.codexHold() {
+			return 0, false
+		}
 		msg := t.inputText()
 		t.input = nil
 		if strings.TrimSpace(msg) == "" {
@@ -222,6 +241,10 @@ func (t *tui) handle(ev event) (int, bool) {
 		}
 		return fail(0, "fake: interrupted"), true
 	case evEscape:
+		if t.codex != nil && t.codex.held {
+			t.codex.held = false
+			return 0, false
+		}
 		if t.busy {
 			t.turnTimer.Stop()
 			t.busy = false
@@ -241,10 +264,15 @@ func (t *tui) addText(s string) {
 }
 
 // addPaste keeps pasted text; claude shows a multi-line or long paste as a
-// placeholder, as the real one does.
+// placeholder, and codex a paste of more than 1,000 characters, as the real
+// ones do.
 func (t *tui) addPaste(s string) {
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 	t.pastes++
+	if t.role == roleCodex && utf8.RuneCountInString(s) > codexLargePaste {
+		t.input = append(t.input, part{text: s, label: fmt.Sprintf("[Pasted Content %d chars]", utf8.RuneCountInString(s))})
+		return
+	}
 	if t.role == roleClaude && (strings.Contains(s, "\n") || len(s) > 800) {
 		label := fmt.Sprintf("[Pasted text #%d]", t.pastes)
 		if n := strings.Count(s, "\n"); n > 0 {
@@ -310,6 +338,10 @@ func (t *tui) submit(msg string) (int, bool) {
 		t.hung = true
 		return 0, false
 	}
+	if t.codex != nil {
+		t.codexSubmit(msg)
+		return 0, false
+	}
 	if t.busy {
 		t.queue = append(t.queue, msg)
 		return 0, false
@@ -319,8 +351,14 @@ func (t *tui) submit(msg string) (int, bool) {
 }
 
 func (t *tui) startTurn(msg string) {
-	logLine(map[string]any{"message": msg, "pid": os.Getpid()})
 	t.history = append(t.history, t.userLines(msg)...)
+	t.beginTurn(msg)
+}
+
+// beginTurn records msg as a turn and starts it (its history lines are
+// already drawn).
+func (t *tui) beginTurn(msg string) {
+	logLine(map[string]any{"message": msg, "pid": os.Getpid()})
 	t.store.submit(msg)
 	t.busy = true
 	t.busySince = time.Now()
