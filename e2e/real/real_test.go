@@ -289,8 +289,8 @@ func (s *step) poll(d time.Duration, what string, cond func() (bool, string)) {
 
 func describe(a api.Agent) string {
 	d := fmt.Sprintf("state %s, session %q, restarts %d", a.State, a.SessionID, a.Restarts)
-	if a.Error != "" {
-		d += ", error " + a.Error
+	if a.LastError != "" {
+		d += ", error " + a.LastError
 	}
 	if a.LastExit != nil {
 		d += fmt.Sprintf(", last exit status %d signal %s", a.LastExit.Status, a.LastExit.Signal)

@@ -9,10 +9,12 @@ import (
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
-// The strings codex's TUI draws, kept as data (fixtures live under
-// testdata/screens/codex).
+// The strings codex's TUI draws, kept as data. They were read off the real
+// codex-cli 0.171.0 (fixtures under testdata/screens/codex, named with the
+// version; docs/harness-behaviour/codex.md describes every screen).
 var (
-	// composerPrefix starts the composer line (and, in history, a sent message).
+	// composerPrefix starts the composer line, in column 0 (and, in the
+	// history above it, each message the user sent).
 	composerPrefix = "›"
 	// placeholders are drawn dimmed in an empty composer; a plain capture
 	// can't tell dim from typed, so they are matched literally.
@@ -27,29 +29,35 @@ var (
 		"Run /review on my current changes",
 		"Use /skills to list available skills",
 	}
-	// footerMarkers identify the hint lines under the composer.
-	footerMarkers = []string{"⏎ send", "⌃J newline", "for shortcuts", "context left", "tab to queue message"}
-	// busyMarkers show while a turn runs.
-	busyMarkers = []string{"esc to interrupt"}
+	// busyMarker ends the status line of a turn in flight, drawn in column
+	// 0 above the composer: "• Working (3s • esc to interrupt)",
+	// "◦ Reconnecting... 2/5 (8s • esc to interrupt)".
+	busyMarker = "esc to interrupt"
+	// heldMarker replaces the footer hint after Enter while the TUI has not
+	// finished starting: it keeps the text and submits it later.
+	heldMarker = "Waiting for startup"
+	// footerMarkers identify codex's footer under the composer: its hint
+	// line ("← for agents · ? for shortcuts", "tab to queue message",
+	// "Waiting for startup  · esc cancel", "⚠ 2 warnings · f2 to view")
+	// and its status line ("gpt-5 default · ~/src/app · <title>").
+	footerMarkers = []string{" · ", "? for shortcuts", "tab to queue message", heldMarker, "esc cancel", "f2 to view"}
+	// loadingHeader is the header's second line until the session is
+	// configured (it shows the workspace afterwards).
+	loadingHeader = "loading"
+	headerTitle   = ">_ OpenAI Codex"
 	// dialogs block the composer; Keys answer them (trust the workspace).
 	dialogs = []harness.Dialog{
 		{Name: "trust", Markers: []string{
+			"Trust this folder?", // 0.171.0: "› 1. Trust and continue" is preselected
 			"Do you trust the contents of this directory?",
 			"allow Codex to work in this folder",
 		}, Keys: []string{"Enter"}},
 	}
-	// pastedPlaceholder is how codex shows a large paste; compiled on first
-	// use, not at every leo command's start-up.
+	// pastedPlaceholder is how codex shows a paste of more than 1,000
+	// characters; compiled on first use, not at every leo command's start-up.
 	pastedPlaceholder = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`\[Pasted Content \d+ chars\]`)
 	})
-)
-
-// tail is how many trailing lines of a capture are examined; busyWindow is
-// how many lines above the composer may hold the busy line.
-const (
-	tail       = 40
-	busyWindow = 8
 )
 
 // Screen classifies captures of codex's TUI.
@@ -57,13 +65,20 @@ func (Codex) Screen() harness.ScreenReader { return screen{} }
 
 type screen struct{}
 
-// Classify: the composer is the last › line with nothing but its own
-// continuation lines, blanks and footer hints below it (sent messages in the
-// history also start with ›, but replies follow them). A dialog below the
-// composer (or anywhere, without one) wins; a busy marker just above it
-// makes the screen busy.
+// Classify reads a whole capture; the composer may sit on any row of a pane
+// of any height. Codex draws, from the bottom up: its footer (a hint line —
+// or "Waiting for startup" — and a status line, both indented), a blank
+// padding row, the composer ("› " in column 0, continuation lines indented
+// by two), and above it the busy line of a running turn, then the history.
+//
+//   - a dialog (trust) on screen wins;
+//   - no composer, or the header still "loading": starting;
+//   - "Waiting for startup" below the composer: starting, Held (Enter was
+//     taken; codex submits what the composer holds once it has started);
+//   - a busy line just above the composer: busy;
+//   - otherwise ready.
 func (screen) Classify(capture string) harness.Screen {
-	lines := harness.CaptureTail(capture, tail)
+	lines := captureLines(capture)
 	at, input, ok := findComposer(lines)
 	from := 0
 	if ok {
@@ -72,36 +87,58 @@ func (screen) Classify(capture string) harness.Screen {
 	if d, found := harness.FindDialog(dialogs, lines[from:]); found {
 		return d.Screen()
 	}
-	if !ok {
+	if !ok || loading(lines[:at]) {
 		return harness.Screen{State: harness.ScreenStarting}
 	}
-	if harness.ShowsMarker(lines[max(0, at-busyWindow):at], busyMarkers, isSentMessage) {
+	if harness.ShowsMarker(lines[at+1:], []string{heldMarker}, nil) {
+		return harness.Screen{State: harness.ScreenStarting, Held: true}
+	}
+	if busyAbove(lines[:at]) {
 		return harness.Screen{State: harness.ScreenBusy, Input: input}
 	}
 	return harness.Screen{State: harness.ScreenReady, Input: input}
 }
 
-// isSentMessage: a message in the history ("› …"), which may quote a busy
-// marker.
-func isSentMessage(l string) bool {
-	return strings.HasPrefix(strings.TrimSpace(l), composerPrefix)
-}
-
 // Landed reports whether pasted shows in the composer (same words, as the
 // composer wraps), or as codex's [Pasted Content N chars] placeholder.
+// A word longer than the composer's width is broken across rows, so the
+// text is also compared with all white space removed.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
+	if harness.PasteLanded(s.Input, pasted, pastedPlaceholder()) {
+		return true
+	}
+	want := withoutSpace(pasted)
+	return want != "" && strings.Contains(withoutSpace(s.Input), want)
 }
 
-// findComposer returns the index of the composer line and its input, any
-// continuation lines joined by "\n" ("" for a placeholder). There is none
-// when the last › line is followed by other text (it was a sent message) or
-// is a dialog's selected option.
+func withoutSpace(s string) string { return strings.Join(strings.Fields(s), "") }
+
+// captureLines splits a plain capture into lines without trailing blanks
+// (codex pads its composer rows with spaces) and drops the blank rows
+// below the last text. Every row is kept: there is no window.
+func captureLines(capture string) []string {
+	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t\u00a0")
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// findComposer returns the index of the composer line and its input (the
+// continuation lines, less the two columns of the prompt, joined by "\n";
+// "" for a placeholder). The composer is the last "›" line in column 0,
+// and below it come only its indented continuation lines (and blank rows
+// of the text), a blank padding row, and indented footer lines. A
+// "›" line followed by anything in column 0 (a reply, the busy line) is a
+// sent message in the history; "› 1. Yes" is a dialog's selected option.
 func findComposer(lines []string) (at int, input string, ok bool) {
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := lines[i]
 		if !strings.HasPrefix(l, composerPrefix) {
-			if isComposerTail(l) {
+			if l == "" || isIndented(l) {
 				continue
 			}
 			return 0, "", false
@@ -109,12 +146,16 @@ func findComposer(lines []string) (at int, input string, ok bool) {
 		if isMenuChoice(l) {
 			return 0, "", false
 		}
-		parts := []string{strings.TrimSpace(strings.TrimPrefix(l, composerPrefix))}
-		for _, c := range lines[i+1:] {
-			if strings.TrimSpace(c) == "" || isFooter(c) {
-				break
-			}
-			parts = append(parts, strings.TrimSpace(c))
+		parts := []string{strings.TrimPrefix(l, composerPrefix)}
+		// Below the text come a padding row and the footer; a blank row
+		// inside the text (a pasted paragraph break) is text.
+		below := lines[i+1:]
+		end := len(below)
+		for end > 0 && (below[end-1] == "" || isFooter(below[end-1])) {
+			end--
+		}
+		for _, c := range below[:end] {
+			parts = append(parts, strings.TrimPrefix(c, "  "))
 		}
 		text := strings.TrimSpace(strings.Join(parts, "\n"))
 		if slices.Contains(placeholders, text) {
@@ -125,17 +166,46 @@ func findComposer(lines []string) (at int, input string, ok bool) {
 	return 0, "", false
 }
 
-// isComposerTail: what may follow the composer line — blanks, footer hints,
-// and the indented continuation lines of a multi-line input.
-func isComposerTail(l string) bool {
-	return strings.TrimSpace(l) == "" || isFooter(l) || strings.HasPrefix(l, "  ")
-}
-
+// isFooter: a line of the footer under the composer (always indented).
 func isFooter(l string) bool {
+	if !isIndented(l) {
+		return false
+	}
 	for _, m := range footerMarkers {
 		if strings.Contains(l, m) {
 			return true
 		}
+	}
+	return false
+}
+
+// isIndented: a footer, continuation or detail line (never column 0).
+func isIndented(l string) bool {
+	return strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t")
+}
+
+// loading: the header above the composer still says "loading" where the
+// workspace will show.
+func loading(above []string) bool {
+	for i, l := range above {
+		if strings.Contains(l, headerTitle) {
+			return i+1 < len(above) && strings.TrimSpace(above[i+1]) == loadingHeader
+		}
+	}
+	return false
+}
+
+// busyAbove: the first column-0 line above the composer (skipping blanks
+// and indented detail lines such as "  └ …") is the busy line of a running
+// turn, which ends in "esc to interrupt)". A sent message ("› …") there
+// is not: it may quote the marker.
+func busyAbove(above []string) bool {
+	for i := len(above) - 1; i >= 0; i-- {
+		l := above[i]
+		if l == "" || isIndented(l) {
+			continue
+		}
+		return !strings.HasPrefix(l, composerPrefix) && strings.Contains(l, busyMarker)
 	}
 	return false
 }

@@ -31,7 +31,7 @@ type claudeShape struct {
 	Spinner   bool   // a spinner line (glyph, space, verb…) above the box
 }
 
-func shapeOf(capture string) claudeShape {
+func claudeShapeOf(capture string) claudeShape {
 	s := claude.Claude{}.Screen().Classify(capture)
 	sh := claudeShape{State: s.State, Input: strings.Join(strings.Fields(s.Input), " "), Dialog: s.Dialog, BoxRow: -1}
 	lines := strings.Split(capture, "\n")
@@ -87,7 +87,7 @@ func TestFakeClaudeScreensMatchReal(t *testing.T) {
 				if err != nil {
 					return claudeShape{}, false
 				}
-				return shapeOf(string(b)), true
+				return claudeShapeOf(string(b)), true
 			}
 			h := start(t, launch{role: "claude", width: size[0], height: size[1],
 				env: map[string]string{"FAKE_TURN_MS": "4000", "FAKE_TRUST_DIALOG": "1", "FAKE_TRUST_ANSWER_MS": "1500"}})
@@ -103,7 +103,7 @@ func TestFakeClaudeScreensMatchReal(t *testing.T) {
 				var scr string
 				for deadline := time.Now().Add(10 * time.Second); ; {
 					scr = h.screen()
-					if got = shapeOf(scr); got == want {
+					if got = claudeShapeOf(scr); got == want {
 						return
 					}
 					if time.Now().After(deadline) {

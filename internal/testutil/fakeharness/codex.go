@@ -8,14 +8,22 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
 
 type codexStore struct {
 	id, path, originator string
+	turn                 string // the open turn's id, "" between turns
 }
 
+// submit records a user message the way codex-cli 0.171.0 writes its
+// rollout: a new thread starts with session_meta and codex's own
+// user-role environment_context item (not a user turn); a new turn with
+// event_msg task_started; the message itself as a response_item (role
+// user, provenance user) and an event_msg item_completed UserMessage. A
+// message folded into a running turn adds only the last two.
 func (s *codexStore) submit(msg string) {
 	if s.path == "" {
 		s.id = newThreadID()
@@ -25,14 +33,35 @@ func (s *codexStore) submit(msg string) {
 		}
 		s.path = path
 		logEvent(map[string]any{"event": "session", "session_id": s.id, "path": path})
+		s.turn = newThreadID()
+		_ = appendJSONL(s.path, codexEvent(map[string]any{"type": "task_started", "turn_id": s.turn}))
+		_ = appendJSONL(s.path, codexMessage("user", "<environment_context>\n  <cwd>"+cwd()+"</cwd>\n</environment_context>", "harness"))
+	} else if s.turn == "" {
+		s.turn = newThreadID()
+		_ = appendJSONL(s.path, codexEvent(map[string]any{"type": "task_started", "turn_id": s.turn}))
 	}
-	_ = appendJSONL(s.path, codexItem("response_item", "user", msg))
+	_ = appendJSONL(s.path, codexMessage("user", msg, "user"))
+	_ = appendJSONL(s.path, codexEvent(map[string]any{
+		"type": "item_completed", "thread_id": s.id, "turn_id": s.turn,
+		"item": map[string]any{"type": "UserMessage", "id": newThreadID(),
+			"content": []any{map[string]any{"type": "text", "text": msg, "text_elements": []any{}}}},
+	}))
 }
 
+// reply ends the open turn: the agent message (event and response_item),
+// then task_complete.
 func (s *codexStore) reply(msg string) {
-	if s.path != "" {
-		_ = appendJSONL(s.path, codexItem("response_item", "assistant", msg))
+	if s.path == "" {
+		return
 	}
+	_ = appendJSONL(s.path, codexEvent(map[string]any{
+		"type": "item_completed", "thread_id": s.id, "turn_id": s.turn,
+		"item": map[string]any{"type": "AgentMessage", "id": newThreadID(),
+			"content": []any{map[string]any{"type": "Text", "text": msg}}},
+	}))
+	_ = appendJSONL(s.path, codexMessage("assistant", msg, ""))
+	_ = appendJSONL(s.path, codexEvent(map[string]any{"type": "task_complete", "turn_id": s.turn, "last_agent_message": msg}))
+	s.turn = ""
 }
 
 func newThreadID() string {
@@ -210,4 +239,209 @@ func codexExec(p parsedArgs, pos []string) int {
 		_ = os.WriteFile(f, []byte(reply), 0o644)
 	}
 	return end(0)
+}
+
+// ---- the TUI's screen ------------------------------------------------------
+//
+// What follows imitates codex-cli 0.171.0 as captured under
+// testdata/screens/codex (docs/harness-behaviour/codex.md): the header, the
+// composer on the pane's last rows with its footer, the busy line, the
+// startup during which a submit is held ("Waiting for startup"), and the
+// gap after Enter in which the composer is empty and no busy line shows yet.
+
+// codexVersion is the release the fake's screens were taken from.
+const codexVersion = "0.171.0"
+
+// codexLargePaste: a longer paste shows as "[Pasted Content N chars]".
+const codexLargePaste = 1000
+
+// codexTUI is the state only codex's screen has.
+type codexTUI struct {
+	loading bool // the header says "loading" (FAKE_CODEX_LOADING_MS)
+	started bool // the background server is up (FAKE_CODEX_STARTUP_MS)
+	held    bool // Enter was pressed before started: submit when started
+	pending bool // between Enter and the busy line (FAKE_CODEX_SUBMIT_GAP_MS)
+}
+
+// codexStart begins the startup phases: "loading" for FAKE_CODEX_LOADING_MS,
+// then the workspace shows and the composer takes text, but Enter is held
+// until FAKE_CODEX_STARTUP_MS after the first draw (real codex: 3–6 s,
+// until its app-server connection is up; the knobs default to 0).
+func (t *tui) codexStart() {
+	c := t.codex
+	loading := envMS("FAKE_CODEX_LOADING_MS", 0)
+	startup := max(envMS("FAKE_CODEX_STARTUP_MS", 0), loading)
+	c.loading = loading > 0
+	c.started = startup == 0
+	if c.loading {
+		t.after(loading, func() { c.loading = false })
+	}
+	if !c.started {
+		t.after(startup, t.codexStarted)
+	}
+}
+
+// after runs f on the main loop once d has passed.
+func (t *tui) after(d time.Duration, f func()) {
+	time.AfterFunc(d, func() { t.wake <- f })
+}
+
+// codexStarted: the server is up; a held submit goes now, with whatever the
+// composer holds by then.
+func (t *tui) codexStarted() {
+	c := t.codex
+	c.started = true
+	logEvent(map[string]any{"event": "started"})
+	if !c.held {
+		return
+	}
+	c.held = false
+	msg := t.inputText()
+	t.input = nil
+	if strings.TrimSpace(msg) != "" {
+		t.submit(msg)
+	}
+}
+
+// codexHold takes an Enter the TUI cannot act on yet: before startup ends
+// codex keeps the text, shows "Waiting for startup", and submits later.
+func (t *tui) codexHold() bool {
+	c := t.codex
+	if c.started || strings.TrimSpace(t.inputText()) == "" {
+		return false
+	}
+	if !c.held {
+		logEvent(map[string]any{"event": "held"})
+	}
+	c.held = true
+	return true
+}
+
+// codexSubmit shows msg in the history at once, clears the composer, and
+// starts the turn only FAKE_CODEX_SUBMIT_GAP_MS later (default 175 ms, as
+// measured): in between the screen shows an empty composer and no busy
+// line. A message submitted while a turn runs (or in that gap) is folded
+// into it, as real codex does: one turn, one reply.
+func (t *tui) codexSubmit(msg string) {
+	c := t.codex
+	t.history = append(t.history, t.userLines(msg)...)
+	if t.busy || c.pending {
+		logLine(map[string]any{"message": msg, "folded": true, "pid": os.Getpid()})
+		t.store.submit(msg)
+		t.current += "\n" + msg
+		return
+	}
+	c.pending = true
+	t.current = msg
+	t.after(envMS("FAKE_CODEX_SUBMIT_GAP_MS", 175), func() {
+		c.pending = false
+		t.beginTurn(t.current)
+	})
+}
+
+func (t *tui) codexBanner() []string {
+	where := cwd()
+	if t.codex != nil && t.codex.loading {
+		where = "loading"
+	}
+	return []string{"", "  >_ OpenAI Codex (v" + codexVersion + ", fake)", "     " + where, ""}
+}
+
+// codexUserLines: a sent message in the history, padded by a row above and
+// below, then a blank row.
+func codexUserLines(msg string) []string {
+	return append(append([]string{""}, indent("› ", "  ", msg)...), "", "")
+}
+
+// codexReplyLines: the reply, then the "Worked for" separator.
+func (t *tui) codexReplyLines(reply string) []string {
+	took := time.Since(t.busySince).Round(time.Second)
+	worked := "<1s"
+	if took >= time.Second {
+		worked = fmt.Sprintf("%ds", int(took.Seconds()))
+	}
+	return append(indent("• ", "  ", reply), "", "  Worked for "+worked+" • "+time.Now().Format("15:04"), "")
+}
+
+// codexLayout draws, from the bottom up: the hint line, the status line
+// (once started), a padding row, the composer, a padding row, and the busy
+// line of a running turn with a blank row under it.
+func (t *tui) codexLayout(width int) (top, bottom []string, curLine, curCol int) {
+	c := t.codex
+	top = append(t.banner(), t.history...)
+	if t.busy {
+		spin := "•"
+		secs := int(time.Since(t.busySince).Seconds())
+		if secs%2 == 1 {
+			spin = "◦"
+		}
+		bottom = append(bottom, fmt.Sprintf("%s Working (%ds • esc to interrupt)", spin, secs), "")
+	}
+	bottom = append(bottom, "")
+	inputLines := strings.Split(t.inputDisplay(), "\n")
+	curLine = len(bottom) + len(inputLines) - 1
+	if len(t.input) == 0 {
+		bottom = append(bottom, "› Ask Codex to do anything")
+		curCol = 2
+	} else {
+		bottom, curCol = withPrompt(bottom, inputLines, "› ", "  ")
+	}
+	bottom = append(bottom, "")
+	if c.started {
+		bottom = append(bottom, "  "+t.model+" default · "+cwd())
+	}
+	switch {
+	case c.held:
+		bottom = append(bottom, "  Waiting for startup  · esc cancel")
+	case len(t.input) > 0 && t.busy:
+		bottom = append(bottom, "  tab to queue message")
+	case len(t.input) > 0:
+		// no hint: the row goes (real codex keeps it only for its
+		// warnings indicator, "⚠ 1 warning · f2 to view")
+	case c.started:
+		bottom = append(bottom, "  ← for agents · ? for shortcuts")
+	default:
+		bottom = append(bottom, "  ? for shortcuts")
+	}
+	return top, bottom, curLine, curCol
+}
+
+// codexTrustLines is the folder-access dialog real codex shows, at the top
+// of the pane, in an untrusted git repository; its text wraps at the
+// pane's width less four columns.
+func codexTrustLines(mark func(int, string) string, width int) []string {
+	lines := []string{"", "  Folder access", "  " + cwd(), ""}
+	text := "Trust this folder? Codex can read, edit, and run files here, subject to your permission " +
+		"settings. Folder settings can run code automatically, even without a model request. Continue " +
+		"only if you trust these files. Your trust decision will be saved."
+	for _, l := range wrapWords(text, width-4) {
+		lines = append(lines, "  "+l)
+	}
+	return append(lines, "",
+		mark(0, "1. Trust and continue"),
+		mark(1, "2. Back to Agent Command Center"),
+		"",
+		"  enter continue · esc back",
+	)
+}
+
+// wrapWords breaks text into lines of at most width runes, between words.
+func wrapWords(text string, width int) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= width:
+			line += " " + w
+		default:
+			out = append(out, line)
+			line = w
+		}
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
 }

@@ -242,7 +242,7 @@ func TestFakeReadyPasteEchoAndSessionFile(t *testing.T) {
 					}
 				}
 			case "codex":
-				if !strings.Contains(scr, "│ >_ OpenAI Codex (fake) │") || !strings.Contains(scr, "  ⏎ send   ⌃J newline") {
+				if !strings.Contains(scr, "  >_ OpenAI Codex (v0.171.0, fake)") || !strings.Contains(scr, "  ← for agents · ? for shortcuts") {
 					t.Fatalf("ready screen:\n%s", scr)
 				}
 			case "opencode":
@@ -416,7 +416,7 @@ func TestFakeTrustDialog(t *testing.T) {
 		env                            map[string]string
 	}{
 		{"claude", "Is this a project you created or one you trust?", " ❯ 1. Yes, I trust this folder", "   2. No, exit", "? for shortcuts", map[string]string{"FAKE_TRUST_DIALOG": "1", "FAKE_TRUST_ANSWER_MS": "100"}},
-		{"codex", "Do you trust the contents of this directory?", "› 1. Yes, continue", "  2. No, quit", "› Ask Codex to do anything", nil},
+		{"codex", "Trust this folder?", "› 1. Trust and continue", "  2. Back to Agent Command Center", "› Ask Codex to do anything", nil},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			t.Parallel()

@@ -20,6 +20,10 @@ func (t *tui) draw() {
 		width, height = 80, 24
 	}
 	top, bottom, curLine, curCol := t.layout(width)
+	if t.role == roleCodex && !t.trust && len(top)+len(bottom) < height {
+		// codex keeps its composer on the pane's last rows.
+		top = append(top, make([]string, height-len(top)-len(bottom))...)
+	}
 	lines := append(top, bottom...)
 	curLine += len(top)
 	if extra := len(lines) - height; extra > 0 && t.role == roleClaude {
@@ -67,7 +71,7 @@ func truncate(s string, width int) string {
 }
 
 func (t *tui) bannerHeight() int {
-	if t.trust {
+	if t.trust || t.role == roleCodex { // codex's banner scrolls away with the history
 		return 0
 	}
 	return len(t.banner())
@@ -81,7 +85,7 @@ func (t *tui) layout(width int) (top, bottom []string, curLine, curCol int) {
 		return nil, t.claudeTrustLines(width), 0, 0
 	}
 	if t.trust {
-		return nil, t.trustLines(), 0, 0
+		return nil, t.trustLines(width), 0, 0
 	}
 	top = append(t.banner(), t.history...)
 	inputLines := strings.Split(t.inputDisplay(), "\n")
@@ -90,18 +94,7 @@ func (t *tui) layout(width int) (top, bottom []string, curLine, curCol int) {
 		top = append(claudeBanner(width, t.model), t.history...)
 		bottom, curLine, curCol = t.claudeBottom(width, inputLines)
 	case roleCodex:
-		if t.busy {
-			secs := int(time.Since(t.busySince).Seconds())
-			bottom = append(bottom, fmt.Sprintf("• Working (%ds • esc to interrupt)", secs), "")
-		}
-		curLine = len(bottom) + len(inputLines) - 1
-		if len(t.input) == 0 {
-			bottom = append(bottom, "› Ask Codex to do anything")
-			curCol = 2
-		} else {
-			bottom, curCol = withPrompt(bottom, inputLines, "› ", "  ")
-		}
-		bottom = append(bottom, "", "  ⏎ send   ⌃J newline")
+		return t.codexLayout(width)
 	case roleOpencode:
 		curLine = len(bottom) + len(inputLines) - 1
 		if len(t.input) == 0 {
@@ -138,14 +131,7 @@ func (t *tui) banner() []string {
 	case roleClaude:
 		return []string{"✻ Welcome to Claude Code (fake)", "", "  cwd: " + cwd(), ""}
 	case roleCodex:
-		inner := " >_ OpenAI Codex (fake) "
-		w := utf8.RuneCountInString(inner)
-		return []string{
-			"╭" + strings.Repeat("─", w) + "╮",
-			"│" + inner + "│",
-			"╰" + strings.Repeat("─", w) + "╯",
-			"",
-		}
+		return t.codexBanner()
 	default:
 		return []string{"  opencode (fake)", ""}
 	}
@@ -171,7 +157,7 @@ func (t *tui) userLines(msg string) []string {
 	case roleClaude:
 		return claudeUserLines(msg)
 	case roleCodex:
-		return indent("› ", "  ", msg)
+		return codexUserLines(msg)
 	default:
 		return indent("┃  ", "┃  ", msg)
 	}
@@ -182,7 +168,7 @@ func (t *tui) replyLines(reply string) []string {
 	case roleClaude:
 		return claudeReplyLines(reply, time.Since(t.busySince))
 	case roleCodex:
-		return append(indent("• ", "  ", reply), "")
+		return t.codexReplyLines(reply)
 	default:
 		return append(indent("  ", "  ", reply), "")
 	}
@@ -199,7 +185,7 @@ func (t *tui) interruptedLine() string {
 	}
 }
 
-func (t *tui) trustLines() []string {
+func (t *tui) trustLines(width int) []string {
 	mark := func(i int, s string) string {
 		if t.trustSel == i {
 			if t.role == roleCodex {
@@ -210,18 +196,7 @@ func (t *tui) trustLines() []string {
 		return "  " + s
 	}
 	if t.role == roleCodex {
-		return []string{
-			"> You are running Codex in " + cwd(),
-			"",
-			"  Since this folder is not version controlled, we recommend requiring approval of all edits and commands.",
-			"",
-			"Do you trust the contents of this directory?",
-			"",
-			mark(0, "1. Yes, continue"),
-			mark(1, "2. No, quit"),
-			"",
-			"  Press enter to continue",
-		}
+		return codexTrustLines(mark, width)
 	}
 	return []string{
 		"Do you trust the files in this folder?",

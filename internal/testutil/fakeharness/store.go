@@ -123,7 +123,7 @@ func newCodexRollout(id, originator string) (string, error) {
 		"timestamp": nowStamp(), "type": "session_meta",
 		"payload": map[string]any{
 			"id": id, "timestamp": nowStamp(), "cwd": cwd(), "originator": originator,
-			"cli_version": "0.0.0-fake", "source": "cli",
+			"cli_version": codexVersion + "-fake", "source": "cli",
 		},
 	}
 	return path, appendJSONL(path, meta)
@@ -152,15 +152,25 @@ func findCodexRollout(id string) string {
 	return found
 }
 
-func codexItem(kind, role, text string) map[string]any {
+// codexMessage is a response_item message line; provenance ("user" or
+// "harness") marks who wrote a user-role item, as codex 0.171.0 does.
+func codexMessage(role, text, provenance string) map[string]any {
 	ct := "input_text"
 	if role == "assistant" {
 		ct = "output_text"
 	}
-	return map[string]any{
-		"timestamp": nowStamp(), "type": kind,
-		"payload": map[string]any{"type": "message", "role": role, "content": []any{map[string]any{"type": ct, "text": text}}},
+	payload := map[string]any{"type": "message", "role": role, "content": []any{map[string]any{"type": ct, "text": text}}}
+	if provenance != "" {
+		payload["internal_chat_message_metadata_passthrough"] = map[string]any{
+			"content_item_metadata": []any{map[string]any{"provenance": map[string]any{"type": provenance}}},
+		}
 	}
+	return map[string]any{"timestamp": nowStamp(), "type": "response_item", "payload": payload}
+}
+
+// codexEvent is an event_msg line.
+func codexEvent(payload map[string]any) map[string]any {
+	return map[string]any{"timestamp": nowStamp(), "type": "event_msg", "payload": payload}
 }
 
 // codexTrusted looks for [projects."<cwd>"] with trust_level = "trusted"

@@ -62,6 +62,10 @@ type tui struct {
 	hung       bool
 	turnTimer  *time.Timer
 	turnDoneCh chan struct{}
+	// wake runs a timer's work on the main loop (then redraws).
+	wake chan func()
+	// codex is what only codex's screen has (startup, held submit, gap).
+	codex *codexTUI
 }
 
 var (
@@ -82,7 +86,11 @@ func restoreTerminal() {
 }
 
 func newTUI(r role, model string, st store) *tui {
-	return &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1), trustDoneCh: make(chan struct{}, 1), submitLagCh: make(chan string, 1)}
+	t := &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1), trustDoneCh: make(chan struct{}, 1), submitLagCh: make(chan string, 1), wake: make(chan func(), 4)}
+	if r == roleCodex {
+		t.codex = &codexTUI{}
+	}
+	return t
 }
 
 // run is the TUI main loop. It returns the exit code.
@@ -132,6 +140,9 @@ func (t *tui) run() int {
 	}
 	os.Stdout.WriteString("\x1b[?2004h")
 	logEvent(map[string]any{"event": "ready"})
+	if t.codex != nil {
+		t.codexStart()
+	}
 	t.draw()
 
 	tick := time.NewTicker(time.Second)
@@ -175,6 +186,11 @@ func (t *tui) run() int {
 				}
 			}
 			t.draw()
+		case f := <-t.wake:
+			f()
+			if !t.hung {
+				t.draw()
+			}
 		case <-tick.C:
 			if t.busy {
 				t.draw()
@@ -235,6 +251,9 @@ func (t *tui) handle(ev event) (int, bool) {
 			t.addText("\n")
 			return 0, false
 		}
+		if t.codex != nil && t.codexHold() {
+			return 0, false
+		}
 		msg := t.inputText()
 		if t.claudeLagSubmit(msg) {
 			return 0, false
@@ -255,6 +274,10 @@ func (t *tui) handle(ev event) (int, bool) {
 		}
 		return fail(0, "fake: interrupted"), true
 	case evEscape:
+		if t.codex != nil && t.codex.held {
+			t.codex.held = false
+			return 0, false
+		}
 		if t.busy {
 			t.turnTimer.Stop()
 			t.busy = false
@@ -283,9 +306,15 @@ func (t *tui) addText(s string) {
 }
 
 // addPaste keeps pasted text; claude shows a multi-line or long paste as a
-// placeholder, as the real one does.
+// placeholder, and codex a paste of more than 1,000 characters, as the real
+// ones do.
 func (t *tui) addPaste(s string) {
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	if t.role == roleCodex && utf8.RuneCountInString(s) > codexLargePaste {
+		t.pastes++
+		t.input = append(t.input, part{text: s, label: fmt.Sprintf("[Pasted Content %d chars]", utf8.RuneCountInString(s))})
+		return
+	}
 	if label, ok := claudePastePlaceholder(s, t.pastes+1); ok && t.role == roleClaude {
 		t.pastes++ // claude numbers only the pastes it shows as a placeholder
 		t.input = append(t.input, part{text: s, label: label})
@@ -350,6 +379,10 @@ func (t *tui) submit(msg string) (int, bool) {
 		t.hung = true
 		return 0, false
 	}
+	if t.codex != nil {
+		t.codexSubmit(msg)
+		return 0, false
+	}
 	if t.busy {
 		t.queue = append(t.queue, msg)
 		return 0, false
@@ -359,8 +392,14 @@ func (t *tui) submit(msg string) (int, bool) {
 }
 
 func (t *tui) startTurn(msg string) {
-	logLine(map[string]any{"message": msg, "pid": os.Getpid()})
 	t.history = append(t.history, t.userLines(msg)...)
+	t.beginTurn(msg)
+}
+
+// beginTurn records msg as a turn and starts it (its history lines are
+// already drawn).
+func (t *tui) beginTurn(msg string) {
+	logLine(map[string]any{"message": msg, "pid": os.Getpid()})
 	if !t.recorded {
 		t.store.submit(msg)
 	}

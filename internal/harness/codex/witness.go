@@ -1,0 +1,281 @@
+package codex
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+var _ harness.TurnWitness = Codex{}
+
+// UserTurns reads the user messages codex recorded in its rollouts
+// ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<thread id>.jsonl) at or after
+// q.Since: in the rollout of thread id, or, with id "", in every rollout of
+// q.Workspace modified since then whose thread is not in q.Exclude.
+//
+// codex 0.171.0 records one user turn three ways; the first kind a rollout
+// holds is the one read, so a turn is never counted twice:
+//
+//  1. event_msg item_completed whose item is a UserMessage (0.171.0);
+//  2. event_msg user_message (earlier versions);
+//  3. response_item message with role "user" — which codex also uses for
+//     the context it injects itself (environment_context, AGENTS.md
+//     instructions…): those are left out.
+func (Codex) UserTurns(ctx context.Context, q harness.SessionQuery, id string) ([]harness.UserTurn, error) {
+	since := q.Since.Truncate(time.Millisecond) // rollouts stamp milliseconds
+	var paths []string
+	if id != "" {
+		if strings.ContainsAny(id, `/\`) {
+			return nil, nil
+		}
+		// A resumed thread keeps appending to the rollout it started in,
+		// which may be older than Since: look the id up by name in every day.
+		err := walkRollouts(ctx, SessionsDir(q.Env), time.Time{}, func(path string, _ fs.FileInfo) error {
+			fileID := rolloutID(path)
+			if fileID == "" {
+				meta, _ := readMeta(path)
+				fileID = meta.id
+			}
+			if fileID == id {
+				paths = append(paths, path)
+				return fs.SkipAll
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		var from time.Time
+		if !since.IsZero() {
+			from = since.AddDate(0, 0, -1)
+		}
+		err := walkRollouts(ctx, SessionsDir(q.Env), from, func(path string, info fs.FileInfo) error {
+			if info.ModTime().Before(since) {
+				return nil
+			}
+			meta, ok := readMeta(path)
+			if !ok || !sameDir(meta.cwd, q.Workspace) || slices.Contains(q.Exclude, meta.id) {
+				return nil
+			}
+			paths = append(paths, path)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var out []harness.UserTurn
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		turns, err := rolloutUserTurns(p, since)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, turns...)
+	}
+	slices.SortStableFunc(out, func(a, b harness.UserTurn) int { return a.At.Compare(b.At) })
+	return out, nil
+}
+
+// sameDir compares two workspace paths as written and, failing that, by
+// the directories they resolve to (a workspace reached through a symlink).
+func sameDir(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	a, b = filepath.Clean(a), filepath.Clean(b)
+	if a == b {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+// maxRolloutLine bounds one rollout line; longer ones (huge tool outputs)
+// are skipped, not read into memory.
+const maxRolloutLine = 16 << 20
+
+// injectedPrefixes start the user-role items codex writes itself.
+var injectedPrefixes = []string{
+	"<environment_context>",
+	"<user_instructions>",
+	"# AGENTS.md instructions",
+	"<INSTRUCTIONS>",
+	"<skills_instructions>",
+	"<permissions instructions>",
+	"<turn_aborted>",
+	"<user_shell_command>",
+	"<subagent_notification>",
+}
+
+// rolloutLine is the part of a rollout line UserTurns reads.
+type rolloutLine struct {
+	Timestamp string `json:"timestamp"`
+	Type      string `json:"type"`
+	Payload   struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Message string `json:"message"`
+		Item    struct {
+			Type    string `json:"type"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"item"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Meta struct {
+			Items []struct {
+				Provenance struct {
+					Type string `json:"type"`
+				} `json:"provenance"`
+			} `json:"content_item_metadata"`
+		} `json:"internal_chat_message_metadata_passthrough"`
+	} `json:"payload"`
+}
+
+// rolloutUserTurns reads one rollout. Lines that cannot hold a user turn
+// are skipped by a substring test before any JSON is parsed; a line still
+// being written (no newline yet, or cut) is ignored until it is whole.
+func rolloutUserTurns(path string, since time.Time) ([]harness.UserTurn, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	id := rolloutID(path)
+	var kinds [3][]harness.UserTurn
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, tooLong, err := readLine(r)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, err
+		}
+		if tooLong || !mayHoldUserTurn(line) {
+			if id == "" && bytes.Contains(line, []byte(`"session_meta"`)) {
+				var m struct {
+					Payload struct{ ID string } `json:"payload"`
+				}
+				if json.Unmarshal(line, &m) == nil {
+					id = m.Payload.ID
+				}
+			}
+			continue
+		}
+		var l rolloutLine
+		if json.Unmarshal(line, &l) != nil {
+			continue
+		}
+		at, _ := time.Parse(time.RFC3339Nano, l.Timestamp)
+		if !since.IsZero() && (at.IsZero() || at.Before(since)) {
+			continue
+		}
+		kind, text, ok := userTurnOf(l)
+		if !ok {
+			continue
+		}
+		kinds[kind] = append(kinds[kind], harness.UserTurn{SessionID: id, Text: text, At: at})
+	}
+	for _, k := range kinds {
+		if len(k) > 0 {
+			for i := range k {
+				k[i].SessionID = id
+			}
+			return k, nil
+		}
+	}
+	return nil, nil
+}
+
+// readLine returns the next whole line (without its newline). A line longer
+// than maxRolloutLine is drained and reported as tooLong; a last line
+// without a newline is still being written and reads as io.EOF.
+func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(buf)+len(chunk) > maxRolloutLine {
+			tooLong = true
+			buf = buf[:0]
+		} else if !tooLong {
+			buf = append(buf, chunk...)
+		}
+		switch {
+		case err == nil:
+			return bytes.TrimSuffix(buf, []byte("\n")), tooLong, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return nil, false, err
+		}
+	}
+}
+
+func mayHoldUserTurn(line []byte) bool {
+	return bytes.Contains(line, []byte(`"UserMessage"`)) ||
+		bytes.Contains(line, []byte(`"user_message"`)) ||
+		bytes.Contains(line, []byte(`"role":"user"`)) ||
+		bytes.Contains(line, []byte(`"role": "user"`))
+}
+
+// userTurnOf classifies one parsed line: kind 0, 1 or 2 as in UserTurns.
+func userTurnOf(l rolloutLine) (kind int, text string, ok bool) {
+	p := l.Payload
+	switch {
+	case l.Type == "event_msg" && p.Type == "item_completed" && p.Item.Type == "UserMessage":
+		var parts []string
+		for _, c := range p.Item.Content {
+			if c.Type == "text" {
+				parts = append(parts, c.Text)
+			}
+		}
+		return 0, strings.Join(parts, ""), len(parts) > 0
+	case l.Type == "event_msg" && p.Type == "user_message":
+		return 1, p.Message, true
+	case l.Type == "response_item" && p.Type == "message" && p.Role == "user":
+		for _, m := range p.Meta.Items {
+			if t := m.Provenance.Type; t != "" && t != "user" {
+				return 0, "", false
+			}
+		}
+		var parts []string
+		for _, c := range p.Content {
+			if c.Type == "input_text" || c.Type == "text" {
+				parts = append(parts, c.Text)
+			}
+		}
+		text = strings.Join(parts, "")
+		trimmed := strings.TrimSpace(text)
+		for _, pre := range injectedPrefixes {
+			if strings.HasPrefix(trimmed, pre) {
+				return 0, "", false
+			}
+		}
+		return 2, text, len(parts) > 0
+	}
+	return 0, "", false
+}

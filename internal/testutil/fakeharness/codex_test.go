@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	leoharness "github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/harness/codex"
+	"github.com/blackpaw-studio/leo/internal/testutil"
+)
+
+// userTurns is what the codex adapter's witness reads from the fake's
+// rollouts.
+func (h *harness) userTurns() []string {
+	h.t.Helper()
+	turns, err := codex.Codex{}.UserTurns(context.Background(), leoharness.SessionQuery{Workspace: h.dir, Env: h.home}, "")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var out []string
+	for _, u := range turns {
+		out = append(out, u.Text)
+	}
+	return out
+}
+
+func (h *harness) classify() leoharness.Screen {
+	return codex.Codex{}.Screen().Classify(h.screen())
+}
+
+func (h *harness) until(what string, ok func(leoharness.Screen) bool) {
+	h.t.Helper()
+	var s leoharness.Screen
+	testutil.WaitFor(h.t, 10*time.Second, func() bool {
+		s = h.classify()
+		return ok(s)
+	}, what)
+}
+
+func startCodex(t *testing.T, env map[string]string) *harness {
+	t.Helper()
+	home := testutil.FakeHome(t)
+	dir := t.TempDir()
+	trustCodex(t, home, dir)
+	return start(t, launch{role: "codex", home: home, dir: dir, env: env})
+}
+
+// Enter before codex has finished starting is held: the text stays,
+// "Waiting for startup" shows, and the turn starts once it has started.
+func TestFakeCodexHoldsASubmitWhileStarting(t *testing.T) {
+	t.Parallel()
+	h := startCodex(t, map[string]string{"FAKE_CODEX_STARTUP_MS": "1500"})
+	h.until("the composer", func(s leoharness.Screen) bool { return s.State == leoharness.ScreenReady })
+	h.submit("early bird", "› early bird")
+	h.until("the submit held", func(s leoharness.Screen) bool { return s.Held })
+	if got := h.messages(); len(got) != 0 {
+		t.Fatalf("a held submit reached the model: %q", got)
+	}
+	h.waitFor("• echo: early bird")
+	if got := h.messages(); !slices.Equal(got, []string{"early bird"}) {
+		t.Fatalf("messages %q", got)
+	}
+	if got := h.userTurns(); !slices.Equal(got, []string{"early bird"}) {
+		t.Fatalf("rollout turns %q", got)
+	}
+	if strings.Contains(h.screen(), "Waiting for startup") {
+		t.Fatal("still waiting after the turn")
+	}
+}
+
+// For FAKE_CODEX_SUBMIT_GAP_MS after Enter the composer is empty, the
+// message shows in the history, no busy line shows and the rollout has no
+// turn yet; then the turn starts.
+func TestFakeCodexGapAfterEnter(t *testing.T) {
+	t.Parallel()
+	h := startCodex(t, map[string]string{"FAKE_CODEX_SUBMIT_GAP_MS": "1500", "FAKE_TURN_MS": "1000"})
+	h.waitFor("← for agents · ? for shortcuts")
+	h.submit("mind the gap", "› mind the gap")
+	h.until("the gap: ready, empty, the message in the history", func(s leoharness.Screen) bool {
+		return s.State == leoharness.ScreenReady && s.Input == "" && strings.Contains(h.screen(), "\n› mind the gap")
+	})
+	if got := h.userTurns(); len(got) != 0 {
+		t.Fatalf("the rollout has %q before the turn started", got)
+	}
+	h.until("the turn", func(s leoharness.Screen) bool { return s.State == leoharness.ScreenBusy })
+	if got := h.userTurns(); !slices.Equal(got, []string{"mind the gap"}) {
+		t.Fatalf("rollout turns %q once busy", got)
+	}
+	h.waitFor("• echo: mind the gap")
+}
+
+// A message submitted while a turn runs is folded into it, as real codex
+// does: both are recorded, one reply answers them.
+func TestFakeCodexFoldsAMessageSentMidTurn(t *testing.T) {
+	t.Parallel()
+	h := startCodex(t, map[string]string{"FAKE_TURN_MS": "1500", "FAKE_CODEX_SUBMIT_GAP_MS": "50"})
+	h.waitFor("← for agents · ? for shortcuts")
+	h.submit("first", "› first")
+	h.until("the turn", func(s leoharness.Screen) bool { return s.State == leoharness.ScreenBusy })
+	h.submit("second", "› second")
+	h.waitFor("• echo: first")
+	scr := h.waitFor("Worked for")
+	if strings.Count(scr, "• echo:") != 1 || !strings.Contains(scr, "  second") {
+		t.Fatalf("want one reply to both:\n%s", scr)
+	}
+	if got := h.messages(); !slices.Equal(got, []string{"first", "second"}) {
+		t.Fatalf("messages %q", got)
+	}
+	if got := h.userTurns(); !slices.Equal(got, []string{"first", "second"}) {
+		t.Fatalf("rollout turns %q", got)
+	}
+}
