@@ -118,7 +118,7 @@ func splitLines(capture string) [][]rune {
 // box is where the input box is: its border column, its width (the edge's),
 // the row of its first ┃ line, of its mode line and of its edge.
 type box struct {
-	col, width       int
+	col, width      int
 	top, mode, edge int
 }
 

@@ -179,4 +179,3 @@ func FuzzClassify(f *testing.F) {
 	harnesstest.FuzzScreen(f, Opencode{}.Screen(), harnesstest.ScreensDir("opencode"),
 		"  ┃\n  ┃  x\n  ┃  Build · m\n  ╹▀▀\n ■", "┃ · \n╹▀", "╹▀\n┃", "\t┃ · \n\t╹▀")
 }
-
