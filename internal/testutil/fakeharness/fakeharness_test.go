@@ -32,6 +32,8 @@ type launch struct {
 	home map[string]string // reuse a home (resume across launches)
 	dir  string
 	s    *tmux.Server
+	// width and height of the pane; 120x40 when zero.
+	width, height int
 }
 
 func ctx(t *testing.T) context.Context {
@@ -71,9 +73,12 @@ func start(t *testing.T, l launch) *harness {
 		env[k] = v
 	}
 	argv := append([]string{filepath.Join(testutil.FakeHarnessDir(t), l.role)}, l.args...)
+	if l.width == 0 {
+		l.width, l.height = 120, 40
+	}
 	p, err := l.s.NewSession(ctx(t), tmux.SessionSpec{
 		Name: fmt.Sprintf("leo-%s-%d", l.role, sessionSeq.Add(1)),
-		Dir:  l.dir, Argv: argv, Env: env, Width: 120, Height: 40,
+		Dir:  l.dir, Argv: argv, Env: env, Width: l.width, Height: l.height,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +200,7 @@ var roles = []struct {
 }{
 	{"claude", "? for shortcuts", "❯ hello there", "> hello there", "● echo: hello there"},
 	{"codex", "› Ask Codex to do anything", "› hello there", "› hello there", "• echo: hello there"},
-	{"opencode", "┃  Ask anything…", "┃  hello there", "┃  hello there", "  echo: hello there"},
+	{"opencode", "┃  Build · ", "┃  hello there", "┃  hello there", "  echo: hello there"},
 }
 
 func TestFakeReadyPasteEchoAndSessionFile(t *testing.T) {
@@ -223,7 +228,7 @@ func TestFakeReadyPasteEchoAndSessionFile(t *testing.T) {
 					t.Fatalf("ready screen:\n%s", scr)
 				}
 			case "opencode":
-				if !strings.Contains(scr, "opencode (fake)") || !strings.Contains(scr, "┃  Build · m1") || !strings.Contains(scr, "  ctrl+p commands") {
+				if !strings.Contains(scr, "█▀▀█ █▀▀█") || !strings.Contains(scr, "┃  Ask anything…") || !strings.Contains(scr, "  ctrl+p commands") {
 					t.Fatalf("ready screen:\n%s", scr)
 				}
 			}
