@@ -4,82 +4,199 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
-// The strings opencode's TUI draws, kept as data (fixtures live under
-// testdata/screens/opencode).
+// What opencode 1.18's TUI draws, as data; the captures it was read from are
+// testdata/screens/opencode/*_v1.18.33.txt and docs/harness-behaviour/opencode.md
+// describes them.
+//
+// The input box is a left border of ┃ lines closed by a bottom edge ╹▀▀▀…:
+//
+//	<indent>┃
+//	<indent>┃  <input, one or more lines>      (or the placeholder)
+//	<indent>┃
+//	<indent>┃  Build · <model> <provider>      (the mode line)
+//	<indent>╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀
+//	<footer: spinner and "esc interrupt" while a turn runs>
+//
+// On the home screen (no conversation yet) the box is centred under the logo:
+// dozens of columns in and about mid-height. Once a conversation shows, it
+// sits two columns in at the bottom of the pane; on wide panes a sidebar is
+// drawn to its right, on the same rows. The edge's width is the box's width.
 var (
-	// boxBorder starts every line of the input box (and of sent-message
-	// blocks in the transcript).
-	boxBorder = "┃"
-	// modeSeparator parts mode and model on the box's last line,
-	// "┃  Build · <model>".
+	boxBorder = '┃'
+	// edgeCorner and edgeFill draw the box's bottom edge.
+	edgeCorner = '╹'
+	edgeFill   = '▀'
+	// modeSeparator parts agent and model on the mode line.
 	modeSeparator = " · "
-	// placeholderPrefix begins the empty box's dimmed hint.
-	placeholderPrefix = "Ask anything"
-	// busyMarkers show while a turn runs.
-	busyMarkers = []string{"esc interrupt", "esc to interrupt"}
-	// pastedPlaceholder is how opencode shows a long paste; compiled on
-	// first use, not at every leo command's start-up.
+	// placeholderPrefix begins the empty box's hint on the home screen,
+	// `Ask anything… "<a suggestion>"`; after a turn the empty box is blank.
+	placeholderPrefix = "Ask anything…"
+	// busyMarkers show in the footer under the box while a turn runs: the
+	// interrupt hint (the second form after one Esc), the retry status of a
+	// failing model call (which can push the hint off a narrow footer), and
+	// the glyphs of the spinner at the footer's start.
+	busyMarkers = []string{"esc interrupt", "esc again to interrupt", "[retrying", "retrying in", "■", "⬝"}
+	// pastedPlaceholder is how opencode shows a paste of three or more lines
+	// or a long one ("[Pasted ~3 lines]", "[Pasted ~1 lines]" for 4,000
+	// characters on one line); compiled on first use, not at every leo
+	// command's start-up.
 	pastedPlaceholder = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`\[Pasted ~?\d+ lines?\]`)
 	})
 )
 
-// tail is how many trailing lines of a capture are examined; busyWindow is
-// how many lines above the box may hold the busy line.
-const (
-	tail       = 40
-	busyWindow = 8
-)
+// footerLines is how many lines under the box's edge hold its footer (the
+// busy line wraps to two on narrow panes).
+const footerLines = 2
 
 // Screen classifies captures of opencode's TUI.
 func (Opencode) Screen() harness.ScreenReader { return screen{} }
 
 type screen struct{}
 
-// Classify: the input box is the last run of ┃ lines ending in the mode line
-// ("Build · model"); its other lines are the input. A busy marker outside
-// the box makes it busy. opencode shows no start-up dialog leo must answer.
-// While a turn runs, the echo of the sent message may touch the box; with
-// text typed into the box then, Input includes that echo (delivery only
-// pastes into a ready screen, where the reply separates them).
+// Classify finds the input box anywhere in the capture (the last bottom edge
+// with a mode line above it), reads the input from its lines (cut at the
+// box's width, so a sidebar beside it is not read) and calls the screen busy
+// when the footer shows the spinner or interrupt hint, or when the sent
+// message's echo is the last thing above the box with no reply started under
+// it (the second or so between Enter and the spinner). opencode shows no
+// start-up dialog leo must answer, and draws nothing but blank rows until
+// its box is up.
 func (screen) Classify(capture string) harness.Screen {
-	lines := harness.CaptureTail(capture, tail)
-	start, end, ok := findBox(lines)
+	lines := splitLines(capture)
+	b, ok := findBox(lines)
 	if !ok {
 		return harness.Screen{State: harness.ScreenStarting}
 	}
-	start = inputStart(lines, start, end)
-	input := boxText(lines[start:end])
-	// The busy line sits just above or below the box (footer), never inside.
-	if harness.ShowsMarker(lines[max(0, start-busyWindow):], busyMarkers, inBox) {
+	input := b.input(lines)
+	var footer []string
+	for _, l := range lines[b.edge+1 : min(len(lines), b.edge+1+footerLines)] {
+		footer = append(footer, string(l))
+	}
+	if harness.ShowsMarker(footer, busyMarkers, nil) || b.pendingEcho(lines) {
 		return harness.Screen{State: harness.ScreenBusy, Input: input}
 	}
 	return harness.Screen{State: harness.ScreenReady, Input: input}
 }
 
-// inputStart is where the input begins in the box lines [start, end). The
-// box's lines run up to the previous ┃ block without a gap, so the echo of
-// the message just sent can sit right on top of it; a visible placeholder
-// marks where the (empty) input begins.
-func inputStart(lines []string, start, end int) int {
-	for i := end - 1; i >= start; i-- {
-		if strings.HasPrefix(unboxed(lines[i]), placeholderPrefix) {
-			return i
-		}
+// Landed reports whether pasted shows in the box: the same words (the box
+// wraps, so runs of white space count as one), the same characters when the
+// box broke a word, or opencode's [Pasted ~N lines] placeholder.
+func (screen) Landed(s harness.Screen, pasted string) bool {
+	if harness.PasteLanded(s.Input, pasted, pastedPlaceholder()) {
+		return true
 	}
-	return start
+	want := withoutSpace(pasted)
+	return want != "" && strings.Contains(withoutSpace(s.Input), want)
 }
 
-// boxText is the text of box lines, one line each, blank ones left out; a
-// lone placeholder is an empty input.
-func boxText(box []string) string {
+func withoutSpace(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// splitLines splits a plain capture into lines of runes, trailing blanks
+// removed (opencode paints every cell, so captures carry full-width rows).
+func splitLines(capture string) [][]rune {
+	raw := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
+	out := make([][]rune, len(raw))
+	for i, l := range raw {
+		out[i] = []rune(strings.TrimRight(l, " \t\u00a0"))
+	}
+	return out
+}
+
+// box is where the input box is: its border column, its width (the edge's),
+// the row of its first ┃ line, of its mode line and of its edge.
+type box struct {
+	col, width      int
+	top, mode, edge int
+}
+
+// findBox returns the lowest box: a bottom edge (only spaces before ╹, then
+// ▀ to its end) whose line above is a mode line in the same column.
+func findBox(lines [][]rune) (box, bool) {
+	for i := len(lines) - 1; i > 0; i-- {
+		col, width, ok := edgeAt(lines[i])
+		if !ok || !isModeLine(lines[i-1], col, width) {
+			continue
+		}
+		b := box{col: col, width: width, mode: i - 1, edge: i, top: i - 1}
+		for b.top > 0 && borderAt(lines[b.top-1], col) {
+			b.top--
+		}
+		return b, true
+	}
+	return box{}, false
+}
+
+// edgeAt reports whether l is a box's bottom edge, and its column and width.
+func edgeAt(l []rune) (col, width int, ok bool) {
+	col = leadingSpaces(l)
+	if col >= len(l) || l[col] != edgeCorner {
+		return 0, 0, false
+	}
+	fill := 0
+	for _, r := range l[col+1:] {
+		if r != edgeFill {
+			return 0, 0, false
+		}
+		fill++
+	}
+	if fill == 0 {
+		return 0, 0, false
+	}
+	return col, fill + 1, true
+}
+
+// borderAt reports whether l has the box border at col with only spaces
+// before it.
+func borderAt(l []rune, col int) bool {
+	return col < len(l) && l[col] == boxBorder && leadingSpaces(l) == col
+}
+
+// isModeLine: the border at col and, within the box's width, the mode
+// separator.
+func isModeLine(l []rune, col, width int) bool {
+	if !borderAt(l, col) {
+		return false
+	}
+	return strings.Contains(cell(l, col, width), modeSeparator)
+}
+
+// cell is the text of a box line inside the box: after the border, up to
+// the box's width (a sidebar may follow on the same row), spaces trimmed.
+func cell(l []rune, col, width int) string {
+	end := min(len(l), col+width)
+	if col+1 >= end {
+		return ""
+	}
+	return strings.TrimSpace(string(l[col+1 : end]))
+}
+
+func leadingSpaces(l []rune) int {
+	n := 0
+	for n < len(l) && l[n] == ' ' {
+		n++
+	}
+	return n
+}
+
+// input is the box's text: its lines above the mode line, blank ones left
+// out, joined by newlines; the home screen's placeholder is no input.
+func (b box) input(lines [][]rune) string {
 	var parts []string
-	for _, l := range box {
-		if t := unboxed(l); t != "" {
+	for _, l := range lines[b.top:b.mode] {
+		if t := cell(l, b.col, b.width); t != "" {
 			parts = append(parts, t)
 		}
 	}
@@ -89,51 +206,18 @@ func boxText(box []string) string {
 	return strings.Join(parts, "\n")
 }
 
-// unboxed is a box line's text without the border.
-func unboxed(l string) string { return strings.TrimSpace(strings.TrimPrefix(l, boxBorder)) }
-
-// inBox: a line of the input box or of a sent message's echo block.
-func inBox(l string) bool { return strings.HasPrefix(l, boxBorder) }
-
-// Landed reports whether pasted shows in the box (same words, as the box
-// wraps), or as opencode's [Pasted ~N lines] placeholder.
-func (screen) Landed(s harness.Screen, pasted string) bool {
-	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
-}
-
-// isModeLine reports whether l is the box's last line, "┃  Build · <model>":
-// the regexp ^┃\s+\S+.* · written out (\s is RE2's [\t\n\f\r ]), so no
-// leo command compiles it at start-up; screen_match_test.go pins the two
-// together. After the border, a run of spaces, then a non-space and, on the
-// same line, modeSeparator.
-func isModeLine(l string) bool {
-	rest, ok := strings.CutPrefix(l, boxBorder)
-	if !ok {
-		return false
-	}
-	body := strings.TrimLeft(rest, reSpace)
-	if len(body) == len(rest) || body == "" {
-		return false
-	}
-	line, _, _ := strings.Cut(body, "\n")
-	return strings.Contains(line, modeSeparator)
-}
-
-// reSpace is what \s matches in Go's regexps.
-const reSpace = "\t\n\f\r "
-
-// findBox returns the input lines [start, end) of the last box; end is the
-// index of its mode line.
-func findBox(lines []string) (start, end int, ok bool) {
-	for i := len(lines) - 1; i >= 0; i-- {
-		if !isModeLine(lines[i]) {
+// pendingEcho reports whether the last thing drawn above the box is the
+// echo of a sent message (a ┃ block in the box's column) rather than the
+// reply's footer line (▣ <agent> · <model>…): Enter was taken and the reply
+// has not started. Only the transcript can show this: the home screen has
+// the logo above its box.
+func (b box) pendingEcho(lines [][]rune) bool {
+	for i := b.top - 1; i >= 0; i-- {
+		l := lines[i]
+		if strings.TrimSpace(string(l[:min(len(l), b.col+b.width)])) == "" {
 			continue
 		}
-		start = i
-		for start > 0 && strings.HasPrefix(lines[start-1], boxBorder) {
-			start--
-		}
-		return start, i, true
+		return borderAt(lines[i], b.col)
 	}
-	return 0, 0, false
+	return false
 }

@@ -76,6 +76,9 @@ func start(t *testing.T, l launch) *harness {
 		env[k] = v
 	}
 	argv := append([]string{filepath.Join(testutil.FakeHarnessDir(t), l.role)}, l.args...)
+	if l.width == 0 {
+		l.width, l.height = 120, 40
+	}
 	p, err := l.s.NewSession(ctx(t), tmux.SessionSpec{
 		Name: fmt.Sprintf("leo-%s-%d", l.role, sessionSeq.Add(1)),
 		Dir:  l.dir, Argv: argv, Env: env, Width: cmp.Or(l.width, 120), Height: cmp.Or(l.height, 40),
@@ -218,7 +221,7 @@ var roles = []struct {
 }{
 	{"claude", "? for shortcuts", "❯ hello there", "❯ hello there", "● echo: hello there"},
 	{"codex", "› Ask Codex to do anything", "› hello there", "› hello there", "• echo: hello there"},
-	{"opencode", "┃  Ask anything…", "┃  hello there", "┃  hello there", "  echo: hello there"},
+	{"opencode", "┃  Build · ", "┃  hello there", "┃  hello there", "  echo: hello there"},
 }
 
 func TestFakeReadyPasteEchoAndSessionFile(t *testing.T) {
@@ -246,7 +249,7 @@ func TestFakeReadyPasteEchoAndSessionFile(t *testing.T) {
 					t.Fatalf("ready screen:\n%s", scr)
 				}
 			case "opencode":
-				if !strings.Contains(scr, "opencode (fake)") || !strings.Contains(scr, "┃  Build · m1") || !strings.Contains(scr, "  ctrl+p commands") {
+				if !strings.Contains(scr, "█▀▀█ █▀▀█") || !strings.Contains(scr, "┃  Ask anything…") || !strings.Contains(scr, "  ctrl+p commands") {
 					t.Fatalf("ready screen:\n%s", scr)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 type opencodeStore struct{ id string }
@@ -164,4 +165,186 @@ func opencodeRun(p parsedArgs, pos []string) int {
 		fmt.Println(reply)
 	}
 	return end(0)
+}
+
+// ---- opencode: the TUI's screens ---------------------------------------------
+//
+// What the real opencode 1.18.33 draws (testdata/screens/opencode and
+// docs/harness-behaviour/opencode.md): before a conversation, a home screen
+// with the logo and a 75-column input box centred in the pane; once a
+// conversation shows, the transcript from the top and the box two columns in
+// along the bottom, as wide as the pane less four columns. The box is a ┃
+// border closed by a ╹▀▀▀ edge; its last line is the mode line
+// "Build · <model>"; under it a footer with the spinner and "esc interrupt"
+// while a turn runs. On panes wider than 120 columns a
+// sidebar (title, context, the directory) takes the right 42 columns.
+
+const (
+	ocHomeBoxWidth = 75 // the home screen's box, ╹ included
+	ocVersion      = "1.18.33"
+	ocPlaceholder  = `Ask anything… "What is the tech stack of this project?"`
+	// ocPasteChars: a paste longer than this, or of three lines or more,
+	// shows as "[Pasted ~N lines]".
+	ocPasteChars = 150
+	// Panes wider than ocWideAbove get a sidebar ocSidebarWidth columns
+	// wide right of the transcript and the box.
+	ocWideAbove    = 120
+	ocSidebarWidth = 42
+)
+
+var ocLogo = []string{
+	"                                 ▄",
+	"█▀▀█ █▀▀█ █▀▀█ █▀▀▄ █▀▀▀ █▀▀█ █▀▀█ █▀▀█",
+	"█  █ █  █ █▀▀▀ █  █ █    █  █ █  █ █▀▀▀",
+	"▀▀▀▀ █▀▀▀ ▀▀▀▀ ▀▀▀▀ ▀▀▀▀ ▀▀▀▀ ▀▀▀▀ ▀▀▀▀",
+}
+
+// opencodeScreen returns every row of the pane and the cursor's row and
+// column.
+func (t *tui) opencodeScreen(width, height int) (rows []string, curRow, curCol int) {
+	rows = make([]string, height)
+	if len(t.history) == 0 && !t.busy {
+		return t.opencodeHome(rows, width, height)
+	}
+	col, boxWidth := 2, width-4
+	wide := width > ocWideAbove
+	if wide {
+		boxWidth -= ocSidebarWidth
+	}
+	box, cr, cc := t.opencodeBox(boxWidth, false)
+	footer := "   " + cwd()
+	if t.busy {
+		footer = "   " + ocSpinner(time.Since(t.busySince)) + "  esc interrupt"
+	}
+	footer = rightAlign(footer, "ctrl+p commands", col+boxWidth)
+	if wide {
+		footer += "    • OpenCode " + ocVersion
+	}
+	lower := append(box, footer)
+	boxTop := height - 1 - len(lower) // the pane's last row stays blank
+	transcript := append([]string{""}, t.history...)
+	if t.busy {
+		transcript = append(transcript, "     ▣  Build · "+t.model, "")
+	}
+	// Keep the newest transcript rows that fit above the box.
+	if room := boxTop; len(transcript) > room {
+		transcript = transcript[len(transcript)-max(room, 0):]
+	}
+	copy(rows, transcript)
+	for i, l := range lower {
+		if r := boxTop + i; r >= 0 && r < height {
+			if i < len(box) {
+				l = strings.Repeat(" ", col) + l
+			}
+			rows[r] = l
+		}
+	}
+	if wide {
+		side := width - ocSidebarWidth + 2
+		for i, l := range []string{"New session", "", "Context", "0 tokens", "0% used", "$0.00 spent", "", "LSP", "LSPs are disabled"} {
+			if 1+i < boxTop && l != "" {
+				rows[1+i] = atColumn(rows[1+i], side, l)
+			}
+		}
+		if m := boxTop + len(box) - 2; m >= 0 && m < height {
+			rows[m] = atColumn(rows[m], side, cwd())
+		}
+	}
+	return rows, boxTop + cr, col + cc
+}
+
+// opencodeHome draws the home screen: logo, box and footer centred as one
+// block above the bottom line with the directory and version.
+func (t *tui) opencodeHome(rows []string, width, height int) ([]string, int, int) {
+	boxCol := max(0, (width-ocHomeBoxWidth+1)/2)
+	logoCol := max(0, (width-39+1)/2)
+	box, cr, cc := t.opencodeBox(ocHomeBoxWidth, true)
+	block := make([]string, 0, 12)
+	for _, l := range ocLogo {
+		block = append(block, strings.Repeat(" ", logoCol)+l)
+	}
+	block = append(block, "", "")
+	boxRow := len(block)
+	for _, l := range box {
+		block = append(block, strings.Repeat(" ", boxCol)+l)
+	}
+	block = append(block, rightAlign("", "tab agents  ctrl+p commands", boxCol+ocHomeBoxWidth))
+	top := max(0, (height-2-len(block))/2)
+	for i, l := range block {
+		if top+i < height {
+			rows[top+i] = l
+		}
+	}
+	if height >= 2 {
+		rows[height-2] = rightAlign("  "+cwd(), ocVersion, width-2)
+	}
+	return rows, top + boxRow + cr, boxCol + cc
+}
+
+// opencodeBox draws the input box, width columns wide: a padding row, the
+// input (or on the home screen the placeholder), a padding row, the mode line and the edge. It
+// returns the rows and the cursor's place in them.
+func (t *tui) opencodeBox(width int, home bool) (rows []string, curRow, curCol int) {
+	rows = append(rows, "┃")
+	var input []string
+	switch {
+	case len(t.input) > 0:
+		input = strings.Split(t.inputDisplay(), "\n")
+	case home:
+		input = []string{ocPlaceholder}
+	default:
+		input = []string{""}
+	}
+	for _, l := range input {
+		rows = append(rows, strings.TrimRight("┃  "+l, " "))
+	}
+	curRow = len(rows) - 1
+	curCol = 3 + utf8.RuneCountInString(input[len(input)-1])
+	if len(t.input) == 0 {
+		curCol = 3
+	}
+	rows = append(rows, "┃", "┃  Build · "+t.model, "╹"+strings.Repeat("▀", max(1, width-1)))
+	return rows, curRow, curCol
+}
+
+// ocSpinner is the footer's eight-cell spinner: a run of ■ sweeping over ⬝.
+func ocSpinner(d time.Duration) string {
+	n := int(d/(250*time.Millisecond)) % 8
+	var b strings.Builder
+	for i := range 8 {
+		if i >= n && i < n+3 {
+			b.WriteString("■")
+		} else {
+			b.WriteString("⬝")
+		}
+	}
+	return b.String()
+}
+
+// atColumn writes s into row starting at column col (row cut or padded).
+func atColumn(row string, col int, s string) string {
+	r := []rune(row)
+	if len(r) > col {
+		r = r[:col]
+	}
+	return string(r) + strings.Repeat(" ", col-len(r)) + s
+}
+
+// rightAlign pads left so right ends at column end (left kept whole).
+func rightAlign(left, right string, end int) string {
+	pad := end - utf8.RuneCountInString(left) - utf8.RuneCountInString(right)
+	if pad < 2 {
+		pad = 2
+	}
+	return left + strings.Repeat(" ", pad) + right
+}
+
+// opencodePasteLabel is how opencode shows a paste in its box: as is when
+// short, else "[Pasted ~N lines]".
+func opencodePasteLabel(s string) string {
+	lines := strings.Count(s, "\n") + 1
+	if lines < 3 && utf8.RuneCountInString(s) <= ocPasteChars {
+		return ""
+	}
+	return fmt.Sprintf("[Pasted ~%d lines]", lines)
 }

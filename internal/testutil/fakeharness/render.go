@@ -19,19 +19,35 @@ func (t *tui) draw() {
 	if err != nil || width <= 0 || height <= 0 {
 		width, height = 80, 24
 	}
-	top, bottom, curLine, curCol := t.layout(width)
-	if t.role == roleCodex && !t.trust && len(top)+len(bottom) < height {
-		// codex keeps its composer on the pane's last rows.
-		top = append(top, make([]string, height-len(top)-len(bottom))...)
+	var lines []string
+	var curLine, curCol int
+	if t.role == roleOpencode && !t.trust {
+		lines, curLine, curCol = t.opencodeScreen(width, height)
+	} else {
+		var top, bottom []string
+		top, bottom, curLine, curCol = t.layout(width)
+		if t.role == roleCodex && !t.trust && len(top)+len(bottom) < height {
+			// codex keeps its composer on the pane's last rows.
+			top = append(top, make([]string, height-len(top)-len(bottom))...)
+		}
+		lines = append(top, bottom...)
+		curLine += len(top)
+		if extra := len(lines) - height; extra > 0 && t.role == roleClaude {
+			// The real claude scrolls: the oldest lines, banner first,
+			// leave the top of the pane.
+			lines = lines[extra:]
+			curLine -= extra
+		} else {
+			lines, curLine = t.fit(lines, top, curLine, height)
+		}
 	}
-	lines := append(top, bottom...)
-	curLine += len(top)
-	if extra := len(lines) - height; extra > 0 && t.role == roleClaude {
-		// The real claude scrolls: the oldest lines, banner first, leave
-		// the top of the pane.
-		lines = lines[extra:]
-		curLine -= extra
-	} else if extra > 0 {
+	t.paint(lines, curLine, curCol, width)
+}
+
+// fit drops the oldest transcript lines (just below the banner) of a
+// screen taller than the pane.
+func (t *tui) fit(lines, top []string, curLine, height int) ([]string, int) {
+	if extra := len(lines) - height; extra > 0 {
 		// Too tall: drop the oldest transcript lines (just below the banner).
 		banner := t.bannerHeight()
 		if extra > len(top)-banner {
@@ -45,6 +61,11 @@ func (t *tui) draw() {
 			curLine -= cut
 		}
 	}
+	return lines, curLine
+}
+
+// paint writes lines from the top of the pane and puts the cursor.
+func (t *tui) paint(lines []string, curLine, curCol, width int) {
 	var b strings.Builder
 	b.WriteString("\x1b[H")
 	for i, l := range lines {
@@ -159,7 +180,12 @@ func (t *tui) userLines(msg string) []string {
 	case roleCodex:
 		return codexUserLines(msg)
 	default:
-		return indent("┃  ", "┃  ", msg)
+		var block []string
+		if n := len(t.history); n > 0 && t.history[n-1] != "" {
+			block = append(block, "")
+		}
+		block = append(block, "  ┃")
+		return append(append(block, indent("  ┃  ", "  ┃  ", msg)...), "  ┃", "")
 	}
 }
 
@@ -170,7 +196,8 @@ func (t *tui) replyLines(reply string) []string {
 	case roleCodex:
 		return t.codexReplyLines(reply)
 	default:
-		return append(indent("  ", "  ", reply), "")
+		secs := time.Since(t.busySince).Seconds()
+		return append(indent("     ", "     ", reply), "", fmt.Sprintf("     ▣  Build · %s · %.1fs", t.model, secs), "")
 	}
 }
 
@@ -181,7 +208,7 @@ func (t *tui) interruptedLine() string {
 	case roleCodex:
 		return "■ Conversation interrupted"
 	default:
-		return "  Interrupted"
+		return "     ▣  Build · " + t.model
 	}
 }
 

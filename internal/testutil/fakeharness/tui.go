@@ -320,6 +320,12 @@ func (t *tui) addPaste(s string) {
 		t.input = append(t.input, part{text: s, label: label})
 		return
 	}
+	if t.role == roleOpencode {
+		if label := opencodePasteLabel(s); label != "" {
+			t.input = append(t.input, part{text: s, label: label})
+			return
+		}
+	}
 	t.addText(s)
 }
 
