@@ -561,6 +561,7 @@ func (m *Manager) relaunch(ctx context.Context, name, why string, prepare func(a
 	a.op.Lock()
 	defer a.op.Unlock()
 	m.mu.Lock()
+	before, gen, handled := *a.rec, a.launchGen, a.exitHandled
 	if prepare != nil {
 		prepare(a)
 	}
@@ -569,6 +570,15 @@ func (m *Manager) relaunch(ctx context.Context, name, why string, prepare func(a
 	a.rec.WakeOnMessage = false
 	m.mu.Unlock()
 	if err := m.launch(ctx, a, why); err != nil {
+		m.mu.Lock()
+		if a.launchGen == gen {
+			// Nothing was saved or launched (the plan or the save
+			// failed): memory goes back to what the file says.
+			a.rec.SessionID, a.rec.SessionUsed = before.SessionID, before.SessionUsed
+			a.rec.Failures, a.rec.WakeOnMessage = before.Failures, before.WakeOnMessage
+			a.exitHandled = handled
+		}
+		m.mu.Unlock()
 		return api.Agent{}, err
 	}
 	return m.Get(name)
