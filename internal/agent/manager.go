@@ -251,6 +251,19 @@ func (m *Manager) commit(a *agent, f func(r *Record), drop bool) error {
 	return err
 }
 
+// Persist writes every record now (the daemon calls it when state/ was
+// removed while it ran). It writes nothing when there are no agents and
+// no file, so a home that never had agents gets none.
+func (m *Manager) Persist() error {
+	m.mu.Lock()
+	n := len(m.agents)
+	m.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	return m.save()
+}
+
 // killSession kills the agent's tmux session, saying in the log which and
 // why: leo never kills a session without a line saying so.
 func (m *Manager) killSession(ctx context.Context, name, why string) error {

@@ -208,3 +208,30 @@ func TestStartingDaemonClearsStaleControlClients(t *testing.T) {
 		t.Fatal("the starting daemon left a stale control client of its tmux server running")
 	}
 }
+
+type persistAgents struct {
+	*daemontest.Agents
+	calls *atomic.Int32
+}
+
+func (p persistAgents) Persist() error { p.calls.Add(1); return nil }
+
+// state/ removed with agents.json in it: the records are written again at
+// once, not only at the next change.
+func TestRemovedStateDirGetsTheAgentRecordsWrittenAgain(t *testing.T) {
+	h := newHome(t)
+	fake := daemontest.New()
+	opts := options(t, h, fake, nil)
+	opts.OwnerCheck = 20 * time.Millisecond
+	calls := &atomic.Int32{}
+	opts.NewAgents = func(daemon.AgentDeps) (daemon.Agents, error) { return persistAgents{fake, calls}, nil }
+	r := start(t, opts, fake)
+	r.WaitReady(t, 10*time.Second)
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("records rewritten %d times while state/ was intact", n)
+	}
+	if err := os.RemoveAll(h.StateDir()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the records written again", func() bool { return calls.Load() > 0 })
+}
