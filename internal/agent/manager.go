@@ -259,6 +259,19 @@ func (m *Manager) commit(a *agent, f func(r *Record), drop bool) error {
 	return err
 }
 
+// Persist writes every record now (the daemon calls it when state/ was
+// removed while it ran). It writes nothing when there are no agents and
+// no file, so a home that never had agents gets none.
+func (m *Manager) Persist() error {
+	m.mu.Lock()
+	n := len(m.agents)
+	m.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	return m.save()
+}
+
 // killSession kills the agent's tmux session, saying in the log which and
 // why: leo never kills a session without a line saying so.
 func (m *Manager) killSession(ctx context.Context, name, why string) error {
@@ -569,6 +582,7 @@ func (m *Manager) relaunch(ctx context.Context, name, why string, prepare func(a
 	a.op.Lock()
 	defer a.op.Unlock()
 	m.mu.Lock()
+	before, gen, handled := *a.rec, a.launchGen, a.exitHandled
 	if prepare != nil {
 		prepare(a)
 	}
@@ -577,6 +591,15 @@ func (m *Manager) relaunch(ctx context.Context, name, why string, prepare func(a
 	a.rec.WakeOnMessage = false
 	m.mu.Unlock()
 	if err := m.launch(ctx, a, why); err != nil {
+		m.mu.Lock()
+		if a.launchGen == gen {
+			// Nothing was saved or launched (the plan or the save
+			// failed): memory goes back to what the file says.
+			a.rec.SessionID, a.rec.SessionUsed = before.SessionID, before.SessionUsed
+			a.rec.Failures, a.rec.WakeOnMessage = before.Failures, before.WakeOnMessage
+			a.exitHandled = handled
+		}
+		m.mu.Unlock()
 		return api.Agent{}, err
 	}
 	return m.Get(name)

@@ -327,3 +327,25 @@ func TestFailedSaveLeavesAgentAsItWas(t *testing.T) {
 		}
 	}
 }
+
+// A reset whose save fails keeps the conversation: memory still names the
+// stored session id the file has.
+func TestFailedSaveKeepsTheConversationOfAReset(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: "claude"}); err != nil {
+		t.Fatal(err)
+	}
+	id := e.waitState(m, "claude", api.StateRunning).SessionID
+	if id == "" {
+		t.Fatal("claude agent without a pinned session id")
+	}
+	fix := e.breakState()
+	if _, err := m.Reset(context.Background(), "claude"); err == nil || !strings.Contains(err.Error(), "nothing was launched") {
+		t.Fatalf("Reset with state/ unwritable: %v", err)
+	}
+	if a := mustGet(t, m, "claude"); a.SessionID != id || a.State != api.StateRunning {
+		t.Fatalf("after a failed reset: session %q state %s, want %q running", a.SessionID, a.State, id)
+	}
+	fix()
+}

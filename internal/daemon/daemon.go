@@ -291,7 +291,7 @@ serving:
 	for {
 		select {
 		case <-owner.C:
-			if err := d.checkOwner(hs, &sock, serveErr); err != nil {
+			if err := d.checkOwner(hs, &sock, serveErr, agents); err != nil {
 				failed = err
 				break serving
 			}
@@ -486,14 +486,19 @@ func (d *run) problems(agents Agents, tm *tmux.Server) []string {
 // deleted while the daemon ran). It fails when another daemon holds the
 // home now; no state may then be written.
 func (d *run) ensureOwner() error {
+	_, err := d.ensureOwnerRetaken()
+	return err
+}
+
+func (d *run) ensureOwnerRetaken() (bool, error) {
 	retaken, err := d.lock.Ensure()
 	if err != nil {
-		return fmt.Errorf("this daemon no longer owns %s: %w", d.home.Root, err)
+		return false, fmt.Errorf("this daemon no longer owns %s: %w", d.home.Root, err)
 	}
 	if retaken {
 		d.log.Warn("the daemon lock file was removed or replaced while the daemon ran; took the lock again", "path", d.home.LockPath())
 	}
-	return nil
+	return retaken, nil
 }
 
 // checkOwner runs every OwnerCheck: the lock (ensureOwner), then the
@@ -501,10 +506,18 @@ func (d *run) ensureOwner() error {
 // again (we hold the lock, so anything there is stale); the old listener
 // is closed. An error means the daemon must stop: another one owns the
 // home now.
-func (d *run) checkOwner(hs *http.Server, sock *socket, serveErr chan<- error) error {
-	if err := d.ensureOwner(); err != nil {
+func (d *run) checkOwner(hs *http.Server, sock *socket, serveErr chan<- error, agents Agents) error {
+	retaken, err := d.ensureOwnerRetaken()
+	if err != nil {
 		d.log.Error("another leo daemon took this home while this one ran (was state/ removed?); stopping", "err", err)
 		return err
+	}
+	if p, ok := agents.(interface{ Persist() error }); ok && retaken {
+		// state/ was removed with the records in it: write them again
+		// now, so a daemon killed next still finds its agents.
+		if err := p.Persist(); err != nil {
+			d.log.Error("writing the agent records again failed", "err", err)
+		}
 	}
 	if sock.ours() {
 		return nil

@@ -71,10 +71,10 @@ func TestDaemonThatLostItsHomeWritesNothingAndLeavesTheOwnersSocket(t *testing.T
 	sock := statIno(t, h.SocketPath())
 
 	if err := first.deps.Load().SaveGuard(); err == nil {
-		t.Fatal("the first daemon may still write state after another took its home")
+		t.Error("the first daemon may still write state after another took its home")
 	}
 	if err := second.deps.Load().SaveGuard(); err != nil {
-		t.Fatalf("the owner may not write its state: %v", err)
+		t.Errorf("the owner may not write its state: %v", err)
 	}
 	if err := first.Stop(t); err != nil {
 		t.Logf("first daemon stopped: %v", err)
@@ -207,4 +207,31 @@ func TestStartingDaemonClearsStaleControlClients(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the starting daemon left a stale control client of its tmux server running")
 	}
+}
+
+type persistAgents struct {
+	*daemontest.Agents
+	calls *atomic.Int32
+}
+
+func (p persistAgents) Persist() error { p.calls.Add(1); return nil }
+
+// state/ removed with agents.json in it: the records are written again at
+// once, not only at the next change.
+func TestRemovedStateDirGetsTheAgentRecordsWrittenAgain(t *testing.T) {
+	h := newHome(t)
+	fake := daemontest.New()
+	opts := options(t, h, fake, nil)
+	opts.OwnerCheck = 20 * time.Millisecond
+	calls := &atomic.Int32{}
+	opts.NewAgents = func(daemon.AgentDeps) (daemon.Agents, error) { return persistAgents{fake, calls}, nil }
+	r := start(t, opts, fake)
+	r.WaitReady(t, 10*time.Second)
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("records rewritten %d times while state/ was intact", n)
+	}
+	if err := os.RemoveAll(h.StateDir()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the records written again", func() bool { return calls.Load() > 0 })
 }

@@ -159,3 +159,44 @@ func TestPIDIsWrittenOnlyAfterLocking(t *testing.T) {
 		t.Fatalf("lock file pid %d after failed attempts, want holder's %d", got, holder.Process.Pid)
 	}
 }
+
+// Ensure keeps the holder the owner when its lock file is removed (it
+// locks a new one), and says so when another process got there first.
+func TestEnsureRetakesARemovedLockOrReportsTheNewHolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "daemon.lock")
+	l, err := Acquire(path, "/home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if retaken, err := l.Ensure(); retaken || err != nil {
+		t.Fatalf("Ensure on an intact lock = %v, %v", retaken, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if retaken, err := l.Ensure(); !retaken || err != nil {
+		t.Fatalf("Ensure after state/ was removed = %v, %v; want retaken", retaken, err)
+	}
+	var held *HeldError
+	if _, err := Acquire(path, "/home"); !errors.As(err, &held) || held.PID != os.Getpid() {
+		t.Fatalf("second Acquire after the retake: %v, want held by us", err)
+	}
+
+	// Another process locks a new file before the holder looks.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Acquire(path, "/home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Release()
+	if _, err := l.Ensure(); !errors.As(err, &held) {
+		t.Fatalf("Ensure with another holder = %v, want *HeldError", err)
+	}
+}
