@@ -52,22 +52,10 @@ func (m *Manager) lookupBinary(binary, harnessName string) (string, error) {
 	return "", api.Errorf(api.CodeHarnessNotFound, "%s CLI not found (harness %q): install it or add its directory to PATH", binary, harnessName)
 }
 
-// bridge wires leo's MCP server into the harness when the web API is
-// enabled and the token file is readable and non-empty.
+// bridge wires leo's MCP server into the harness: the one bridge every
+// launch gets (config.MCPBridge), for this daemon's home and config file.
 func (m *Manager) bridge(cfg *config.Config) *harness.MCPBridge {
-	if !cfg.WebEnabled() || m.opts.LeoBinary == "" {
-		return nil
-	}
-	data, err := os.ReadFile(m.opts.Home.TokenPath())
-	if err != nil || strings.TrimSpace(string(data)) == "" {
-		return nil
-	}
-	return &harness.MCPBridge{
-		Command: m.opts.LeoBinary,
-		Args:    []string{"mcp-server"},
-		Env:     map[string]string{"LEO_HOME": m.opts.Home.Root},
-		URL:     cfg.WebLocalURL(),
-	}
+	return cfg.MCPBridge(m.opts.Home, m.opts.LeoBinary)
 }
 
 // launchPlan is everything a launch decided before touching tmux.

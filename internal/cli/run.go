@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -130,13 +129,13 @@ func runRun(opts *RunOptions) error {
 		}
 		spec := launch.LaunchSpec()
 		spec.Name = out.Agent
-		spec.Bridge = mcpBridge(opts.Home, cfg, opts.Executable)
+		spec.Bridge = cfg.MCPBridge(opts.Home, opts.Executable)
 		cmd, err = launch.Harness.Interactive(spec)
 	} else {
 		out.Launch = "headless"
 		spec := launch.LaunchSpec()
 		spec.Prompt = string(prompt)
-		spec.Bridge = mcpBridge(opts.Home, cfg, opts.Executable)
+		spec.Bridge = cfg.MCPBridge(opts.Home, opts.Executable)
 		cmd, err = launch.Harness.Headless(spec)
 	}
 	if err != nil {
@@ -178,29 +177,6 @@ func configSecrets(cfg *config.Config) map[string]string {
 		add("tasks."+name, r)
 	}
 	return all
-}
-
-// mcpBridge is the bridge a run gets: leo's MCP server, only when the web UI
-// is enabled and state/api.token is readable and non-empty. The server reads
-// the token from the home itself, so no secret is in the bridge.
-func mcpBridge(h home.Home, cfg *config.Config, executable string) *harness.MCPBridge {
-	if !cfg.WebEnabled() || executable == "" {
-		return nil
-	}
-	token, err := os.ReadFile(h.TokenPath())
-	if err != nil || len(bytes.TrimSpace(token)) == 0 {
-		return nil
-	}
-	args := []string{"mcp-server"}
-	if h.ExplicitConfig {
-		args = []string{"--config", h.ConfigPath, "mcp-server"}
-	}
-	return &harness.MCPBridge{
-		Command: executable,
-		Args:    args,
-		Env:     map[string]string{"LEO_HOME": h.Root},
-		URL:     cfg.WebLocalURL(),
-	}
 }
 
 // maskArgv hides secrets in argv: scope env values wherever they appear,

@@ -137,10 +137,7 @@ func askSetup(io *IOStreams) (setupAnswers, error) {
 			continue
 		}
 		a.Harness = h.Name()
-		def := ""
-		if a.Harness == harness.Default {
-			def = "sonnet"
-		}
+		def := harness.DefaultModel(h) // "" when the harness has none
 		for {
 			model, err := ask("Model (empty lets the harness choose)", def)
 			if err != nil {
@@ -166,21 +163,7 @@ func askSetup(io *IOStreams) (setupAnswers, error) {
 	return a, nil
 }
 
-// yaml renders the answers as a leo.yaml of the same shape as the default.
+// yaml renders the answers through the one source of the first leo.yaml.
 func (a setupAnswers) yaml() []byte {
-	var b strings.Builder
-	b.WriteString("# leo configuration — see docs/configuration/reference.md\ndefaults:\n")
-	fmt.Fprintf(&b, "  harness: %s\n", a.Harness)
-	if a.Model != "" {
-		fmt.Fprintf(&b, "  model: %q\n", a.Model)
-	}
-	b.WriteString("  max_turns: 200\n\ntemplates:\n")
-	if a.Harness == harness.Default {
-		b.WriteString("  assistant:\n    harness_options:\n      remote_control: true\n")
-	} else {
-		b.WriteString("  assistant: {}\n")
-	}
-	b.WriteString("\ntasks: {}\n\nweb:\n")
-	fmt.Fprintf(&b, "  enabled: %t\n  bind: 127.0.0.1\n  port: 8370\n", a.Web)
-	return []byte(b.String())
+	return config.FirstConfig(a.Harness, a.Model, a.Web)
 }

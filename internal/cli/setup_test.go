@@ -120,3 +120,25 @@ func TestSetupHelpPromisesNoWebUI(t *testing.T) {
 	}
 	mustContain(t, "setup --help", r.stdout, "serves no web UI")
 }
+
+// Taking every default on a terminal writes the very file --defaults
+// writes: the wizard renders its answers through config.FirstConfig, the
+// one source of the first leo.yaml, and the model it offers is the harness's
+// own built-in default.
+func TestSetupDefaultAnswersWriteTheDefaultConfig(t *testing.T) {
+	dir := t.TempDir()
+	io, in, out, _ := TestStreams()
+	io.IsTTY = true
+	in.WriteString("\n\n\n")
+	h := home.Home{Root: dir, ConfigPath: filepath.Join(dir, "leo.yaml")}
+	if err := runSetup(&SetupOptions{IO: io, Home: h}); err != nil {
+		t.Fatalf("setup: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(h.ConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := config.DefaultConfig(); string(got) != string(want) {
+		t.Fatalf("wizard with default answers wrote\n%s\nwant the default config\n%s", got, want)
+	}
+}

@@ -1,8 +1,9 @@
 // Package config is leo's configuration layer: the types of leo.yaml, the
 // loader, the harness cascade that resolves each template and task into a
 // plain launch spec, the one Validate used by the CLI, the daemon and web
-// saves, and the atomic Save. It runs no programs; the only files it touches
-// are leo.yaml itself and, during validation, task prompt files.
+// saves, the atomic Save, and the MCP bridge every launch gets. It runs no
+// programs; the only files it touches are leo.yaml itself, task prompt files
+// during validation, and (read only) the API token file for the bridge.
 package config
 
 import (

@@ -142,16 +142,21 @@ func TestPropertyMergeRules(t *testing.T) {
 				t.Fatalf("own %s = %#v, resolved %#v (inherited %v)", k, v, r.Options[k], r.OptionsInherited[k])
 			}
 		}
+		// templateOwn: a key the schema keeps out of a template's inheritance.
+		templateOwn := func(k string) (harness.OptionField, bool) {
+			f, ok := field(sh.OptionsSchema(), k)
+			return f, ok && isTemplate && f.TemplateOwn
+		}
 		for k, v := range r.Options {
 			if _, own := sOpts[k]; own {
 				continue
 			}
-			rcDefault := isTemplate && k == remoteControlKey
+			f, tplOwn := templateOwn(k)
 			switch {
-			case rcDefault:
-				// Template remote_control never comes from defaults; unset means true.
-				if v != true || !r.OptionsInherited[k] {
-					t.Fatalf("template remote_control = %#v", v)
+			case tplOwn:
+				// Never from defaults; unset means the schema's template default.
+				if f.TemplateDefault == nil || !reflect.DeepEqual(v, f.TemplateDefault) || !r.OptionsInherited[k] {
+					t.Fatalf("template-own %s = %#v, want the template default %#v", k, v, f.TemplateDefault)
 				}
 			case !sameHarness:
 				t.Fatalf("%s leaked from the %s defaults into a %s scope", k, orDefault(dName), resolved)
@@ -164,7 +169,7 @@ func TestPropertyMergeRules(t *testing.T) {
 		}
 		if sameHarness {
 			for k := range dOpts {
-				if isTemplate && k == remoteControlKey {
+				if _, tplOwn := templateOwn(k); tplOwn {
 					continue
 				}
 				if _, ok := r.Options[k]; !ok {
@@ -172,16 +177,22 @@ func TestPropertyMergeRules(t *testing.T) {
 				}
 			}
 		}
-		if isTemplate && hasOption(sh, remoteControlKey) {
-			if _, ok := r.Options[remoteControlKey]; !ok {
-				t.Fatal("template remote_control missing")
+		for _, f := range sh.OptionsSchema() {
+			if _, tplOwn := templateOwn(f.Key); tplOwn && f.TemplateDefault != nil {
+				if _, ok := r.Options[f.Key]; !ok {
+					t.Fatalf("template-own %s missing", f.Key)
+				}
 			}
 		}
 
-		// Cross-harness model cascade.
+		// Cross-harness model cascade: own, then (same harness only)
+		// defaults.model, then the harness's built-in default.
 		wantModel := sModel
 		if wantModel == "" && sameHarness {
 			wantModel = dModel
+		}
+		if wantModel == "" && sameHarness {
+			wantModel = harness.DefaultModel(sh)
 		}
 		if r.Model != wantModel {
 			t.Fatalf("model %q, want %q", r.Model, wantModel)

@@ -18,11 +18,6 @@ import (
 // is not in the config.
 var ErrUnknownScope = errors.New("not in the config")
 
-// remoteControlKey is the one option whose template value never inherits
-// from defaults and defaults to true (ephemeral agents are
-// remote-controllable out of the box).
-const remoteControlKey = "remote_control"
-
 // Resolved is one template or task after the cascade: plain data a launcher
 // can use without reading YAML again.
 type Resolved struct {
@@ -35,12 +30,12 @@ type Resolved struct {
 	HarnessInherited bool // the scope names no harness of its own
 
 	Model          string
-	ModelInherited bool // Model came from defaults.model
+	ModelInherited bool // Model came from defaults.model or the harness's built-in default
 	MaxTurns       int
 
 	// Options is the decoded, merged harness_options; OptionsInherited marks
 	// the keys that came from defaults.harness_options (or, for a template's
-	// remote_control, from the built-in default).
+	// template-own option left unset, from the schema's template default).
 	Options          harness.Options
 	OptionsInherited map[string]bool
 
@@ -110,9 +105,11 @@ func (c *Config) ResolveTask(name string) (*Resolved, error) {
 }
 
 // TaskModel is the model a task runs with. An unset model falls through to
-// defaults.model only when the task resolves to the same harness as defaults:
-// model names are harness-specific, so a claude default must never reach a
-// codex or opencode task. "" means "let the harness choose".
+// defaults.model, then to the harness's built-in default model (claude has
+// one, codex and opencode none), only when the task resolves to the same
+// harness as defaults: model names are harness-specific, so a claude default
+// must never reach a codex or opencode task. "" means "let the harness
+// choose".
 func (c *Config) TaskModel(name string) string {
 	if t, ok := c.Tasks[name]; ok {
 		return c.model(t.Settings)
@@ -148,12 +145,23 @@ func (c *Config) scopeHarnessName(own string) string {
 	return c.DefaultsHarnessName()
 }
 
+// cascadeModel is spec/harnesses.md's model cascade: the scope's own model,
+// else — only when the scope runs the defaults' harness — defaults.model,
+// else that harness's built-in default; else "" (the harness chooses).
 func (c *Config) cascadeModel(own, harnessName string) (model string, inherited bool) {
 	if own != "" {
 		return own, false
 	}
-	if harnessName == c.DefaultsHarnessName() && c.Defaults.Model != "" {
+	if harnessName != c.DefaultsHarnessName() {
+		return "", false
+	}
+	if c.Defaults.Model != "" {
 		return c.Defaults.Model, true
+	}
+	if h, ok := harness.Lookup(harnessName); ok {
+		if m := harness.DefaultModel(h); m != "" {
+			return m, true
+		}
 	}
 	return "", false
 }
@@ -313,14 +321,19 @@ func (rv *resolver) common(r *Resolved, s Settings, template bool) {
 // mergeOptions layers a scope's own decoded options over
 // defaults.harness_options, one top-level key at a time, when the scope runs
 // the defaults' harness (options never leak across harnesses). It also
-// returns which keys were inherited. A template's remote_control never
-// inherits, and is true when the template leaves it unset.
+// returns which keys were inherited. On a template, an option the schema
+// marks template-own never inherits, and takes its template default when
+// the template leaves it unset.
 func (rv *resolver) mergeOptions(h harness.Harness, name string, own harness.Options, template bool) (harness.Options, map[string]bool) {
 	merged, inherited := harness.Options{}, map[string]bool{}
+	var schema []harness.OptionField
+	if template {
+		schema = h.OptionsSchema()
+	}
 	if name == rv.c.DefaultsHarnessName() {
 		for k, v := range rv.defaultsOptions() {
-			if template && k == remoteControlKey {
-				continue // template-own-only
+			if f, ok := field(schema, k); ok && f.TemplateOwn {
+				continue
 			}
 			merged[k] = copyValue(v) // the decoded defaults are shared
 			inherited[k] = true
@@ -330,13 +343,23 @@ func (rv *resolver) mergeOptions(h harness.Harness, name string, own harness.Opt
 		merged[k] = v
 		delete(inherited, k)
 	}
-	if template && hasOption(h, remoteControlKey) {
-		if _, set := merged[remoteControlKey]; !set {
-			merged[remoteControlKey] = true
-			inherited[remoteControlKey] = true
+	for _, f := range schema {
+		if _, set := merged[f.Key]; !set && f.TemplateOwn && f.TemplateDefault != nil {
+			merged[f.Key] = copyValue(f.TemplateDefault)
+			inherited[f.Key] = true
 		}
 	}
 	return merged, inherited
+}
+
+// field finds key in a schema (nil for none).
+func field(schema []harness.OptionField, key string) (harness.OptionField, bool) {
+	for _, f := range schema {
+		if f.Key == key {
+			return f, true
+		}
+	}
+	return harness.OptionField{}, false
 }
 
 // checkMaxTurns checks a max_turns a scope sets: it cannot be negative, and
@@ -403,15 +426,6 @@ func copyValue(v any) any {
 }
 
 const channelsUnsupported = "the %s harness does not support channel plugins; use leo's MCP tools for messaging"
-
-func hasOption(h harness.Harness, key string) bool {
-	for _, f := range h.OptionsSchema() {
-		if f.Key == key {
-			return true
-		}
-	}
-	return false
-}
 
 // honorsMaxTurns asks the adapter whether max_turns reaches the harness;
 // one that does not say is taken to honour it.

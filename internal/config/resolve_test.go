@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 func TestHarnessCascade(t *testing.T) {
@@ -166,10 +168,54 @@ tasks:
 	if r, _ := c.ResolveTemplate("same"); !r.ModelInherited {
 		t.Error("ModelInherited not set")
 	}
-	// With no defaults.model there is nothing to inherit.
-	c = parseTestYAML(t, "tasks:\n  a: {prompt_file: p.md}\n")
-	if got := c.TaskModel("a"); got != "" {
-		t.Errorf("TaskModel = %q", got)
+}
+
+// The cascade ends in the built-in default of the defaults' harness when
+// nothing sets a model: claude has one (the model leo setup writes), codex
+// and opencode have none, and it never crosses harnesses.
+func TestModelCascadeEndsInTheBuiltInDefault(t *testing.T) {
+	claude, _ := harness.Lookup("claude")
+	builtin := harness.DefaultModel(claude)
+	if builtin == "" || claude.ValidateModel(builtin) != nil {
+		t.Fatalf("claude's built-in default model %q", builtin)
+	}
+	for _, h := range []string{"codex", "opencode"} {
+		a, _ := harness.Lookup(h)
+		if m := harness.DefaultModel(a); m != "" {
+			t.Errorf("%s has a built-in default model %q, want none", h, m)
+		}
+	}
+	cases := []struct {
+		name, yaml string
+		want       map[string]string // task → model
+	}{
+		{"no defaults at all", "tasks:\n  a: {prompt_file: p.md}\n  c: {harness: codex, prompt_file: p.md}\n",
+			map[string]string{"a": builtin, "c": ""}},
+		{"defaults.harness claude, no model", "defaults: {harness: claude}\ntasks:\n  a: {prompt_file: p.md}\n  o: {harness: opencode, prompt_file: p.md}\n",
+			map[string]string{"a": builtin, "o": ""}},
+		{"defaults.model wins over the built-in", "defaults: {model: haiku}\ntasks:\n  a: {prompt_file: p.md}\n",
+			map[string]string{"a": "haiku"}},
+		{"defaults on codex: no built-in default", "defaults: {harness: codex}\ntasks:\n  a: {prompt_file: p.md}\n  k: {harness: claude, prompt_file: p.md}\n",
+			map[string]string{"a": "", "k": ""}},
+	}
+	for _, tc := range cases {
+		c := parseTestYAML(t, tc.yaml)
+		for task, want := range tc.want {
+			if got := c.TaskModel(task); got != want {
+				t.Errorf("%s: TaskModel(%s) = %q, want %q", tc.name, task, got, want)
+			}
+			r, err := c.ResolveTask(task)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if r.Model != want || r.ModelInherited != (want != "") {
+				t.Errorf("%s: resolved %s: model %q inherited %v", tc.name, task, r.Model, r.ModelInherited)
+			}
+		}
+	}
+	c := parseTestYAML(t, "templates:\n  a: {}\n")
+	if r, _ := c.ResolveTemplate("a"); r.Model != builtin || r.LaunchSpec().Model != builtin {
+		t.Errorf("template model %q, want the built-in %q", r.Model, builtin)
 	}
 }
 

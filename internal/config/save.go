@@ -1,11 +1,16 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/google/renameio/v2"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 // saveMu serializes saves within the process, so two web saves cannot
@@ -56,28 +61,99 @@ func writeAtomic(path string, data []byte) error {
 	return f.CloseAtomicallyReplace()
 }
 
-// defaultConfig is what `leo setup --defaults` and a managed first start
-// write: one claude assistant template, the default model and turn limit,
-// and the web UI on loopback so agents' leo_* tools and hooks can reach the
-// daemon.
-const defaultConfig = `# leo configuration — see docs/configuration/reference.md
-defaults:
-  harness: claude
-  model: sonnet
-  max_turns: 200
+// DefaultMaxTurns is the turn limit of the first leo.yaml.
+const DefaultMaxTurns = 200
 
-templates:
-  assistant:
-    harness_options:
-      remote_control: true
+// FirstConfig is the one source of the first leo.yaml, which `leo setup`
+// writes from its answers and a managed first start writes with every
+// default: defaults on harnessName (the built-in harness when "") with
+// model (left out when ""), the default turn limit (when the harness has
+// one), an assistant template,
+// no tasks, and the web section on 127.0.0.1:8370, enabled when web is
+// true (agents' leo_* tools and hooks reach the daemon through it). The
+// assistant template spells out the harness's template-own options with
+// their template defaults (the schema says which), so the file shows them.
+func FirstConfig(harnessName, model string, web bool) []byte {
+	if harnessName == "" {
+		harnessName = harness.Default
+	}
+	var b strings.Builder
+	b.WriteString("# leo configuration — see docs/configuration/reference.md\ndefaults:\n")
+	fmt.Fprintf(&b, "  harness: %s\n", yamlScalar(harnessName))
+	if model != "" {
+		fmt.Fprintf(&b, "  model: %s\n", yamlScalar(model))
+	}
+	h, known := harness.Lookup(harnessName)
+	if known && honorsMaxTurns(h) {
+		fmt.Fprintf(&b, "  max_turns: %d\n", DefaultMaxTurns)
+	}
+	b.WriteString("\ntemplates:\n")
+	var own []string
+	if known {
+		for _, f := range h.OptionsSchema() {
+			if f.TemplateOwn && f.TemplateDefault != nil {
+				if v, ok := yamlValue(f.TemplateDefault); ok {
+					own = append(own, fmt.Sprintf("      %s: %s\n", f.Key, v))
+				}
+			}
+		}
+	}
+	if len(own) == 0 {
+		b.WriteString("  assistant: {}\n")
+	} else {
+		b.WriteString("  assistant:\n    harness_options:\n")
+		for _, line := range own {
+			b.WriteString(line)
+		}
+	}
+	b.WriteString("\ntasks: {}\n\nweb:\n")
+	fmt.Fprintf(&b, "  enabled: %t\n  bind: %s\n  port: %d\n", web, DefaultWebBind, DefaultWebPort)
+	return []byte(b.String())
+}
 
-tasks: {}
+// DefaultConfig is the first leo.yaml with every default (`leo setup
+// --defaults`, a managed first start): the built-in harness, its built-in
+// default model, and the web UI on loopback. Each call returns a fresh copy.
+func DefaultConfig() []byte {
+	model := ""
+	if h, ok := harness.Lookup(harness.Default); ok {
+		model = harness.DefaultModel(h)
+	}
+	return FirstConfig(harness.Default, model, true)
+}
 
-web:
-  enabled: true
-  bind: 127.0.0.1
-  port: 8370
-`
+// yamlScalar writes s plain when that reads back as the same string, and
+// double-quoted otherwise.
+func yamlScalar(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == '/') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		switch strings.ToLower(s) {
+		case "true", "false", "null", "yes", "no", "on", "off", "~":
+			plain = false
+		}
+		if _, err := strconv.ParseFloat(s, 64); err == nil {
+			plain = false
+		}
+	}
+	if plain {
+		return s
+	}
+	return strconv.Quote(s)
+}
 
-// DefaultConfig returns the setup wizard's default leo.yaml (a fresh copy).
-func DefaultConfig() []byte { return []byte(defaultConfig) }
+// yamlValue writes a template default of a scalar option type.
+func yamlValue(v any) (string, bool) {
+	switch x := v.(type) {
+	case bool:
+		return strconv.FormatBool(x), true
+	case string:
+		return yamlScalar(x), true
+	}
+	return "", false
+}

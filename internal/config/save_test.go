@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 func TestSaveWritesAtomically0600(t *testing.T) {
@@ -155,5 +157,54 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := LoadValid(h.Path, WithGetenv(h.getenv)); err == nil {
 		t.Error("LoadValid accepted an invalid config")
+	}
+}
+
+// The first config is rendered from the harness registry and the adapters'
+// schemas: another harness gets no claude option and no claude model, and
+// the default config is FirstConfig with the built-in harness and model.
+func TestFirstConfigComesFromTheAdapters(t *testing.T) {
+	claude, _ := harness.Lookup(harness.Default)
+	if got, want := string(DefaultConfig()), string(FirstConfig(harness.Default, harness.DefaultModel(claude), true)); got != want {
+		t.Fatalf("DefaultConfig\n%s\nis not FirstConfig of the built-ins\n%s", got, want)
+	}
+	for _, name := range harness.Names() {
+		h := newTestHome(t)
+		c := h.parse(t, string(FirstConfig(name, "", false)))
+		wantClean(t, c)
+		r, err := c.ResolveTemplate("assistant")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.HarnessName != name || c.WebEnabled() || c.Defaults.Model != "" {
+			t.Errorf("%s: harness %s web %v model %q", name, r.HarnessName, c.WebEnabled(), c.Defaults.Model)
+		}
+		a, _ := harness.Lookup(name)
+		for k := range c.Templates["assistant"].HarnessOptions {
+			if f, ok := field(a.OptionsSchema(), k); !ok || !f.TemplateOwn {
+				t.Errorf("%s: the first config writes %s, which is no template-own option of %s", name, k, name)
+			}
+		}
+	}
+}
+
+// Harness knowledge stays in the adapters: the config layer and the setup
+// wizard name no claude option or model.
+func TestNoClaudeKnowledgeInConfigOrSetup(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	files = append(files, filepath.Join("..", "cli", "setup.go"))
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, word := range []string{"remote_control", `"sonnet"`} {
+			if strings.Contains(string(data), word) {
+				t.Errorf("%s names %s: that is the claude adapter's knowledge", f, word)
+			}
+		}
 	}
 }

@@ -54,6 +54,22 @@ type Harness interface {
 	Screen() ScreenReader
 }
 
+// ModelDefaulter is implemented by adapters that have a built-in default
+// model: the end of the model cascade for a scope that runs the defaults'
+// harness and that nothing gives a model. It must pass ValidateModel. An
+// adapter without one leaves the choice to the harness itself ("").
+type ModelDefaulter interface {
+	DefaultModel() string
+}
+
+// DefaultModel is h's built-in default model, "" when it has none.
+func DefaultModel(h Harness) string {
+	if d, ok := h.(ModelDefaulter); ok {
+		return d.DefaultModel()
+	}
+	return ""
+}
+
 // Preparer is implemented by adapters that must set something up outside the
 // launch itself before an agent's first start (trusting a workspace, writing
 // a managed block). It must be idempotent and touch only what it owns.

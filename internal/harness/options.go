@@ -46,4 +46,11 @@ type OptionField struct {
 	// "agents"); a form falls back to a plain input when it can't resolve it.
 	Source string
 	Help   string
+	// TemplateOwn marks a key a template never inherits: on templates the
+	// defaults.harness_options value of this key is ignored (tasks still
+	// inherit it).
+	TemplateOwn bool
+	// TemplateDefault, when not nil, is the value of a TemplateOwn key on a
+	// template that leaves it unset (of the option's canonical type).
+	TemplateDefault any
 }

@@ -21,6 +21,8 @@ var (
 	_ harness.Preparer    = Claude{}
 	_ harness.PasteTiming = Claude{}
 	_ harness.TurnLimiter = Claude{}
+
+	_ harness.ModelDefaulter = Claude{}
 )
 
 // Name is the registry key.

@@ -27,7 +27,9 @@ var schema = []harness.OptionField{
 		Help: "claude --permission-mode"},
 	{Key: optBypassPermissions, Type: harness.OptionBool,
 		Help: "pass --dangerously-skip-permissions (sandboxes only)"},
-	{Key: optRemoteControl, Type: harness.OptionBool,
+	// Ephemeral agents are remote-controllable out of the box: on templates
+	// the key never comes from defaults, and unset means on.
+	{Key: optRemoteControl, Type: harness.OptionBool, TemplateOwn: true, TemplateDefault: true,
 		Help: "start the session with Remote Control enabled (templates: own value only, default on)"},
 	{Key: optAgent, Type: harness.OptionString, Source: "agents",
 		Help: "claude sub-agent for the session (--agent)"},
@@ -48,6 +50,14 @@ func (Claude) DecodeOptions(raw map[string]any) (harness.Options, error) {
 }
 
 var validModels = []string{"sonnet", "opus", "haiku", "sonnet[1m]", "opus[1m]"}
+
+// defaultModel is the built-in default model: what `leo setup` writes, and
+// what a claude scope runs when it is the defaults' harness and nothing in
+// leo.yaml names a model.
+const defaultModel = "sonnet"
+
+// DefaultModel implements harness.ModelDefaulter.
+func (Claude) DefaultModel() string { return defaultModel }
 
 // ValidModels lists the model aliases leo accepts for claude ("" is also valid).
 func ValidModels() []string { return slices.Clone(validModels) }

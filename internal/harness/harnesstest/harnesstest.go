@@ -150,6 +150,20 @@ func testSchemaKeys(t *testing.T, h harness.Harness) {
 		if f.Type.String() == "unknown" {
 			t.Errorf("option %q has an unknown type %d", f.Key, f.Type)
 		}
+		if f.TemplateDefault != nil {
+			if !f.TemplateOwn {
+				t.Errorf("option %q has a template default but is not template-own", f.Key)
+			}
+			opts, err := h.DecodeOptions(map[string]any{f.Key: f.TemplateDefault})
+			if err != nil || !reflect.DeepEqual(opts[f.Key], f.TemplateDefault) {
+				t.Errorf("option %q: template default %#v is not a canonical value the adapter accepts (%v)", f.Key, f.TemplateDefault, err)
+			}
+		}
+	}
+	if m := harness.DefaultModel(h); m != "" {
+		if err := h.ValidateModel(m); err != nil {
+			t.Errorf("the built-in default model %q is refused by ValidateModel: %v", m, err)
+		}
 	}
 	// The schema is the adapter's: a caller editing the slice it got must
 	// not change what the next caller sees.
