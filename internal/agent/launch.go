@@ -360,8 +360,8 @@ func (m *Manager) probe(a *agent, gen int) {
 		}
 		_, err := m.driver.AwaitStarted(ctx, t)
 		m.mu.Lock()
-		defer m.mu.Unlock()
 		if a.launchGen != gen || a.rec.State == api.StateStopped {
+			m.mu.Unlock()
 			return nil
 		}
 		if err != nil {
@@ -369,11 +369,16 @@ func (m *Manager) probe(a *agent, gen int) {
 				a.rec.Error = "startup: " + err.Error()
 				m.log.Warn("agent TUI did not come up", "agent", a.rec.Name, "err", err)
 			}
+			m.mu.Unlock()
 			return nil
 		}
 		a.rec.State = api.StateRunning
 		a.rec.Error = ""
-		go m.save()
+		m.mu.Unlock()
+		// Saved inside the job, not by a goroutine of its own: Close waits
+		// for the queue's worker, so no save of this manager can land on
+		// disk after Close returns (and overwrite the next daemon's file).
+		m.save()
 		return nil
 	}}
 	if err := a.queue.PushFront(it); err != nil {
