@@ -6,10 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/blackpaw-studio/leo/e2e/leoproc"
 )
 
 var (
@@ -24,6 +25,7 @@ func TestMain(m *testing.M) {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
+	leoproc.Cleanup()
 	os.Exit(code)
 }
 
@@ -60,14 +62,9 @@ type buildFailure struct {
 
 func (b *buildFailure) Error() string { return b.err.Error() + "\n" + b.output }
 
-// goTool is the go command of the toolchain running the tests.
-func goTool() string {
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	return "go"
-}
+// goTool is the go command of the toolchain running the tests: `go test`
+// puts its GOROOT/bin first on the test binary's PATH.
+func goTool() string { return "go" }
 
 // runLeo runs the leo binary once with a clean environment (HOME=home, no
 // LEO_HOME leaking in) and returns its stdout, stderr and exit code.

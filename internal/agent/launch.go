@@ -390,7 +390,10 @@ func (m *Manager) probe(a *agent, gen int) {
 		a.rec.State = api.StateRunning
 		a.rec.Error = ""
 		m.mu.Unlock()
-		go m.save()
+		// Saved inside the job, not by a goroutine of its own: Close waits
+		// for the queue's worker, so no save of this manager can land on
+		// disk after Close returns (and overwrite the next daemon's file).
+		m.save()
 		return nil
 	}}
 	if err := a.queue.PushFront(it); err != nil {
