@@ -201,11 +201,11 @@ func (r *run) logPanes(stepName string) {
 // marker returns a new marker; the model server answers it with "ACK <marker>".
 func (r *run) marker() string {
 	r.n++
-	return fmt.Sprintf("LEO-%s-%d", r.h, r.n)
+	return fmt.Sprintf("LEO-%s-%03d", r.h, r.n)
 }
 
 // peekMarker is the marker the next call of marker returns.
-func (r *run) peekMarker() string { return fmt.Sprintf("LEO-%s-%d", r.h, r.n+1) }
+func (r *run) peekMarker() string { return fmt.Sprintf("LEO-%s-%03d", r.h, r.n+1) }
 
 // Template names: the agent under test, one in a never-trusted workspace,
 // one in a workspace reached through a symlink.

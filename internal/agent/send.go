@@ -445,7 +445,9 @@ func (m *Manager) Busy(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if a.queue.Len() > 0 {
+	// Messages, not queue items: an internal job (the startup probe
+	// finishing its save) is no work of the agent's.
+	if a.queue.Messages() > 0 {
 		return true, nil
 	}
 	m.mu.Lock()
