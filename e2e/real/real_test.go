@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -27,6 +28,9 @@ var budget = 12 * time.Minute
 // TestRealCLI runs the contract for each harness (LEO_REALCLI_HARNESSES, a
 // comma list, picks some), the harnesses side by side.
 func TestRealCLI(t *testing.T) {
+	if !wanted() {
+		t.Skipf("%s is not set: make test-real installs the real CLIs and runs this suite", realcli.BinDirEnv)
+	}
 	if v := os.Getenv("LEO_REALCLI_BUDGET"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -202,6 +206,12 @@ func (r *run) logPanes(stepName string) {
 func (r *run) marker() string {
 	r.n++
 	return fmt.Sprintf("LEO-%s-%03d", r.h, r.n)
+}
+
+// hasMarker reports whether b holds marker as a whole marker (LEO-x-001
+// is not in LEO-x-0012).
+func hasMarker(b []byte, marker string) bool {
+	return regexp.MustCompile(regexp.QuoteMeta(marker) + `([^A-Za-z0-9-]|$)`).Match(b)
 }
 
 // peekMarker is the marker the next call of marker returns.
@@ -446,7 +456,7 @@ func (s *step) inConversation(req modelserver.Request, first string) {
 	if first == "" {
 		s.Fatalf("no earlier turn to look for (an earlier step failed)")
 	}
-	if !bytes.Contains(req.Body, []byte(first)) {
+	if !hasMarker(req.Body, first) {
 		s.Fatalf("turn #%d does not carry the conversation's first message (%s): not the same conversation", req.Seq, first)
 	}
 }
@@ -581,7 +591,7 @@ func (r *run) conversationID(s *step) {
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
-		if err == nil && bytes.Contains(data, []byte(r.first)) && (r.h != "opencode" || bytes.Contains(data, []byte(a.SessionID))) {
+		if err == nil && hasMarker(data, r.first) && (r.h != "opencode" || bytes.Contains(data, []byte(a.SessionID))) {
 			return
 		}
 	}
@@ -696,7 +706,7 @@ func (r *run) resetDrops(s *step) {
 		return a.State == api.StateRunning && (a.SessionID == "" || a.SessionID != before.SessionID), describe(a)
 	})
 	_, req := s.exchange(r.h, "After the reset.")
-	if r.first != "" && bytes.Contains(req.Body, []byte(r.first)) {
+	if r.first != "" && hasMarker(req.Body, r.first) {
 		s.Fatalf("turn #%d after the reset still carries the old conversation (%s)", req.Seq, r.first)
 	}
 	s.poll(time.Minute, "a new conversation id", func() (bool, string) {
