@@ -47,9 +47,11 @@ var screenWant = map[string]harness.Screen{
 	"ready-after-error-400":  {State: harness.ScreenReady},
 	"ready-after-error-down": {State: harness.ScreenReady},
 	"ready-after-tool-turn":  {State: harness.ScreenReady},
-	"ready-typed-shrunk":     {State: harness.ScreenReady, Input: "after the shrink"},
-	"trust-dialog":           trust,
-	"trust-dialog-symlink":   trust,
+	// After --resume: the earlier conversation above an empty box.
+	"ready-resumed":        {State: harness.ScreenReady},
+	"ready-typed-shrunk":   {State: harness.ScreenReady, Input: "after the shrink"},
+	"trust-dialog":         trust,
+	"trust-dialog-symlink": trust,
 	// The chosen option gets a ✔ while claude acts on the answer: not a
 	// dialog to answer again.
 	"trust-dialog-answering":       {State: harness.ScreenStarting, Dialog: "trust"},
