@@ -305,6 +305,8 @@ func (t *tui) codexStarted() {
 
 // codexHold takes an Enter the TUI cannot act on yet: before startup ends
 // codex keeps the text, shows "Waiting for startup", and submits later.
+// Typing or pasting while held cancels the hold (the text stays), as in
+// the real one.
 func (t *tui) codexHold() bool {
 	c := t.codex
 	if c.started || strings.TrimSpace(t.inputText()) == "" {
@@ -318,22 +320,34 @@ func (t *tui) codexHold() bool {
 }
 
 // codexSubmit shows msg in the history at once, clears the composer, and
-// starts the turn only FAKE_CODEX_SUBMIT_GAP_MS later (default 175 ms, as
-// measured): in between the screen shows an empty composer and no busy
-// line. A message submitted while a turn runs (or in that gap) is folded
-// into it, as real codex does: one turn, one reply.
+// starts the turn only FAKE_CODEX_SUBMIT_GAP_MS later (real codex: 140–440
+// ms measured; the knob defaults to 0 until delivery confirms turns from
+// the rollout, see docs/harness-behaviour/codex.md): in between the screen
+// shows an empty composer and no busy line, and the rollout has no turn
+// yet. A message submitted in that gap becomes the next turn; one
+// submitted while a turn runs is folded into it, as real codex does: one
+// turn, one reply.
 func (t *tui) codexSubmit(msg string) {
 	c := t.codex
 	t.history = append(t.history, t.userLines(msg)...)
-	if t.busy || c.pending {
+	if c.pending { // observed: a submit before the busy line is its own turn, next
+		t.queue = append(t.queue, msg)
+		return
+	}
+	if t.busy {
 		logLine(map[string]any{"message": msg, "folded": true, "pid": os.Getpid()})
 		t.store.submit(msg)
 		t.current += "\n" + msg
 		return
 	}
-	c.pending = true
 	t.current = msg
-	t.after(envMS("FAKE_CODEX_SUBMIT_GAP_MS", 175), func() {
+	gap := envMS("FAKE_CODEX_SUBMIT_GAP_MS", 0)
+	if gap == 0 {
+		t.beginTurn(msg)
+		return
+	}
+	c.pending = true
+	t.after(gap, func() {
 		c.pending = false
 		t.beginTurn(t.current)
 	})
