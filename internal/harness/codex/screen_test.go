@@ -65,6 +65,8 @@ var fixtureWant = map[string]harness.Screen{
 	"ready-empty-intro":        {State: harness.ScreenReady},
 	"busy-steer-pending":       {State: harness.ScreenBusy},
 	"ready-after-trust":        {State: harness.ScreenReady},
+	"starting-resuming":        {State: harness.ScreenStarting},
+	"ready-resumed":            {State: harness.ScreenReady},
 	"ready-pasted-wrapped":     {State: harness.ScreenReady, Input: landedOnly},
 }
 

@@ -138,6 +138,7 @@ func runCodex(args []string) int {
 	model := p.getOr("model", "gpt-fake")
 	logEvent(map[string]any{"event": "start", "session_id": st.id, "resumed": resumed, "cwd": cwd()})
 	t := newTUI(roleCodex, model, st)
+	t.codex.resuming = resumed
 	t.trust = os.Getenv("FAKE_TRUST_DIALOG") != "0" && !codexTrusted()
 	t.onTrust = codexRecordTrust
 	return t.run()
@@ -257,10 +258,11 @@ const codexLargePaste = 1000
 
 // codexTUI is the state only codex's screen has.
 type codexTUI struct {
-	loading bool // the header says "loading" (FAKE_CODEX_LOADING_MS)
-	started bool // the background server is up (FAKE_CODEX_STARTUP_MS)
-	held    bool // Enter was pressed before started: submit when started
-	pending bool // between Enter and the busy line (FAKE_CODEX_SUBMIT_GAP_MS)
+	loading  bool // the header says "loading" (FAKE_CODEX_LOADING_MS)
+	resuming bool // `resume`: "Resuming session…" instead, while loading
+	started  bool // the background server is up (FAKE_CODEX_STARTUP_MS)
+	held     bool // Enter was pressed before started: submit when started
+	pending  bool // between Enter and the busy line (FAKE_CODEX_SUBMIT_GAP_MS)
 }
 
 // codexStart begins the startup phases: "loading" for FAKE_CODEX_LOADING_MS,
@@ -354,11 +356,14 @@ func (t *tui) codexSubmit(msg string) {
 }
 
 func (t *tui) codexBanner() []string {
-	where := cwd()
-	if t.codex != nil && t.codex.loading {
-		where = "loading"
+	header := []string{"", "  >_ OpenAI Codex (v" + codexVersion + ", fake)", "     " + cwd(), ""}
+	switch c := t.codex; {
+	case c != nil && c.loading && c.resuming:
+		header = append(header, "  Resuming session…")
+	case c != nil && c.loading:
+		header[2] = "     loading"
 	}
-	return []string{"", "  >_ OpenAI Codex (v" + codexVersion + ", fake)", "     " + where, ""}
+	return header
 }
 
 // codexUserLines: a sent message in the history, padded by a row above and

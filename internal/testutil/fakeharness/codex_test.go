@@ -153,3 +153,22 @@ func TestFakeCodexSubmitInTheGapIsTheNextTurn(t *testing.T) {
 		t.Fatalf("messages %q", got)
 	}
 }
+
+// `codex resume` shows "Resuming session…" under the header while it
+// loads (FAKE_CODEX_LOADING_MS), which reads as starting, as the real one.
+func TestFakeCodexResumingReadsAsStarting(t *testing.T) {
+	t.Parallel()
+	first := startCodex(t, map[string]string{"FAKE_TURN_MS": "20"})
+	first.waitFor("← for agents · ? for shortcuts")
+	first.submit("remember me", "› remember me")
+	first.waitFor("• echo: remember me")
+	id := first.sessionID()
+	h := start(t, launch{role: "codex", home: first.home, dir: first.dir, args: []string{"resume", id},
+		env: map[string]string{"FAKE_CODEX_LOADING_MS": "1500"}})
+	scr := h.waitFor("  Resuming session…")
+	if s := (codex.Codex{}).Screen().Classify(scr); s.State != leoharness.ScreenStarting {
+		t.Fatalf("resuming screen read as %+v:\n%s", s, scr)
+	}
+	sameShape(t, "starting-resuming", 120, 40, scr)
+	h.until("ready once resumed", func(s leoharness.Screen) bool { return s.State == leoharness.ScreenReady })
+}
