@@ -15,13 +15,22 @@ import (
 	"github.com/blackpaw-studio/leo/internal/statefile"
 )
 
-// Prepare pre-trusts the workspace so codex's "Do you trust the contents of
-// this directory?" dialog never blocks an agent. See TrustWorkspace.
+// Prepare pre-trusts the workspace so codex's folder-access dialog never
+// blocks an agent. codex checks the directory it runs in by its real path,
+// so a workspace reached through a symlink is trusted as written and as
+// resolved. See TrustWorkspace.
 func (Codex) Prepare(ctx context.Context, spec harness.LaunchSpec) error {
 	if spec.Workspace == "" {
 		return errors.New("codex: launch spec has no workspace")
 	}
-	return TrustWorkspace(filepath.Join(Home(spec.Env), "config.toml"), spec.Workspace)
+	config := filepath.Join(Home(spec.Env), "config.toml")
+	if err := TrustWorkspace(config, spec.Workspace); err != nil {
+		return err
+	}
+	if real, err := filepath.EvalSymlinks(spec.Workspace); err == nil && real != filepath.Clean(spec.Workspace) {
+		return TrustWorkspace(config, real)
+	}
+	return nil
 }
 
 // TrustWorkspace appends

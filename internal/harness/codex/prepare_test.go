@@ -151,3 +151,32 @@ func TestPrepareCreatesConfig(t *testing.T) {
 		t.Fatalf("mode %v", fi.Mode().Perm())
 	}
 }
+
+// codex checks trust by the real path (observed with 0.171.0: a workspace
+// trusted only as a symlink got the folder-access dialog naming its
+// target), so Prepare trusts both.
+func TestPrepareTrustsASymlinkedWorkspaceByItsRealPathToo(t *testing.T) {
+	home := t.TempDir()
+	real := filepath.Join(t.TempDir(), "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := filepath.EvalSymlinks(real) // the temp dir itself may sit behind a symlink
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := harness.LaunchSpec{Workspace: link, Env: map[string]string{"CODEX_HOME": home}}
+	if err := (Codex{}).Prepare(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	got := harnesstest.ReadFile(t, filepath.Join(home, "config.toml"))
+	want := "[projects.\"" + link + "\"]\ntrust_level = \"trusted\"\n\n[projects.\"" + resolved + "\"]\ntrust_level = \"trusted\"\n"
+	if got != want {
+		t.Fatalf("config.toml\n got %q\nwant %q", got, want)
+	}
+	harnesstest.NotRewritten(t, filepath.Join(home, "config.toml"), func() error { return (Codex{}).Prepare(context.Background(), spec) })
+}

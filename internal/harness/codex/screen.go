@@ -45,6 +45,8 @@ var (
 	// configured (it shows the workspace afterwards).
 	loadingHeader = "loading"
 	headerTitle   = ">_ OpenAI Codex"
+	// resumingLine shows under the header while `codex resume` loads.
+	resumingLine = "Resuming session…"
 	// dialogs block the composer; Keys answer them (trust the workspace).
 	dialogs = []harness.Dialog{
 		{Name: "trust", Markers: []string{
@@ -185,12 +187,22 @@ func isIndented(l string) bool {
 }
 
 // loading: the header above the composer still says "loading" where the
-// workspace will show.
+// workspace will show, or "Resuming session…" shows under it while
+// `codex resume` loads the thread.
 func loading(above []string) bool {
 	for i, l := range above {
-		if strings.Contains(l, headerTitle) {
-			return i+1 < len(above) && strings.TrimSpace(above[i+1]) == loadingHeader
+		if !strings.Contains(l, headerTitle) {
+			continue
 		}
+		if i+1 < len(above) && strings.TrimSpace(above[i+1]) == loadingHeader {
+			return true
+		}
+		for _, r := range above[i+1 : min(len(above), i+4)] {
+			if strings.TrimSpace(r) == resumingLine {
+				return true
+			}
+		}
+		return false
 	}
 	return false
 }

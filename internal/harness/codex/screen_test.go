@@ -65,6 +65,9 @@ var fixtureWant = map[string]harness.Screen{
 	"ready-empty-intro":        {State: harness.ScreenReady},
 	"busy-steer-pending":       {State: harness.ScreenBusy},
 	"ready-after-trust":        {State: harness.ScreenReady},
+	"starting-resuming":        {State: harness.ScreenStarting},
+	"starting-signin":          {State: harness.ScreenStarting}, // no provider configured: not leo's to answer
+	"ready-resumed":            {State: harness.ScreenReady},
 	"ready-pasted-wrapped":     {State: harness.ScreenReady, Input: landedOnly},
 }
 

@@ -31,12 +31,13 @@ func SessionsDir(env map[string]string) string {
 }
 
 // Discover returns the thread id of the newest rollout (by the timestamp its
-// session_meta records) whose cwd is the workspace and which was modified at
+// session_meta records) whose cwd is the workspace (as written or as its
+// symlinks resolve: codex records the real path) and which was modified at
 // or after q.Since. Only day directories from the day before Since's date on
 // are read (codex names them by local date; the extra day absorbs time
 // zones), so a long history costs nothing.
 func (sessions) Discover(ctx context.Context, q harness.SessionQuery) (string, error) {
-	workspace := filepath.Clean(q.Workspace)
+	mine := inWorkspace(q.Workspace)
 	var since time.Time
 	if !q.Since.IsZero() {
 		since = q.Since.AddDate(0, 0, -1)
@@ -47,7 +48,7 @@ func (sessions) Discover(ctx context.Context, q harness.SessionQuery) (string, e
 			return nil
 		}
 		meta, ok := readMeta(path)
-		if !ok || filepath.Clean(meta.cwd) != workspace || slices.Contains(q.Exclude, meta.id) {
+		if !ok || !mine(meta.cwd) || slices.Contains(q.Exclude, meta.id) {
 			return nil
 		}
 		if meta.when.IsZero() {

@@ -177,3 +177,39 @@ func TestDiscoverHonoursContext(t *testing.T) {
 		t.Fatal("Discover ignored a cancelled context")
 	}
 }
+
+// codex records the real path of its working directory: a workspace
+// reached through a symlink finds its rollouts, and its turns, by it.
+func TestDiscoverAndUserTurnsThroughASymlinkedWorkspace(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"CODEX_HOME": home}
+	real := filepath.Join(t.TempDir(), "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := filepath.EvalSymlinks(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	p := rollout(t, home, now, "real-0001", resolved, now, false)
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, `{"timestamp":%q,"type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","content":[{"type":"text","text":"hi"}]}}}`+"\n", now.UTC().Format(time.RFC3339Nano))
+	f.Close()
+
+	q := harness.SessionQuery{Workspace: link, Env: env, Since: now.Add(-time.Minute)}
+	if got, err := (Codex{}).Sessions().Discover(context.Background(), q); err != nil || got != "real-0001" {
+		t.Fatalf("Discover through the symlink = %q, %v", got, err)
+	}
+	turns, err := Codex{}.UserTurns(context.Background(), q, "")
+	if err != nil || len(turns) != 1 || turns[0].Text != "hi" || turns[0].SessionID != "real-0001" {
+		t.Fatalf("UserTurns through the symlink = %+v, %v", turns, err)
+	}
+}

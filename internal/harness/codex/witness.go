@@ -61,12 +61,13 @@ func (Codex) UserTurns(ctx context.Context, q harness.SessionQuery, id string) (
 		if !since.IsZero() {
 			from = since.AddDate(0, 0, -1)
 		}
+		mine := inWorkspace(q.Workspace)
 		err := walkRollouts(ctx, SessionsDir(q.Env), from, func(path string, info fs.FileInfo) error {
 			if info.ModTime().Before(since) {
 				return nil
 			}
 			meta, ok := readMeta(path)
-			if !ok || !sameDir(meta.cwd, q.Workspace) || slices.Contains(q.Exclude, meta.id) {
+			if !ok || !mine(meta.cwd) || slices.Contains(q.Exclude, meta.id) {
 				return nil
 			}
 			paths = append(paths, path)
@@ -91,19 +92,26 @@ func (Codex) UserTurns(ctx context.Context, q harness.SessionQuery, id string) (
 	return out, nil
 }
 
-// sameDir compares two workspace paths as written and, failing that, by
-// the directories they resolve to (a workspace reached through a symlink).
-func sameDir(a, b string) bool {
-	if a == "" || b == "" {
-		return false
+// inWorkspace returns a test of a rollout's cwd against workspace: codex
+// records the directory it runs in as the kernel reports it, so a
+// workspace reached through a symlink shows there by its real path. Both
+// spellings match.
+func inWorkspace(workspace string) func(cwd string) bool {
+	if workspace == "" {
+		return func(string) bool { return false }
 	}
-	a, b = filepath.Clean(a), filepath.Clean(b)
-	if a == b {
-		return true
+	written := filepath.Clean(workspace)
+	real, err := filepath.EvalSymlinks(written)
+	if err != nil {
+		real = written
 	}
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
+	return func(cwd string) bool {
+		if cwd == "" {
+			return false
+		}
+		c := filepath.Clean(cwd)
+		return c == written || c == real
+	}
 }
 
 // maxRolloutLine bounds one rollout line; longer ones (huge tool outputs)

@@ -138,6 +138,7 @@ func runCodex(args []string) int {
 	model := p.getOr("model", "gpt-fake")
 	logEvent(map[string]any{"event": "start", "session_id": st.id, "resumed": resumed, "cwd": cwd()})
 	t := newTUI(roleCodex, model, st)
+	t.codex.resuming = resumed
 	t.trust = os.Getenv("FAKE_TRUST_DIALOG") != "0" && !codexTrusted()
 	t.onTrust = codexRecordTrust
 	return t.run()
@@ -257,10 +258,11 @@ const codexLargePaste = 1000
 
 // codexTUI is the state only codex's screen has.
 type codexTUI struct {
-	loading bool // the header says "loading" (FAKE_CODEX_LOADING_MS)
-	started bool // the background server is up (FAKE_CODEX_STARTUP_MS)
-	held    bool // Enter was pressed before started: submit when started
-	pending bool // between Enter and the busy line (FAKE_CODEX_SUBMIT_GAP_MS)
+	loading  bool // the header says "loading" (FAKE_CODEX_LOADING_MS)
+	resuming bool // `resume`: "Resuming session…" instead, while loading
+	started  bool // the background server is up (FAKE_CODEX_STARTUP_MS)
+	held     bool // Enter was pressed before started: submit when started
+	pending  bool // between Enter and the busy line (FAKE_CODEX_SUBMIT_GAP_MS)
 }
 
 // codexStart begins the startup phases: "loading" for FAKE_CODEX_LOADING_MS,
@@ -305,6 +307,8 @@ func (t *tui) codexStarted() {
 
 // codexHold takes an Enter the TUI cannot act on yet: before startup ends
 // codex keeps the text, shows "Waiting for startup", and submits later.
+// Typing or pasting while held cancels the hold (the text stays), as in
+// the real one.
 func (t *tui) codexHold() bool {
 	c := t.codex
 	if c.started || strings.TrimSpace(t.inputText()) == "" {
@@ -318,33 +322,48 @@ func (t *tui) codexHold() bool {
 }
 
 // codexSubmit shows msg in the history at once, clears the composer, and
-// starts the turn only FAKE_CODEX_SUBMIT_GAP_MS later (default 175 ms, as
-// measured): in between the screen shows an empty composer and no busy
-// line. A message submitted while a turn runs (or in that gap) is folded
-// into it, as real codex does: one turn, one reply.
+// starts the turn only FAKE_CODEX_SUBMIT_GAP_MS later (real codex: 140–440
+// ms measured; the knob defaults to 0 until delivery confirms turns from
+// the rollout, see docs/harness-behaviour/codex.md): in between the screen
+// shows an empty composer and no busy line, and the rollout has no turn
+// yet. A message submitted in that gap becomes the next turn; one
+// submitted while a turn runs is folded into it, as real codex does: one
+// turn, one reply.
 func (t *tui) codexSubmit(msg string) {
 	c := t.codex
 	t.history = append(t.history, t.userLines(msg)...)
-	if t.busy || c.pending {
+	if c.pending { // observed: a submit before the busy line is its own turn, next
+		t.queue = append(t.queue, msg)
+		return
+	}
+	if t.busy {
 		logLine(map[string]any{"message": msg, "folded": true, "pid": os.Getpid()})
 		t.store.submit(msg)
 		t.current += "\n" + msg
 		return
 	}
-	c.pending = true
 	t.current = msg
-	t.after(envMS("FAKE_CODEX_SUBMIT_GAP_MS", 175), func() {
+	gap := envMS("FAKE_CODEX_SUBMIT_GAP_MS", 0)
+	if gap == 0 {
+		t.beginTurn(msg)
+		return
+	}
+	c.pending = true
+	t.after(gap, func() {
 		c.pending = false
 		t.beginTurn(t.current)
 	})
 }
 
 func (t *tui) codexBanner() []string {
-	where := cwd()
-	if t.codex != nil && t.codex.loading {
-		where = "loading"
+	header := []string{"", "  >_ OpenAI Codex (v" + codexVersion + ", fake)", "     " + cwd(), ""}
+	switch c := t.codex; {
+	case c != nil && c.loading && c.resuming:
+		header = append(header, "  Resuming session…")
+	case c != nil && c.loading:
+		header[2] = "     loading"
 	}
-	return []string{"", "  >_ OpenAI Codex (v" + codexVersion + ", fake)", "     " + where, ""}
+	return header
 }
 
 // codexUserLines: a sent message in the history, padded by a row above and

@@ -96,7 +96,7 @@ func TestFakeCodexGapAfterEnter(t *testing.T) {
 // does: both are recorded, one reply answers them.
 func TestFakeCodexFoldsAMessageSentMidTurn(t *testing.T) {
 	t.Parallel()
-	h := startCodex(t, map[string]string{"FAKE_TURN_MS": "1500", "FAKE_CODEX_SUBMIT_GAP_MS": "50"})
+	h := startCodex(t, map[string]string{"FAKE_TURN_MS": "1500"})
 	h.waitFor("← for agents · ? for shortcuts")
 	h.submit("first", "› first")
 	h.until("the turn", func(s leoharness.Screen) bool { return s.State == leoharness.ScreenBusy })
@@ -112,4 +112,63 @@ func TestFakeCodexFoldsAMessageSentMidTurn(t *testing.T) {
 	if got := h.userTurns(); !slices.Equal(got, []string{"first", "second"}) {
 		t.Fatalf("rollout turns %q", got)
 	}
+}
+
+// Typing while a submit is held cancels the hold, as in the real one: the
+// text stays in the composer and nothing is submitted.
+func TestFakeCodexTypingCancelsAHeldSubmit(t *testing.T) {
+	t.Parallel()
+	h := startCodex(t, map[string]string{"FAKE_CODEX_STARTUP_MS": "1500"})
+	h.until("the composer", func(s leoharness.Screen) bool { return s.State == leoharness.ScreenReady })
+	h.submit("held alpha", "› held alpha")
+	h.until("the submit held", func(s leoharness.Screen) bool { return s.Held })
+	h.send(" beta")
+	h.until("the hold cancelled", func(s leoharness.Screen) bool {
+		return !s.Held && s.State == leoharness.ScreenReady && s.Input == "held alpha beta"
+	})
+	h.waitFor("gpt-fake default · ")   // started: the status line shows
+	time.Sleep(300 * time.Millisecond) // proving a negative: nothing may be submitted
+	if got := h.messages(); len(got) != 0 {
+		t.Fatalf("submitted %q after the hold was cancelled", got)
+	}
+}
+
+// A message submitted in the gap after Enter (before the busy line) is the
+// next turn, not part of the first.
+func TestFakeCodexSubmitInTheGapIsTheNextTurn(t *testing.T) {
+	t.Parallel()
+	h := startCodex(t, map[string]string{"FAKE_CODEX_SUBMIT_GAP_MS": "1500", "FAKE_TURN_MS": "300"})
+	h.waitFor("← for agents · ? for shortcuts")
+	h.submit("back one", "› back one")
+	h.until("the gap", func(s leoharness.Screen) bool {
+		return s.State == leoharness.ScreenReady && strings.Contains(h.screen(), "\n› back one")
+	})
+	h.submit("back two", "› back two")
+	h.waitFor("• echo: back two")
+	scr := h.screen()
+	if !strings.Contains(scr, "• echo: back one\n") {
+		t.Fatalf("want a reply to each:\n%s", scr)
+	}
+	if got := h.messages(); !slices.Equal(got, []string{"back one", "back two"}) {
+		t.Fatalf("messages %q", got)
+	}
+}
+
+// `codex resume` shows "Resuming session…" under the header while it
+// loads (FAKE_CODEX_LOADING_MS), which reads as starting, as the real one.
+func TestFakeCodexResumingReadsAsStarting(t *testing.T) {
+	t.Parallel()
+	first := startCodex(t, map[string]string{"FAKE_TURN_MS": "20"})
+	first.waitFor("← for agents · ? for shortcuts")
+	first.submit("remember me", "› remember me")
+	first.waitFor("• echo: remember me")
+	id := first.sessionID()
+	h := start(t, launch{role: "codex", home: first.home, dir: first.dir, args: []string{"resume", id},
+		env: map[string]string{"FAKE_CODEX_LOADING_MS": "1500"}})
+	scr := h.waitFor("  Resuming session…")
+	if s := (codex.Codex{}).Screen().Classify(scr); s.State != leoharness.ScreenStarting {
+		t.Fatalf("resuming screen read as %+v:\n%s", s, scr)
+	}
+	sameShape(t, "starting-resuming", 120, 40, scr)
+	h.until("ready once resumed", func(s leoharness.Screen) bool { return s.State == leoharness.ScreenReady })
 }

@@ -235,6 +235,9 @@ func (t *tui) handle(ev event) (int, bool) {
 		}
 		return 0, false
 	}
+	if t.codex != nil && t.codex.held && (ev.kind == evText || ev.kind == evPaste) {
+		t.codex.held = false // typing cancels a held submit
+	}
 	switch ev.kind {
 	case evText:
 		t.addText(ev.text)
@@ -431,6 +434,10 @@ func (t *tui) finishTurn() {
 	if len(t.queue) > 0 {
 		next := t.queue[0]
 		t.queue = t.queue[1:]
+		if t.codex != nil { // codex drew it when it was submitted
+			t.beginTurn(next)
+			return
+		}
 		t.startTurn(next)
 	}
 }
