@@ -109,12 +109,12 @@ func opencodeDB(sessions []ocSession, msgs []ocMessage) []byte {
 	copy(h, "SQLite format 3\x00")
 	binary.BigEndian.PutUint16(h[16:], 1) // 65536
 	h[18], h[19], h[20], h[21], h[22], h[23] = 1, 1, 0, 64, 32, 32
-	binary.BigEndian.PutUint32(h[24:], 1)  // change counter
-	binary.BigEndian.PutUint32(h[28:], 4)  // pages
-	binary.BigEndian.PutUint32(h[40:], 1)  // schema cookie
-	binary.BigEndian.PutUint32(h[44:], 4)  // schema format
-	binary.BigEndian.PutUint32(h[56:], 1)  // UTF-8
-	binary.BigEndian.PutUint32(h[92:], 1)  // version-valid-for
+	binary.BigEndian.PutUint32(h[24:], 1) // change counter
+	binary.BigEndian.PutUint32(h[28:], 4) // pages
+	binary.BigEndian.PutUint32(h[40:], 1) // schema cookie
+	binary.BigEndian.PutUint32(h[44:], 4) // schema format
+	binary.BigEndian.PutUint32(h[56:], 1) // UTF-8
+	binary.BigEndian.PutUint32(h[92:], 1) // version-valid-for
 	binary.BigEndian.PutUint32(h[96:], 3045000)
 	return out
 }
