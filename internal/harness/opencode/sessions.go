@@ -36,11 +36,13 @@ func (s sessions) Discover(ctx context.Context, q harness.SessionQuery) (string,
 	if err != nil {
 		return "", err
 	}
-	workspace := filepath.Clean(q.Workspace)
+	// opencode records the directory as the OS reports it, symlinks
+	// resolved: match the workspace as written or by its real path.
+	dirs := workspaceDirs(q.Workspace)
 	var best *sessionInfo
 	for i := range list {
 		si := &list[i]
-		if si.ID == "" || filepath.Clean(si.Directory) != workspace || slices.Contains(q.Exclude, si.ID) {
+		if si.ID == "" || !slices.Contains(dirs, filepath.Clean(si.Directory)) || slices.Contains(q.Exclude, si.ID) {
 			continue
 		}
 		if si.Updated.Time.Before(q.Since) && si.Created.Time.Before(q.Since) {

@@ -128,3 +128,23 @@ func TestSessionListIsBoundedByTheContext(t *testing.T) {
 		t.Fatalf("Discover returned after %v; the deadline did not stop the process", d)
 	}
 }
+
+// opencode lists a session under the directory the OS reports, symlinks
+// resolved; an agent whose workspace is a link to it still finds it.
+func TestDiscoverThroughASymlinkedWorkspace(t *testing.T) {
+	real, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "ws")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	out := fmt.Sprintf(`[{"id":"ses_real","updated":%d,"created":%d,"directory":%q}]`, ms(now), ms(now), real)
+	s := sessions{run: func(context.Context, map[string]string, string, ...string) ([]byte, error) { return []byte(out), nil }}
+	got, err := s.Discover(context.Background(), harness.SessionQuery{Workspace: link, Since: now.Add(-time.Minute)})
+	if err != nil || got != "ses_real" {
+		t.Fatalf("Discover via %s = %q, %v; want ses_real", link, got, err)
+	}
+}

@@ -16,12 +16,16 @@ type opencodeStore struct{ id string }
 func (s *opencodeStore) submit(msg string) {
 	first := s.id == ""
 	s.id = opencodeTouch(s.id, cwd(), msg)
+	opencodeRecord(s.id, "user", msg)
 	if first {
 		logEvent(map[string]any{"event": "session", "session_id": s.id})
 	}
 }
 
-func (s *opencodeStore) reply(string) { opencodeTouch(s.id, cwd(), "") }
+func (s *opencodeStore) reply(msg string) {
+	opencodeTouch(s.id, cwd(), "")
+	opencodeRecord(s.id, "assistant", msg)
+}
 
 func runOpencode(args []string) int {
 	p := parseArgs(args, opencodeFlags)
@@ -100,6 +104,7 @@ func opencodeRun(p parsedArgs, pos []string) int {
 		}
 	}
 	id = opencodeTouch(id, cwd(), prompt)
+	opencodeRecord(id, "user", prompt)
 	jsonOut := p.get("format") == "json"
 	out := json.NewEncoder(os.Stdout)
 	out.SetEscapeHTML(false)
@@ -161,6 +166,7 @@ func opencodeRun(p parsedArgs, pos []string) int {
 	emit("text", map[string]any{"id": "prt_2", "type": "text", "text": reply, "time": map[string]any{"start": start, "end": ms()}})
 	emit("step_finish", map[string]any{"id": "prt_3", "type": "step-finish", "reason": "stop", "cost": 0.0008, "tokens": map[string]any{"input": 1200, "output": 20, "reasoning": 0, "cache": map[string]any{"read": 0, "write": 0}}})
 	opencodeTouch(id, cwd(), "")
+	opencodeRecord(id, "assistant", reply)
 	if !jsonOut {
 		fmt.Println(reply)
 	}

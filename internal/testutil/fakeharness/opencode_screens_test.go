@@ -120,12 +120,46 @@ func TestOpencodeFakeMatchesRealScreens(t *testing.T) {
 			h.waitFor("backtwo")
 			h.enter()
 			check("busy-first", "esc interrupt")
-			check("ready-after-turn", "· 2.5s")
+			check("ready-after-turn", "echo: please say LEO-abc1 backtwo")
 			h.send("and another thing")
 			check("ready-typed-after-turn", "and another thing")
 			if compared < 5 {
 				t.Fatalf("only %d states had a real capture at this size", compared)
 			}
 		})
+	}
+}
+
+// TestOpencodeFakeWritesTheStoreTheAdapterReads: a turn in the fake TUI
+// and one headless run are in the fake's opencode.db, where the adapter's
+// TurnWitness finds them as it finds the real opencode's.
+func TestOpencodeFakeWritesTheStoreTheAdapterReads(t *testing.T) {
+	h0, _ := leoharness.Lookup("opencode")
+	w, ok := h0.(leoharness.TurnWitness)
+	if !ok {
+		t.Fatal("the opencode adapter is not a TurnWitness")
+	}
+	since := time.Now().Add(-time.Second)
+	h := start(t, launch{role: "opencode"})
+	h.waitFor("Ask anything…")
+	h.submit("line one\nline two\nline three", "[Pasted ~3 lines]")
+	h.waitFor("echo: line one")
+	h.submit("hello there", "┃  hello there")
+	h.waitFor("echo: hello there")
+	q := leoharness.SessionQuery{Workspace: h.dir, Env: h.home, Since: since}
+	var turns []leoharness.UserTurn
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		var err error
+		turns, err = w.UserTurns(ctx(t), q, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(turns) == 2
+	}, "two user turns in the fake's store")
+	if turns[0].Text != "line one\nline two\nline three" || turns[1].Text != "hello there" || turns[0].SessionID != turns[1].SessionID || turns[0].SessionID != h.sessionID() {
+		t.Fatalf("turns %+v (session %s)", turns, h.sessionID())
+	}
+	if got, err := w.UserTurns(ctx(t), q, "ses_other"); err != nil || len(got) != 0 {
+		t.Fatalf("another session: %+v, %v", got, err)
 	}
 }
