@@ -144,3 +144,17 @@ func TestNestedMergesAreReadOnce(t *testing.T) {
 	}
 	_ = c.Findings()
 }
+
+// An explicit core tag that does not fit its value is a parse error at the
+// tag; any other tag is kept and named in findings.
+func TestExplicitTags(t *testing.T) {
+	_, err := Parse([]byte("defaults:\n  max_turns: !!int lots\n"), "/x/leo.yaml")
+	if err == nil || err.Error() != `/x/leo.yaml:2:14: cannot read "lots" as !!int` {
+		t.Fatalf("err = %v", err)
+	}
+	c := parseTestYAML(t, "defaults:\n  model: !custom sonnet\n  max_turns: !!float 3\n")
+	wantFinding(t, c, "defaults.model: expected a string, got a value tagged !custom")
+	if c.Defaults.MaxTurns == nil || *c.Defaults.MaxTurns != 3 {
+		t.Fatalf("max_turns %v", c.Defaults.MaxTurns)
+	}
+}
