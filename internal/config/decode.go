@@ -61,8 +61,14 @@ func isMergeKey(k *node) bool {
 
 // entries lists a mapping's keys the way YAML decoding sees them: keys
 // written in the mapping win over keys brought in by `<<` merges, and among
-// merged maps the first one listed wins.
+// merged maps the first one listed wins. A map merged a second time (aliases
+// share nodes) adds nothing, so it is skipped: a small file cannot make the
+// walk explode.
 func entries(n *node, depth int) fields {
+	return entriesOnce(n, depth, map[*node]bool{})
+}
+
+func entriesOnce(n *node, depth int, merged map[*node]bool) fields {
 	if n == nil || n.Kind != mappingNode {
 		return nil
 	}
@@ -92,7 +98,11 @@ func entries(n *node, depth int) fields {
 			sources = m.Content
 		}
 		for _, src := range sources {
-			for _, e := range entries(src, depth+1) {
+			if merged[src] {
+				continue
+			}
+			merged[src] = true
+			for _, e := range entriesOnce(src, depth+1, merged) {
 				if !seen[e.key] {
 					seen[e.key] = true
 					out = append(out, e)

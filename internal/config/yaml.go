@@ -276,13 +276,13 @@ func (b *treeBuilder) tagged(n *ast.TagNode, depth int) (*node, error) {
 		}
 		return &out, nil
 	case tagInt, tagFloat, tagBool, tagNull, tagMap, tagSeq:
-		if inner.Tag == tag || tag == tagFloat && inner.Tag == tagInt {
-			if tag == tagFloat && inner.Tag == tagInt {
-				out := *inner
-				out.Tag, out.Typed = tagFloat, toFloat(inner.Typed)
-				return &out, nil
-			}
+		switch {
+		case inner.Tag == tag:
 			return inner, nil
+		case tag == tagFloat && inner.Tag == tagInt: // !!float 2 is 2.0
+			out := *inner
+			out.Tag, out.Typed = tagFloat, toFloat(inner.Typed)
+			return &out, nil
 		}
 		return nil, b.errorAt(n.Start, "cannot read %q as %s", inner.Value, tag)
 	}

@@ -116,3 +116,45 @@ func TestAliasExpansionIsBounded(t *testing.T) {
 	}
 	wantFinding(t, c, "defaults.harness_options: "+errValueTooLarge.Error())
 }
+
+// Merges of merges through shared aliases stay linear: every map is merged
+// once (merging it again adds no key), so this file reads at once instead of
+// walking 10^15 merges.
+func TestNestedMergesAreReadOnce(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x0: &m0 {model: opus}\n")
+	for i := 1; i <= 15; i++ {
+		fmt.Fprintf(&b, "x%d: &m%d\n  <<: [", i, i)
+		for j := range 10 {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*m%d", i-1)
+		}
+		fmt.Fprintf(&b, "]\n  k%d: v\n", i)
+	}
+	b.WriteString("templates:\n  t:\n    <<: *m15\n")
+	h := newTestHome(t)
+	c, err := Parse([]byte(b.String()), h.Path, WithGetenv(h.getenv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Templates["t"].Model; got != "opus" {
+		t.Fatalf("model %q, want opus merged from 15 levels down", got)
+	}
+	_ = c.Findings()
+}
+
+// An explicit core tag that does not fit its value is a parse error at the
+// tag; any other tag is kept and named in findings.
+func TestExplicitTags(t *testing.T) {
+	_, err := Parse([]byte("defaults:\n  max_turns: !!int lots\n"), "/x/leo.yaml")
+	if err == nil || err.Error() != `/x/leo.yaml:2:14: cannot read "lots" as !!int` {
+		t.Fatalf("err = %v", err)
+	}
+	c := parseTestYAML(t, "defaults:\n  model: !custom sonnet\n  max_turns: !!float 3\n")
+	wantFinding(t, c, "defaults.model: expected a string, got a value tagged !custom")
+	if c.Defaults.MaxTurns == nil || *c.Defaults.MaxTurns != 3 {
+		t.Fatalf("max_turns %v", c.Defaults.MaxTurns)
+	}
+}
