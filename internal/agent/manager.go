@@ -212,14 +212,6 @@ func (m *Manager) save() error {
 	return err
 }
 
-// update changes a's record under the lock and saves.
-func (m *Manager) update(a *agent, f func(r *Record)) error {
-	m.mu.Lock()
-	f(a.rec)
-	m.mu.Unlock()
-	return m.save()
-}
-
 // view builds the listing of a; m.mu must be held.
 func (m *Manager) view(a *agent) api.Agent {
 	r := a.rec
