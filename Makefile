@@ -7,7 +7,12 @@ LDFLAGS   := -X main.version=$(VERSION)
 TESTFLAGS ?=
 FUZZTIME  ?= 10s
 
-.PHONY: all build test test-real bench fuzz-smoke clean
+# The linters, pinned (.ci/run installs exactly these with go install).
+STATICCHECK_VERSION ?= v0.8.2
+GOIMPORTS_VERSION   ?= v0.51.0
+export PATH := $(PATH):$(shell $(GO) env GOPATH)/bin
+
+.PHONY: all build lint test test-real bench fuzz-smoke clean
 
 all: build
 
@@ -16,9 +21,18 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/leo ./cmd/leo
 
-## test: vet, then every test with the race detector (needs tmux >= 3.2 and git)
-test:
+## lint: vet, staticcheck (dead code, deprecated calls, common bugs) and
+## imports grouped as goimports groups them. Install the linters with:
+##   go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+##   go install golang.org/x/tools/cmd/goimports@$(GOIMPORTS_VERSION)
+lint:
 	$(GO) vet ./...
+	staticcheck ./...
+	@out=$$(goimports -l .); if [ -n "$$out" ]; then \
+		echo "imports not grouped as goimports does (run goimports -w on these):"; echo "$$out"; exit 1; fi
+
+## test: lint, then every test with the race detector (needs tmux >= 3.2 and git)
+test: lint
 	$(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) ./...
 
 ## test-real: the real-CLI contract suite (e2e/real): claude, codex and
@@ -49,3 +63,6 @@ fuzz-smoke:
 
 clean:
 	rm -rf bin
+
+print-%:
+	@echo $($*)

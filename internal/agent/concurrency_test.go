@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/blackpaw-studio/leo/internal/testutil"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/delivery"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 // spawnConcurrently spawns n agents from template h at once and returns

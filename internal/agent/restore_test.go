@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"github.com/blackpaw-studio/leo/internal/testutil"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 // A daemon killed with SIGKILL leaves its agents running in tmux; the next

@@ -12,7 +12,7 @@ import (
 // cronParser reads the classic 5-field crontab syntax. DowOrDom keeps the
 // Vixie-cron meaning users expect: when both day-of-month and day-of-week
 // are restricted, either one matching fires the task.
-var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.DowOrDom)
+var cronParser = cron.MustNewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.DowOrDom)
 
 // ParseSchedule parses a task's 5-field cron expression in its time zone
 // ("" is the host's local zone). The scheduler uses this same function, so
