@@ -323,8 +323,7 @@ func (t *tui) codexHold() bool {
 
 // codexSubmit shows msg in the history at once, clears the composer, and
 // starts the turn only FAKE_CODEX_SUBMIT_GAP_MS later (real codex: 140–440
-// ms measured; the knob defaults to 0 until delivery confirms turns from
-// the rollout, see docs/harness-behaviour/codex.md): in between the screen
+// ms measured; the knob defaults to 175): in between the screen
 // shows an empty composer and no busy line, and the rollout has no turn
 // yet. A message submitted in that gap becomes the next turn; one
 // submitted while a turn runs is folded into it, as real codex does: one
@@ -343,7 +342,7 @@ func (t *tui) codexSubmit(msg string) {
 		return
 	}
 	t.current = msg
-	gap := envMS("FAKE_CODEX_SUBMIT_GAP_MS", 0)
+	gap := envMS("FAKE_CODEX_SUBMIT_GAP_MS", 175)
 	if gap == 0 {
 		t.beginTurn(msg)
 		return
