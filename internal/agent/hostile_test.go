@@ -30,6 +30,7 @@ func TestHostileMessagesNeverTypeKeys(t *testing.T) {
 				"c1 \u009b201~ CSI",
 				"del\x7f\x7f\x7f",
 				"ctrl-c \x03 ctrl-d \x04",
+				"line\u2028separator",
 			}
 			for _, msg := range hostile {
 				_, err := m.Send(context.Background(), h, msg)
@@ -37,7 +38,14 @@ func TestHostileMessagesNeverTypeKeys(t *testing.T) {
 					t.Fatalf("Send(%q) = %v; want invalid_args naming where", msg, err)
 				}
 			}
-			texts := []string{"tab\tseparated", "crlf line\r\nsecond", "unicode é 日本 🚀"}
+			// Text the TUI would run as a command of its own, not a message.
+			for _, msg := range []string{"/exit", "  /clear", "!touch /tmp/pwned", "\n!rm -rf x"} {
+				_, err := m.Send(context.Background(), h, msg)
+				if api.CodeOf(err) != api.CodeInvalidArgs || !strings.Contains(err.Error(), "as a command") {
+					t.Fatalf("Send(%q) = %v; want invalid_args: a command, not a message", msg, err)
+				}
+			}
+			texts := []string{"tab\tseparated", "crlf line\r\nsecond", "unicode é 日本 🚀", "a path /like/this and a ! mark"}
 			var last string
 			for _, msg := range texts {
 				res, err := m.Send(context.Background(), h, msg)
@@ -47,7 +55,7 @@ func TestHostileMessagesNeverTypeKeys(t *testing.T) {
 				last = res.ID
 			}
 			waitDelivered(t, m, h, last)
-			want := []string{"tab\tseparated", "crlf line\nsecond", "unicode é 日本 🚀"}
+			want := []string{"tab\tseparated", "crlf line\nsecond", "unicode é 日本 🚀", "a path /like/this and a ! mark"}
 			got := e.submitted()
 			if len(got) != len(want) {
 				t.Fatalf("harness took %d turns %q, want %q", len(got), got, want)

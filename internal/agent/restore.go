@@ -138,7 +138,7 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 		f, name := *a.rec.InFlight, a.rec.Name
 		m.mu.Unlock()
 		m.log.Warn("finishing a delivery the last daemon was stopped in", "agent", name, "id", f.ID, "since", f.Since)
-		if _, err := a.queue.Push(&delivery.Item{ID: f.ID, Message: f.Text, Pasted: true}); err != nil {
+		if _, err := a.queue.Push(&delivery.Item{ID: f.ID, Message: f.Text, Pasted: true, PastedAt: f.Since}); err != nil {
 			m.mu.Lock()
 			m.lostInFlight(a, "not resumed: "+err.Error())
 			m.mu.Unlock()

@@ -40,6 +40,9 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	if err != nil {
 		return nil, api.SendResult{}, err
 	}
+	if err := m.checkNotCommand(a, message); err != nil {
+		return nil, api.SendResult{}, err
+	}
 	// The state check and the push happen under the agent's op lock, so a
 	// Stop (which cancels what is queued) or an idle suspend (which skips
 	// an agent with work queued) is wholly before or after them: a message
@@ -60,6 +63,29 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	}
 	m.log.Info("message queued", "agent", name, "id", it.ID, "bytes", len(message), "ahead", ahead, "woke", woke)
 	return it, api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: "queued"}, nil
+}
+
+// checkNotCommand refuses a message its agent's TUI would run as a command
+// of its own ("/exit", "!rm …") instead of taking it as a message.
+func (m *Manager) checkNotCommand(a *agent, text string) error {
+	m.mu.Lock()
+	name, harnessName := a.rec.Name, a.rec.Harness
+	m.mu.Unlock()
+	h, ok := harness.Lookup(harnessName)
+	if !ok {
+		return nil
+	}
+	cp, ok := h.(harness.CommandPrefixer)
+	if !ok {
+		return nil
+	}
+	start := strings.TrimLeft(text, " \t\n")
+	for _, p := range cp.CommandPrefixes() {
+		if strings.HasPrefix(start, p) {
+			return api.Errorf(api.CodeInvalidArgs, "send to %s: message starts with %q, which %s runs as a command of its own, not as a message; leo sends messages only", name, p, harnessName)
+		}
+	}
+	return nil
 }
 
 // queueMax is how many messages may wait for a: its template's queue_max
@@ -118,7 +144,8 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 	}
 	var err error
 	var found string // the conversation the harness recorded the turn in
-	t.TurnRecorded = m.turnWitness(a, &found)
+	t.TurnsRecorded = m.turnWitness(a, &found)
+	t.PastedAt = it.PastedAt
 	t.Turn = &a.turn
 	t.Leftover = a.leftover
 	if it.Pasted {
@@ -152,11 +179,11 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 	return nil
 }
 
-// turnWitness is the proof-of-turn check for a's harness: the harness's
-// own record holds a user turn carrying the text (nil when the adapter has
-// no record to read, or the template no longer resolves). The conversation
-// the turn was found in is left in *found.
-func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context, text string, since time.Time) (bool, error) {
+// turnWitness is the proof-of-turn count for a's harness: how many user
+// turns carrying the text the harness's own record holds (nil when the
+// adapter has no record to read, or the template no longer resolves). The
+// conversation the last such turn was found in is left in *found.
+func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context, text string, since time.Time) (int, error) {
 	m.mu.Lock()
 	rec := a.rec.clone()
 	m.mu.Unlock()
@@ -177,31 +204,33 @@ func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context,
 		return nil
 	}
 	env := m.sessionEnv(res)
-	return func(ctx context.Context, text string, since time.Time) (bool, error) {
+	return func(ctx context.Context, text string, since time.Time) (int, error) {
 		m.mu.Lock()
 		id := a.rec.SessionID
 		m.mu.Unlock()
 		q := harness.SessionQuery{Workspace: rec.Workspace, Env: env, Since: since, Exclude: m.claimedIDs(rec.Name)}
 		turns, err := w.UserTurns(ctx, q, id)
 		if err != nil {
-			return false, err
+			return 0, err
 		}
+		n := 0
 		for _, u := range turns {
-			if turnCarries(u.Text, text) {
+			if turnIs(u.Text, text) {
+				n++
 				*found = u.SessionID
-				return true, nil
 			}
 		}
-		return false, nil
+		return n, nil
 	}
 }
 
-// turnCarries reports whether a recorded user turn is the message sent:
-// the same words, white space aside (harnesses keep the text, some wrap it
-// in context of their own).
-func turnCarries(recorded, sent string) bool {
+// turnIs reports whether a recorded user turn is the message sent: the
+// same words, white space aside (a TUI may trim or re-wrap it). A turn
+// that merely contains the words ("look" in "please look at the logs") is
+// another message.
+func turnIs(recorded, sent string) bool {
 	want := strings.Join(strings.Fields(sent), " ")
-	return want != "" && strings.Contains(strings.Join(strings.Fields(recorded), " "), want)
+	return want != "" && strings.Join(strings.Fields(recorded), " ") == want
 }
 
 // adoptRecorded stores the conversation a first turn was recorded in, for

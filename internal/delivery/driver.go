@@ -50,12 +50,16 @@ type Target struct {
 	// message as in flight there, so that a daemon killed between paste
 	// and Enter leaves the next one what it needs to finish it (Finish).
 	BeforePaste func(text string) error
-	// TurnRecorded, when set, reports whether the harness's own record
-	// (transcript, rollout, session store) holds a user turn carrying text,
-	// recorded at or after since. It is the proof of a submit; without it
-	// (an adapter with no record to read) an input line that cleared after
-	// Enter is taken as the submit, as the best leo can know.
-	TurnRecorded func(ctx context.Context, text string, since time.Time) (bool, error)
+	// TurnsRecorded, when set, counts the user turns the harness's own
+	// record (transcript, rollout, session store) holds whose text is text,
+	// recorded at or after since. A count that grew after Enter is the
+	// proof of a submit (an earlier, identical message does not count);
+	// without it (an adapter with no record to read) an input line that
+	// cleared after Enter is taken as the submit, as the best leo can know.
+	TurnsRecorded func(ctx context.Context, text string, since time.Time) (int, error)
+	// PastedAt is when the text Finish completes was pasted (its in-flight
+	// record): a turn recorded since then means it was already taken.
+	PastedAt time.Time
 	// Turn is the agent's last submitted turn, kept across deliveries so
 	// that the next message waits until that turn is over (nil: no memory,
 	// an idle empty input line is enough).
@@ -426,6 +430,10 @@ func (d *Driver) Finish(ctx context.Context, t Target, pasted string) error {
 		case errors.Is(err, ErrPaneDead):
 			return fmt.Errorf("%w (the agent's TUI exited)", ErrNotLanded)
 		case err != nil:
+		case t.TurnsRecorded != nil && t.recordedSince(ctx, pasted, t.PastedAt.Add(-time.Second)) > 0:
+			// Taken before the restart, maybe still drawn in the box: no
+			// Enter may follow.
+			return nil
 		case s.State == harness.ScreenReady && t.Screen.Landed(s, pasted):
 			if t.EnterDelay > 0 {
 				if err := d.sleep(ctx, t.EnterDelay); err != nil {
@@ -491,7 +499,7 @@ func (d *Driver) backoff(tries *int) time.Duration {
 
 // submit presses Enter and waits for proof that the TUI took the text as a
 // turn: a busy screen, or the harness's own record of the turn
-// (t.TurnRecorded). An input line that cleared is only a hint: with a
+// (t.TurnsRecorded). An input line that cleared is only a hint: with a
 // record to read it proves nothing by itself. A TUI that holds the submit
 // while it starts (codex's "Waiting for startup") is waited for up to the
 // ready timeout. If the text still sits in the input after a fifth of the
@@ -506,6 +514,11 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 		return &Failure{Stage: "submit", Reason: "reading the pane failed", Err: err}
 	}
 	start := c.Now()
+	since := start.Add(-time.Second) // the record's clock may run a little behind
+	known := 0
+	if t.TurnsRecorded != nil {
+		known = t.recordedSince(ctx, text, since)
+	}
 	if err := t.Pane.SendKeys(ctx, "Enter"); err != nil {
 		return &Failure{Stage: "submit", Reason: "send Enter failed", Err: err}
 	}
@@ -518,11 +531,12 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 	deadline := start.Add(d.submitTimeout())
 	held := false
 	resendAfter := d.submitTimeout() / 5
-	if t.TurnRecorded == nil {
+	if t.TurnsRecorded == nil {
 		resendAfter = min(resendAfter, time.Second)
 	}
 	resent := false
 	tries := 0
+	var asked time.Time
 	var s harness.Screen
 	for {
 		var g Gates
@@ -542,8 +556,11 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 			}
 			// The record is read whatever the screen shows: a TUI may keep
 			// drawing the text in its box for a while after taking it.
-			if t.TurnRecorded != nil {
-				if ok, rerr := t.TurnRecorded(ctx, text, start.Add(-time.Second)); rerr == nil && ok {
+			// The record is read at every early look, then at most five
+			// times a second: a long turn's wait costs little.
+			if t.TurnsRecorded != nil && (tries < 10 || c.Since(asked) >= 200*time.Millisecond) {
+				asked = c.Now()
+				if t.recordedSince(ctx, text, since) > known {
 					return confirmed(false)
 				}
 			}
@@ -562,7 +579,7 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 						return &Failure{Stage: "submit", Reason: "resend Enter failed", Err: err}
 					}
 				}
-			case t.TurnRecorded == nil && s.State == harness.ScreenReady:
+			case t.TurnsRecorded == nil && s.State == harness.ScreenReady:
 				return confirmed(false)
 			}
 		}
@@ -573,6 +590,16 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 			return err
 		}
 	}
+}
+
+// recordedSince is TurnsRecorded with a read error counted as nothing
+// recorded (the next look asks again).
+func (t Target) recordedSince(ctx context.Context, text string, since time.Time) int {
+	n, err := t.TurnsRecorded(ctx, text, since)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // notSubmittedReason says what the screen showed when no proof of a turn

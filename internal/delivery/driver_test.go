@@ -492,9 +492,12 @@ func TestSubmitNeedsTheHarnessRecord(t *testing.T) {
 			p.busyLooks = 0
 			p.mu.Unlock()
 			var asked []string
-			tg := Target{Pane: noBusy{p}, Screen: scriptScreen{}, TurnRecorded: func(_ context.Context, text string, _ time.Time) (bool, error) {
+			tg := Target{Pane: noBusy{p}, Screen: scriptScreen{}, TurnsRecorded: func(_ context.Context, text string, _ time.Time) (int, error) {
 				asked = append(asked, text)
-				return recorded && len(asked) > 3, nil
+				if recorded && len(asked) > 3 {
+					return 1, nil
+				}
+				return 0, nil
 			}}
 			err := fastDriver().Deliver(context.Background(), tg, "hello")
 			if recorded && err != nil {
@@ -537,6 +540,87 @@ func TestLeftoverPasteIsRecognisedAsLeos(t *testing.T) {
 		}
 		if p.pastes != 0 {
 			t.Fatalf("pasted %d times", p.pastes)
+		}
+	})
+}
+
+// recordingPane is scriptPane plus a harness record: every submitted turn
+// is stamped with the (virtual) time it was taken, as claude's transcript
+// and codex's rollout stamp theirs.
+type recordingPane struct {
+	*scriptPane
+	rmu    sync.Mutex
+	record []recordedTurn
+}
+
+type recordedTurn struct {
+	text string
+	at   time.Time
+}
+
+func (r *recordingPane) SendKeys(ctx context.Context, keys ...string) error {
+	r.mu.Lock()
+	before := len(r.submitted)
+	r.mu.Unlock()
+	err := r.scriptPane.SendKeys(ctx, keys...)
+	r.mu.Lock()
+	after := append([]string(nil), r.submitted[before:]...)
+	r.mu.Unlock()
+	r.rmu.Lock()
+	for _, s := range after {
+		r.record = append(r.record, recordedTurn{s, time.Now()})
+	}
+	r.rmu.Unlock()
+	return err
+}
+
+// turns counts the recorded turns that are text, at or after since.
+func (r *recordingPane) turns(_ context.Context, text string, since time.Time) (int, error) {
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
+	n := 0
+	for _, t := range r.record {
+		if !t.at.Before(since) && t.text == text {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// The same message sent twice within the record's look-back ("continue",
+// "continue"): the earlier turn is no proof of the new one, whose Enter the
+// TUI never took. (Found in review.)
+func TestAnEarlierIdenticalTurnIsNoProof(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &recordingPane{scriptPane: &scriptPane{}}
+		var turn Turn
+		tg := Target{Pane: p, Screen: scriptScreen{}, TurnsRecorded: p.turns, Turn: &turn}
+		d := &Driver{}
+		if err := d.Deliver(context.Background(), tg, "continue"); err != nil {
+			t.Fatal(err)
+		}
+		p.mu.Lock()
+		p.swallowEnts = 100 // the TUI never takes the next Enter
+		p.mu.Unlock()
+		if err := d.Deliver(context.Background(), tg, "continue"); err == nil {
+			t.Fatalf("the second %q reported delivered; submitted %q, input %q", "continue", p.submitted, p.input)
+		}
+	})
+}
+
+// A daemon cut off after Enter leaves a message the TUI already took but
+// still draws in its box: Finish asks the record first and presses no
+// Enter. (Found in review.)
+func TestFinishAsksTheRecordBeforeEnter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &recordingPane{scriptPane: &scriptPane{input: "hello"}}
+		p.record = append(p.record, recordedTurn{"hello", time.Now().Add(-2 * time.Second)})
+		tg := Target{Pane: noBusy{p.scriptPane}, Screen: scriptScreen{}, TurnsRecorded: p.turns, PastedAt: time.Now().Add(-3 * time.Second)}
+		if err := (&Driver{}).Finish(context.Background(), tg, "hello"); err != nil {
+			t.Fatalf("Finish: %v", err)
+		}
+		if p.enters != 0 {
+			t.Fatalf("Finish pressed Enter %d times on a message the record shows was taken", p.enters)
 		}
 	})
 }

@@ -21,6 +21,8 @@ type Item struct {
 	// worker finishes it from what the screen shows (Driver.Finish),
 	// never pasting it again.
 	Pasted bool
+	// PastedAt is when the earlier daemon pasted a Pasted item.
+	PastedAt time.Time
 	// Enqueued is when Push accepted the item.
 	Enqueued time.Time
 
@@ -47,7 +49,8 @@ type Queue struct {
 	// Max bounds pending items (in flight not counted); 0 means no bound.
 	Max int
 	// Limit, when set, bounds the pending messages (internal jobs not
-	// counted) at each Push, below Max: a configured queue_max.
+	// counted) at each Push, below Max: a configured queue_max. It is
+	// called without the queue's lock held.
 	Limit func() int
 	// Work delivers one item; its error is the item's outcome.
 	Work func(ctx context.Context, it *Item) error
@@ -70,6 +73,13 @@ type Queue struct {
 // Push appends it and starts a worker if none runs. It returns how many
 // messages are ahead of it (in flight included; internal jobs not counted).
 func (q *Queue) Push(it *Item) (ahead int, err error) {
+	// The limit is read before the queue's lock: Limit belongs to the
+	// caller and may take the caller's locks, which are also held around
+	// calls into the queue (a listing reads Messages under them).
+	limit := 0
+	if q.Limit != nil && it.Job == nil {
+		limit = q.Limit()
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -78,10 +88,8 @@ func (q *Queue) Push(it *Item) (ahead int, err error) {
 	if q.Max > 0 && len(q.pending) >= q.Max {
 		return 0, ErrFull
 	}
-	if q.Limit != nil && it.Job == nil {
-		if limit := q.Limit(); limit > 0 && q.pendingMessagesLocked() >= limit {
-			return 0, ErrFull
-		}
+	if limit > 0 && q.pendingMessagesLocked() >= limit {
+		return 0, ErrFull
 	}
 	it.done = make(chan struct{})
 	if q.Now != nil {

@@ -28,7 +28,7 @@ func (e *TextError) Error() string {
 // PasteText is the one rule for what any sender (CLI, socket, HTTP, MCP, a
 // task's prompt) may put into a TUI. A terminal is an interpreter: ESC can
 // end a bracketed paste and type keys, NUL and the other C0 and C1 controls
-// and DEL are keys. So the text that is pasted holds none of them — only
+// and DEL are keys; U+2028 and U+2029 are line breaks no terminal draws. So the text that is pasted holds none of them — only
 // printable characters, newline and tab. CRLF and a lone CR become LF (a CR
 // in a paste is Enter on some TUIs), and trailing newlines are dropped (a
 // newline inside a paste is text, not a submit). Invalid UTF-8 is refused:
@@ -66,7 +66,9 @@ func PasteText(message string) (string, error) {
 }
 
 // controlName names r when a terminal would take it as a key or a control
-// (everything in C0, DEL and C1 but tab, newline and carriage return).
+// (everything in C0, DEL and C1 but tab, newline and carriage return), or
+// when it breaks a line on no terminal (U+2028 and U+2029: tmux drops them
+// from captures, so such a message could never be seen to land).
 func controlName(r rune) (string, bool) {
 	switch {
 	case r == '\t' || r == '\n' || r == '\r':
@@ -75,6 +77,10 @@ func controlName(r rune) (string, bool) {
 		return c0Names[r], true
 	case r == 0x7f:
 		return "DEL", true
+	case r == 0x2028:
+		return "LINE SEPARATOR", true
+	case r == 0x2029:
+		return "PARAGRAPH SEPARATOR", true
 	case r >= 0x80 && r <= 0x9f:
 		if r == 0x9b {
 			return "CSI", true

@@ -36,6 +36,8 @@ func TestPasteTextRefusesWhatATerminalInterprets(t *testing.T) {
 		{"c1 \u0085", "C1 (U+0085)", 1, 4},
 		{"a\r\nb\x03", "ETX (U+0003)", 2, 2},
 		{"bad \x9b byte", "invalid UTF-8 byte 0x9b", 1, 5},
+		{"e\u2028f", "LINE SEPARATOR (U+2028)", 1, 2},
+		{"e\u2029f", "PARAGRAPH SEPARATOR (U+2029)", 1, 2},
 	}
 	for _, c := range cases {
 		got, err := PasteText(c.in)

@@ -255,6 +255,14 @@ type TurnWitness interface {
 	UserTurns(ctx context.Context, q SessionQuery, id string) ([]UserTurn, error)
 }
 
+// CommandPrefixer is implemented by adapters whose TUI runs input that
+// starts with certain characters as a command of its own, not a message to
+// the model ("/exit" quits, "!…" runs a shell command). leo delivers
+// messages, so a message starting with one is refused.
+type CommandPrefixer interface {
+	CommandPrefixes() []string
+}
+
 // UserTurn is one user message in a harness's own record.
 type UserTurn struct {
 	// SessionID is the conversation the turn belongs to.

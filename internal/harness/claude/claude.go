@@ -44,3 +44,7 @@ func (Claude) HonorsMaxTurns() bool { return true }
 // in the input line, which is claude having committed the paste; a lost
 // Enter is caught by the submit check and resent once.
 func (Claude) EnterDelay() time.Duration { return 0 }
+
+// CommandPrefixes: the TUI takes input starting with these as its own
+// slash commands ("/exit", "/clear") and "!" shell mode, not as a message.
+func (Claude) CommandPrefixes() []string { return []string{"/", "!"} }

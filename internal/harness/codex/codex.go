@@ -86,3 +86,7 @@ func Home(env map[string]string) string {
 	}
 	return filepath.Join(harness.Getenv(env, "HOME"), ".codex")
 }
+
+// CommandPrefixes: the TUI takes input starting with these as its own
+// slash commands ("/exit", "/new") and "!" shell mode, not as a message.
+func (Codex) CommandPrefixes() []string { return []string{"/", "!"} }

@@ -78,3 +78,7 @@ func (Opencode) ValidateModel(model string) error {
 	}
 	return nil
 }
+
+// CommandPrefixes: the TUI takes input starting with these as its own
+// slash commands ("/exit") and "!" shell commands, not as a message.
+func (Opencode) CommandPrefixes() []string { return []string{"/", "!"} }
