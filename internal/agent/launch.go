@@ -360,8 +360,8 @@ func (m *Manager) probe(a *agent, gen int) {
 		}
 		_, err := m.driver.AwaitStarted(ctx, t)
 		m.mu.Lock()
-		if a.launchGen != gen || a.rec.State == api.StateStopped {
-			m.mu.Unlock()
+		defer m.mu.Unlock()
+		if m.closed || a.launchGen != gen || a.rec.State == api.StateStopped {
 			return nil
 		}
 		if err != nil {
@@ -369,16 +369,20 @@ func (m *Manager) probe(a *agent, gen int) {
 				a.rec.Error = "startup: " + err.Error()
 				m.log.Warn("agent TUI did not come up", "agent", a.rec.Name, "err", err)
 			}
-			m.mu.Unlock()
 			return nil
 		}
 		a.rec.State = api.StateRunning
 		a.rec.Error = ""
-		m.mu.Unlock()
-		// Saved inside the job, not by a goroutine of its own: Close waits
-		// for the queue's worker, so no save of this manager can land on
-		// disk after Close returns (and overwrite the next daemon's file).
-		m.save()
+		// The save runs beside the job (the queue is free for messages at
+		// once) but counted in m.bg, so Close waits for it: no save of this
+		// manager may land on disk after Close returns, where it would
+		// overwrite the next daemon's file. m.closed is false under m.mu, so
+		// this Add comes before Close's Wait.
+		m.bg.Add(1)
+		go func() {
+			defer m.bg.Done()
+			m.save()
+		}()
 		return nil
 	}}
 	if err := a.queue.PushFront(it); err != nil {
