@@ -40,12 +40,12 @@ func TestCloseWaitsForTheStartupSave(t *testing.T) {
 
 	done := make(chan struct{})
 	go func() { m.Close(); close(done) }()
-	waitFor(t, "Close to return or to wait for the queue", 20*time.Second, func() bool {
+	waitFor(t, "Close to return or to wait for the manager's work", 20*time.Second, func() bool {
 		select {
 		case <-done:
 			return true
 		default:
-			return stacksContain("(*Queue).Wait")
+			return goroutineWaitingIn("(*Manager).Close", "sync.(*WaitGroup).Wait")
 		}
 	})
 	select {
@@ -65,4 +65,17 @@ func stacksContain(s string) bool {
 	buf := make([]byte, 1<<20)
 	n := runtime.Stack(buf, true)
 	return strings.Contains(string(buf[:n]), s)
+}
+
+// goroutineWaitingIn reports whether one goroutine's stack holds both
+// caller and callee.
+func goroutineWaitingIn(caller, callee string) bool {
+	buf := make([]byte, 1<<20)
+	n := runtime.Stack(buf, true)
+	for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+		if strings.Contains(g, caller) && strings.Contains(g, callee) {
+			return true
+		}
+	}
+	return false
 }

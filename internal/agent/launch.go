@@ -376,7 +376,7 @@ func (m *Manager) probe(a *agent, gen int) {
 		}
 		_, err := m.driver.AwaitStarted(ctx, t)
 		m.mu.Lock()
-		if a.launchGen != gen || a.rec.State == api.StateStopped {
+		if m.closed || a.launchGen != gen || a.rec.State == api.StateStopped {
 			m.mu.Unlock()
 			return nil
 		}
@@ -389,11 +389,17 @@ func (m *Manager) probe(a *agent, gen int) {
 		}
 		a.rec.State = api.StateRunning
 		a.rec.Error = ""
+		// The save runs beside the job (the queue is free for messages at
+		// once) but counted in m.bg, so Close waits for it: no save of this
+		// manager may land on disk after Close returns, where it would
+		// overwrite the next daemon's file. m.closed is false under m.mu, so
+		// this Add comes before Close's Wait.
+		m.bg.Add(1)
 		m.mu.Unlock()
-		// Saved inside the job, not by a goroutine of its own: Close waits
-		// for the queue's worker, so no save of this manager can land on
-		// disk after Close returns (and overwrite the next daemon's file).
-		m.save()
+		go func() {
+			defer m.bg.Done()
+			m.save()
+		}()
 		return nil
 	}}
 	if err := a.queue.PushFront(it); err != nil {
