@@ -209,7 +209,7 @@ var ocLogo = []string{
 // column.
 func (t *tui) opencodeScreen(width, height int) (rows []string, curRow, curCol int) {
 	rows = make([]string, height)
-	if len(t.history) == 0 && !t.busy {
+	if len(t.history) == 0 && !t.busy || t.opencodeFirstSubmitGap() {
 		return t.opencodeHome(rows, width, height)
 	}
 	col, boxWidth := 2, width-4
@@ -257,6 +257,24 @@ func (t *tui) opencodeScreen(width, height int) (rows []string, curRow, curCol i
 		}
 	}
 	return rows, boxTop + cr, col + cc
+}
+
+// opencodeFirstSubmitGap reports whether the first turn is in the window
+// after Enter in which the real opencode still shows its home screen, the
+// box emptied and no busy sign (about 2.5 s on a loaded machine), while the
+// message is already in its store: FAKE_OPENCODE_FIRST_SUBMIT_GAP_MS long,
+// 0 (off) by default. The screen cannot tell this from idle; only the
+// adapter's TurnWitness can.
+func (t *tui) opencodeFirstSubmitGap() bool {
+	if !t.busy || time.Since(t.busySince) >= envMS("FAKE_OPENCODE_FIRST_SUBMIT_GAP_MS", 0) {
+		return false
+	}
+	for _, l := range t.history {
+		if strings.Contains(l, "▣") {
+			return false // not the first turn
+		}
+	}
+	return true
 }
 
 // opencodeHome draws the home screen: logo, box and footer centred as one
