@@ -319,16 +319,41 @@ func (t *tui) opencodeBox(width int, home bool) (rows []string, curRow, curCol i
 	default:
 		input = []string{""}
 	}
+	var shown []string
 	for _, l := range input {
+		shown = append(shown, ocWrap(l, width-5)...)
+	}
+	for _, l := range shown {
 		rows = append(rows, strings.TrimRight("┃  "+l, " "))
 	}
 	curRow = len(rows) - 1
-	curCol = 3 + utf8.RuneCountInString(input[len(input)-1])
+	curCol = 3 + utf8.RuneCountInString(shown[len(shown)-1])
 	if len(t.input) == 0 {
 		curCol = 3
 	}
 	rows = append(rows, "┃", "┃  Build · "+t.model, "╹"+strings.Repeat("▀", max(1, width-1)))
 	return rows, curRow, curCol
+}
+
+// ocWrap breaks l into rows of at most width runes, as opencode's box
+// does: at spaces when a word fits, a longer word cut at the width.
+func ocWrap(l string, width int) []string {
+	width = max(width, 1)
+	var rows []string
+	var cur []rune
+	for _, w := range strings.SplitAfter(l, " ") {
+		word := []rune(w)
+		if len(cur)+len(strings.TrimRight(w, " ")) > width && len(cur) > 0 {
+			rows = append(rows, strings.TrimRight(string(cur), " "))
+			cur = nil
+		}
+		for len(word) > width {
+			rows = append(rows, string(word[:width]))
+			word = word[width:]
+		}
+		cur = append(cur, word...)
+	}
+	return append(rows, strings.TrimRight(string(cur), " "))
 }
 
 // ocSpinner is the footer's eight-cell spinner: a run of ■ sweeping over ⬝.
