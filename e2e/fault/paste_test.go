@@ -24,6 +24,11 @@ import (
 func TestSIGKILLBetweenPasteAndEnter(t *testing.T) {
 	for _, h := range leoproc.Harnesses {
 		t.Run(h, func(t *testing.T) {
+			if h == "opencode" {
+				t.Skip("cannot run on opencode: it never shows a paste truncated — a long one wraps in its box " +
+					"(testdata/screens/opencode/ready-pasted-long-home_*), over 150 characters it shows [Pasted ~1 lines] — " +
+					"so narrowing the window cannot hold leo's paste short of its Enter")
+			}
 			t.Parallel()
 			w := leoproc.New(t)
 			// The TUI draws nothing for its first 2 s, so its window can be

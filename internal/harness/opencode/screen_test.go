@@ -23,6 +23,9 @@ var fixtureWant = map[string]harness.Screen{
 	"ready-pasted2-home":    {State: harness.ScreenReady, Input: "two\nlines"},
 	"ready-pasted3-home":    {State: harness.ScreenReady, Input: "[Pasted ~3 lines]"},
 	"ready-pasted4000-home": {State: harness.ScreenReady, Input: "[Pasted ~1 lines]"},
+	// 142 characters: shown whole, wrapped at the box's width (the word
+	// first, then the long run cut), the box growing.
+	"ready-pasted-long-home": {State: harness.ScreenReady, Input: "cut message\n" + strings.Repeat("x", 70) + "\n" + strings.Repeat("x", 60)},
 	// A conversation: the box two columns in at the bottom, a sidebar to its
 	// right on wide panes.
 	"ready-after-turn":       {State: harness.ScreenReady},
@@ -167,6 +170,7 @@ func TestLanded(t *testing.T) {
 			{"[Pasted ~1 lines]", long},
 			{"two\nlines", "two\nlines"},
 			{"a wrapped wo\nrd here", "a wrapped word here"},
+			{"cut message\n" + strings.Repeat("x", 70) + "\n" + strings.Repeat("x", 60), "cut message " + strings.Repeat("x", 130)},
 		},
 		[][2]string{ // and that did not
 			{"", "hello"},

@@ -209,7 +209,7 @@ var ocLogo = []string{
 // column.
 func (t *tui) opencodeScreen(width, height int) (rows []string, curRow, curCol int) {
 	rows = make([]string, height)
-	if len(t.history) == 0 && !t.busy {
+	if len(t.history) == 0 && !t.busy || t.opencodeFirstSubmitGap() {
 		return t.opencodeHome(rows, width, height)
 	}
 	col, boxWidth := 2, width-4
@@ -259,6 +259,24 @@ func (t *tui) opencodeScreen(width, height int) (rows []string, curRow, curCol i
 	return rows, boxTop + cr, col + cc
 }
 
+// opencodeFirstSubmitGap reports whether the first turn is in the window
+// after Enter in which the real opencode still shows its home screen, the
+// box emptied and no busy sign (about 2.5 s on a loaded machine), while the
+// message is already in its store: FAKE_OPENCODE_FIRST_SUBMIT_GAP_MS long,
+// 0 (off) by default. The screen cannot tell this from idle; only the
+// adapter's TurnWitness can.
+func (t *tui) opencodeFirstSubmitGap() bool {
+	if !t.busy || time.Since(t.busySince) >= envMS("FAKE_OPENCODE_FIRST_SUBMIT_GAP_MS", 0) {
+		return false
+	}
+	for _, l := range t.history {
+		if strings.Contains(l, "▣") {
+			return false // not the first turn
+		}
+	}
+	return true
+}
+
 // opencodeHome draws the home screen: logo, box and footer centred as one
 // block above the bottom line with the directory and version.
 func (t *tui) opencodeHome(rows []string, width, height int) ([]string, int, int) {
@@ -301,16 +319,41 @@ func (t *tui) opencodeBox(width int, home bool) (rows []string, curRow, curCol i
 	default:
 		input = []string{""}
 	}
+	var shown []string
 	for _, l := range input {
+		shown = append(shown, ocWrap(l, width-5)...)
+	}
+	for _, l := range shown {
 		rows = append(rows, strings.TrimRight("┃  "+l, " "))
 	}
 	curRow = len(rows) - 1
-	curCol = 3 + utf8.RuneCountInString(input[len(input)-1])
+	curCol = 3 + utf8.RuneCountInString(shown[len(shown)-1])
 	if len(t.input) == 0 {
 		curCol = 3
 	}
 	rows = append(rows, "┃", "┃  Build · "+t.model, "╹"+strings.Repeat("▀", max(1, width-1)))
 	return rows, curRow, curCol
+}
+
+// ocWrap breaks l into rows of at most width runes, as opencode's box
+// does: at spaces when a word fits, a longer word cut at the width.
+func ocWrap(l string, width int) []string {
+	width = max(width, 1)
+	var rows []string
+	var cur []rune
+	for _, w := range strings.SplitAfter(l, " ") {
+		word := []rune(w)
+		if len(cur)+len(strings.TrimRight(w, " ")) > width && len(cur) > 0 {
+			rows = append(rows, strings.TrimRight(string(cur), " "))
+			cur = nil
+		}
+		for len(word) > width {
+			rows = append(rows, string(word[:width]))
+			word = word[width:]
+		}
+		cur = append(cur, word...)
+	}
+	return append(rows, strings.TrimRight(string(cur), " "))
 }
 
 // ocSpinner is the footer's eight-cell spinner: a run of ■ sweeping over ⬝.

@@ -116,6 +116,9 @@ func TestOpencodeFakeMatchesRealScreens(t *testing.T) {
 			h.send(long)
 			check("ready-pasted4000-home", "[Pasted ~1 lines]")
 			clear()
+			h.send("cut message " + strings.Repeat("x", 130))
+			check("ready-pasted-long-home", "cut message")
+			clear()
 			h.send("please say LEO-abc1 backtwo")
 			h.waitFor("backtwo")
 			h.enter()
@@ -161,5 +164,25 @@ func TestOpencodeFakeWritesTheStoreTheAdapterReads(t *testing.T) {
 	}
 	if got, err := w.UserTurns(ctx(t), q, "ses_other"); err != nil || len(got) != 0 {
 		t.Fatalf("another session: %+v, %v", got, err)
+	}
+}
+
+// With FAKE_OPENCODE_FIRST_SUBMIT_GAP_MS the fake imitates the real first
+// turn: after Enter the home screen stays, empty and idle-looking, while
+// the message is already in the store.
+func TestOpencodeFakeFirstSubmitGap(t *testing.T) {
+	h0, _ := leoharness.Lookup("opencode")
+	reader, w := h0.Screen(), h0.(leoharness.TurnWitness)
+	since := time.Now().Add(-time.Second)
+	h := start(t, launch{role: "opencode", env: map[string]string{"FAKE_OPENCODE_FIRST_SUBMIT_GAP_MS": "60000", "FAKE_TURN_MS": "60000"}})
+	h.waitFor("Ask anything…")
+	h.submit("first LEO-1", "┃  first LEO-1")
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		turns, err := w.UserTurns(ctx(t), leoharness.SessionQuery{Workspace: h.dir, Env: h.home, Since: since}, "")
+		return err == nil && len(turns) == 1 && turns[0].Text == "first LEO-1"
+	}, "the first turn in the store")
+	scr := h.waitFor("Ask anything…")
+	if got := reader.Classify(scr); got.State != leoharness.ScreenReady || got.Input != "" || !strings.Contains(scr, "█▀▀█") {
+		t.Fatalf("during the gap the screen reads %+v:\n%s", got, scr)
 	}
 }

@@ -69,6 +69,13 @@ func (t *tui) paint(lines []string, curLine, curCol, width int) {
 	var b strings.Builder
 	b.WriteString("\x1b[H")
 	for i, l := range lines {
+		if t.role == roleOpencode {
+			// opencode repaints whole rows: a row tmux marked wrapped
+			// when the window shrank is cleared, so capture-pane -J
+			// never joins it to the next (claude's and codex's fakes
+			// keep the behaviour their readers are tested against).
+			b.WriteString("\x1b[2K")
+		}
 		b.WriteString(truncate(l, width))
 		b.WriteString("\x1b[K")
 		if i < len(lines)-1 {
