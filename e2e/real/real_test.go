@@ -368,7 +368,11 @@ func (s *step) delivered(name, id, marker string, d time.Duration) {
 					defer cancel()
 					seen := "; the model server has not seen it"
 					if req, err := s.r.ms.WaitTurn(ctx, marker); err == nil {
-						seen = fmt.Sprintf("; yet the model server got it (turn #%d, %v after the failure was recorded)", req.Seq, req.Time.Sub(dl.At).Round(100*time.Millisecond))
+						when := "before"
+						if d := req.Time.Sub(dl.At); d > 0 {
+							when = d.Round(100*time.Millisecond).String() + " after"
+						}
+						seen = fmt.Sprintf("; yet the model server got it (turn #%d, %s the failure was recorded)", req.Seq, when)
 					}
 					s.Fatalf("message %s (%s) to %s recorded failed: %s%s (%s)", id, marker, name, dl.Error, seen, describe(a))
 				}
