@@ -358,11 +358,21 @@ func (s *step) delivered(name, id, marker string, d time.Duration) {
 		for _, dl := range a.Deliveries {
 			if dl.ID == id {
 				if dl.Status == "failed" {
-					ctx, cancel := context.WithTimeout(s.ctx, 20*time.Second)
+					// A running codex may submit a held message up to a
+					// minute later ("Waiting for startup").
+					look := 10 * time.Second
+					if a.State == api.StateRunning {
+						look = time.Minute
+					}
+					ctx, cancel := s.wait(look)
 					defer cancel()
 					seen := "; the model server has not seen it"
 					if req, err := s.r.ms.WaitTurn(ctx, marker); err == nil {
-						seen = fmt.Sprintf("; yet the model server got it (turn #%d)", req.Seq)
+						when := "before"
+						if d := req.Time.Sub(dl.At); d > 0 {
+							when = d.Round(100*time.Millisecond).String() + " after"
+						}
+						seen = fmt.Sprintf("; yet the model server got it (turn #%d, %s the failure was recorded)", req.Seq, when)
 					}
 					s.Fatalf("message %s (%s) to %s recorded failed: %s%s (%s)", id, marker, name, dl.Error, seen, describe(a))
 				}
