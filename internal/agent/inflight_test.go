@@ -21,6 +21,11 @@ import (
 func TestRestoreFinishesMessageCutBetweenPasteAndEnter(t *testing.T) {
 	for _, h := range harnesses {
 		t.Run(h, func(t *testing.T) {
+			if h == "opencode" {
+				t.Skip("cannot be cut this way on opencode: like the real one, the fake never shows a paste truncated " +
+					"(a long one wraps in its box, over 150 characters it shows [Pasted ~1 lines]); Finish on opencode " +
+					"is covered by TestRestoreNeverRepastesAMessageNotInTheInput and the delivery package's Finish tests")
+			}
 			t.Parallel()
 			// A long message shows truncated in a narrow pane: the first
 			// manager pastes it, then waits for it to show whole and so
