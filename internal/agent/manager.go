@@ -20,6 +20,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/delivery"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/tmux"
+	"golang.org/x/sys/unix"
 )
 
 // Defaults of the tunables in Options.
@@ -274,15 +275,60 @@ func (m *Manager) Persist() error {
 
 // killSession kills the agent's tmux session, saying in the log which and
 // why: leo never kills a session without a line saying so.
+//
+// A TUI that outlives its terminal (the real opencode ignores the hangup
+// tmux sends) is then ended by leo: its process group gets SIGTERM, then
+// SIGKILL, and only while the process is still the one the pane started
+// (same pid and start time), so a reused pid is never signalled.
 func (m *Manager) killSession(ctx context.Context, name, why string) error {
 	session := TmuxSession(name)
+	pid := 0
+	if info, err := m.tmux.ListPanes(ctx); err == nil {
+		for _, p := range info {
+			if p.SessionName == session && !p.Dead {
+				pid = p.PID
+			}
+		}
+	}
+	started := processStart(pid)
 	err := m.tmux.KillSession(ctx, session)
 	if err != nil {
 		m.log.Error("killing tmux session failed", "agent", name, "session", session, "why", why, "err", err)
 		return err
 	}
 	m.log.Info("killed tmux session", "agent", name, "session", session, "why", why)
+	if started != "" {
+		m.bg.Add(1)
+		go func() {
+			defer m.bg.Done()
+			m.endLeftover(name, pid, started)
+		}()
+	}
 	return nil
+}
+
+// endLeftover ends the TUI process of a killed session if it is still
+// running a moment later.
+func (m *Manager) endLeftover(name string, pid int, started string) {
+	for _, sig := range []unix.Signal{0, unix.SIGTERM, unix.SIGKILL} {
+		if sig != 0 {
+			if processStart(pid) != started {
+				return
+			}
+			m.log.Warn("the agent's TUI outlived its tmux session; ending it", "agent", name, "pid", pid, "signal", unix.SignalName(sig))
+			_ = unix.Kill(-pid, sig) // the pane's process leads its own group
+		}
+		for range 30 {
+			if processStart(pid) != started {
+				return
+			}
+			select {
+			case <-m.clk.After(100 * time.Millisecond):
+			case <-m.ctx.Done():
+				return
+			}
+		}
+	}
 }
 
 // problem notes something an operator must hear about (service status).

@@ -112,3 +112,33 @@ func TestWorkspaceThroughSymlinkRunsOnItsRealPath(t *testing.T) {
 		})
 	}
 }
+
+// A TUI that ignores the hangup of its closed terminal (the real opencode
+// does) must not outlive a stop or an idle suspend: leo ends the process
+// the pane started.
+func TestStoppedTUIThatIgnoresHangupIsEnded(t *testing.T) {
+	h := "opencode"
+	e := newEnv(t, withEnv(map[string]string{"FAKE_IGNORE_HUP": "1"}))
+	m := e.manager()
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: h}); err != nil {
+		t.Fatal(err)
+	}
+	a := e.waitState(m, h, api.StateRunning)
+	pid := 0
+	panes, err := e.tmux.ListPanes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range panes {
+		if p.SessionName == a.TmuxSession {
+			pid = p.PID
+		}
+	}
+	if processStart(pid) == "" {
+		t.Fatalf("no running pane process for %s (pid %d)", a.TmuxSession, pid)
+	}
+	if _, err := m.Stop(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the TUI process ended", 20*time.Second, func() bool { return processStart(pid) == "" })
+}

@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +42,9 @@ func main() {
 		}
 	}
 	logArgv(os.Args)
+	if os.Getenv("FAKE_IGNORE_HUP") != "" {
+		signal.Ignore(syscall.SIGHUP)
+	}
 	startCrashTimer()
 	os.Exit(run(r, os.Args[1:]))
 }

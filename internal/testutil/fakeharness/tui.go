@@ -155,6 +155,11 @@ func (t *tui) run() int {
 		select {
 		case b, ok := <-inputCh:
 			if !ok {
+				if os.Getenv("FAKE_IGNORE_HUP") != "" {
+					// The real opencode outlives its terminal: it ignores
+					// the hangup and keeps running until signalled.
+					select {}
+				}
 				return 0
 			}
 			for _, ev := range dec.feed(b) {
