@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -374,7 +375,16 @@ func (m *Manager) probe(a *agent, gen int) {
 		if !ok {
 			return nil
 		}
-		_, err := m.driver.AwaitStarted(ctx, t)
+		// Each start that failed in a row gives the next one twice as long
+		// (up to 16×): a TUI that is only slow here (a loaded machine, a
+		// first run that installs something) comes up in the end instead
+		// of being relaunched at the same limit forever.
+		m.mu.Lock()
+		failures := a.rec.Failures
+		m.mu.Unlock()
+		d := m.driver
+		d.ReadyTimeout = cmp.Or(d.ReadyTimeout, delivery.DefaultReadyTimeout) << min(failures, 4)
+		_, err := d.AwaitStarted(ctx, t)
 		m.mu.Lock()
 		if m.closed || a.launchGen != gen || a.rec.State == api.StateStopped {
 			m.mu.Unlock()

@@ -177,7 +177,10 @@ func (d *Driver) pollMax() time.Duration {
 	return max(orDefault(d.PollMax, 250*time.Millisecond), d.poll())
 }
 func (d *Driver) settle() time.Duration       { return orDefault(d.Settle, time.Second) }
-func (d *Driver) readyTimeout() time.Duration { return orDefault(d.ReadyTimeout, 60*time.Second) }
+func (d *Driver) readyTimeout() time.Duration { return orDefault(d.ReadyTimeout, DefaultReadyTimeout) }
+
+// DefaultReadyTimeout is how long a TUI may take to show an idle input line.
+const DefaultReadyTimeout = 60 * time.Second
 func (d *Driver) landTimeout() time.Duration  { return orDefault(d.LandTimeout, 5*time.Second) }
 func (d *Driver) submitTimeout() time.Duration {
 	return orDefault(d.SubmitTimeout, 15*time.Second)
