@@ -22,11 +22,14 @@ build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/leo ./cmd/leo
 
 ## lint: vet, staticcheck (dead code, deprecated calls, common bugs) and
-## imports grouped as goimports groups them. Install the linters with:
+## imports grouped as goimports groups them. Installs the pinned linters
+## when they are not on PATH; by hand:
 ##   go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 ##   go install golang.org/x/tools/cmd/goimports@$(GOIMPORTS_VERSION)
 lint:
 	$(GO) vet ./...
+	@command -v staticcheck >/dev/null || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	@command -v goimports >/dev/null || $(GO) install golang.org/x/tools/cmd/goimports@$(GOIMPORTS_VERSION)
 	staticcheck ./...
 	@out=$$(goimports -l .); if [ -n "$$out" ]; then \
 		echo "imports not grouped as goimports does (run goimports -w on these):"; echo "$$out"; exit 1; fi
