@@ -181,7 +181,8 @@ func (d *Driver) readyTimeout() time.Duration { return orDefault(d.ReadyTimeout,
 
 // DefaultReadyTimeout is how long a TUI may take to show an idle input line.
 const DefaultReadyTimeout = 60 * time.Second
-func (d *Driver) landTimeout() time.Duration  { return orDefault(d.LandTimeout, 5*time.Second) }
+
+func (d *Driver) landTimeout() time.Duration { return orDefault(d.LandTimeout, 5*time.Second) }
 func (d *Driver) submitTimeout() time.Duration {
 	return orDefault(d.SubmitTimeout, 15*time.Second)
 }

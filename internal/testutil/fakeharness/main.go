@@ -13,9 +13,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"syscall"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/term"
