@@ -153,7 +153,7 @@ func TestTemplateRemovedWhileRunningStopsOnExitAndFailsQueuedMessages(t *testing
 		t.Fatalf("pane pid %d → %d: the reload relaunched the agent", pid, got)
 	}
 
-	exit, err := m.Send(ctx, "codex", "/exit 3")
+	exit, err := m.Send(ctx, "codex", "fake-exit 3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestRestartResumesResetStartsNewAndQuickExitAfterResetKeepsIt(t *testing.T)
 		t.Fatalf("launches %q: Reset should launch fresh on --session-id %s", l, fresh)
 	}
 	// Exit at once (well within the 15 s quick-exit window).
-	res, err := m.Send(ctx, "claude", "/exit 3")
+	res, err := m.Send(ctx, "claude", "fake-exit 3")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func TestCrashedTUIRestartsAndResumesSameConversation(t *testing.T) {
 				paneID := e.paneID(h)
 
 				if how == "exit 3" {
-					res, err := m.Send(context.Background(), h, "/exit 3")
+					res, err := m.Send(context.Background(), h, "fake-exit 3")
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -119,7 +119,7 @@ func TestQuickExitOnResumeStartsFresh(t *testing.T) {
 			m := e.manager()
 			id := spawnWithSession(t, e, m, h)
 
-			res, err := m.Send(context.Background(), h, "/exit 3")
+			res, err := m.Send(context.Background(), h, "fake-exit 3")
 			if err != nil {
 				t.Fatal(err)
 			}

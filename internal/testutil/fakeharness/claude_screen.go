@@ -186,7 +186,7 @@ func (t *tui) claudeLagSubmit(msg string) bool {
 		return true
 	}
 	m := strings.TrimSpace(msg)
-	if m == "" || strings.HasPrefix(m, "/exit") || m == "/hang" {
+	if _, _, isCmd := fakeCommand(m); m == "" || isCmd {
 		return false
 	}
 	t.lagging = true

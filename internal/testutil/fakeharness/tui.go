@@ -376,10 +376,25 @@ func (t *tui) inputDisplay() string {
 	return b.String()
 }
 
+// fakeCommand reports whether msg is one of the fake's own commands: the
+// real TUIs' "/exit [code]" and the fake's "/hang", or their plain-text
+// forms "fake-exit [code]" and "fake-hang", which tests send through leo
+// (leo refuses to deliver a message a TUI would run as a command).
+func fakeCommand(msg string) (name, rest string, ok bool) {
+	m := strings.TrimSpace(msg)
+	for _, c := range []struct{ prefix, name string }{{"/exit", "exit"}, {"fake-exit", "exit"}, {"/hang", "hang"}, {"fake-hang", "hang"}} {
+		if r, found := strings.CutPrefix(m, c.prefix); found && (r == "" || (c.name == "exit" && r[0] == ' ')) {
+			return c.name, strings.TrimSpace(r), true
+		}
+	}
+	return "", "", false
+}
+
 // submit starts a turn, or runs one of the fake's own commands.
 func (t *tui) submit(msg string) (int, bool) {
-	if rest, ok := strings.CutPrefix(strings.TrimSpace(msg), "/exit"); ok && (rest == "" || rest[0] == ' ') {
-		code, _ := strconv.Atoi(strings.TrimSpace(rest))
+	cmd, rest, isCmd := fakeCommand(msg)
+	if isCmd && cmd == "exit" {
+		code, _ := strconv.Atoi(rest)
 		logEvent(map[string]any{"event": "message", "message": msg})
 		restoreTerminal()
 		fmt.Fprintf(os.Stderr, "fake: exiting %d\n", code)
@@ -387,7 +402,7 @@ func (t *tui) submit(msg string) (int, bool) {
 		lingerForTmux()
 		return code, true
 	}
-	if strings.TrimSpace(msg) == "/hang" {
+	if isCmd && cmd == "hang" {
 		logEvent(map[string]any{"event": "message", "message": msg})
 		logEvent(map[string]any{"event": "hang"})
 		t.hung = true
