@@ -56,7 +56,7 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	it := &delivery.Item{ID: uuid.NewString(), Message: message}
 	ahead, err := a.queue.Push(it)
 	if errors.Is(err, delivery.ErrFull) {
-		return nil, api.SendResult{}, api.Errorf(api.CodeQueueFull, "agent %s: queue full (%d messages waiting; queue_max %d)", name, a.queue.Messages(), m.queueMax(a))
+		return nil, api.SendResult{}, api.Errorf(api.CodeQueueFull, "agent %s: queue full (%d messages already wait for it; queue_max %d)", name, a.queue.Waiting(), m.queueMax(a))
 	}
 	if err != nil {
 		return nil, api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "agent %s: %v", name, err)
@@ -337,6 +337,12 @@ func (m *Manager) settleInFlight(a *agent, id string, err error) {
 func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
 	if it.Job != nil {
 		return
+	}
+	if it.Pasted {
+		// A message to finish after a restart that was cancelled before
+		// its turn came (a stop, a failed start) has its outcome now: its
+		// in-flight record must not be finished again by the next start.
+		m.settleInFlight(a, it.ID, err)
 	}
 	d := api.Delivery{ID: it.ID, Status: "delivered", At: m.clk.Now()}
 	m.mu.Lock()

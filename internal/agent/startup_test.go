@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/delivery"
 )
 
 // A TUI that never becomes ready is a state with a reason, not a hang: the
@@ -141,4 +142,32 @@ func TestStoppedTUIThatIgnoresHangupIsEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the TUI process ended", 20*time.Second, func() bool { return processStart(pid) == "" })
+}
+
+// A message left in flight by an earlier daemon, whose finishing is
+// cancelled before its turn (here: the agent is stopped while its TUI is
+// still starting), has its outcome then: its in-flight record is dropped,
+// so the next start does not finish it a second time. (Found in review.)
+func TestCancelledFinishDropsItsInFlightRecord(t *testing.T) {
+	h := "codex"
+	e := newEnv(t, withEnv(map[string]string{"FAKE_SLOW_START_MS": "600000"}), withReadyTimeout(time.Minute))
+	m := e.manager()
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: h}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := m.lookup(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.markInFlight(a, "cut-1", "left by the last daemon"); err != nil {
+		t.Fatal(err)
+	}
+	// Behind the startup probe, which waits for the slow TUI.
+	if _, err := a.queue.Push(&delivery.Item{ID: "cut-1", Message: "left by the last daemon", Pasted: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Stop(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the in-flight record dropped", 10*time.Second, func() bool { return e.inFlight(h) == nil })
 }

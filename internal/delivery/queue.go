@@ -196,6 +196,13 @@ func (q *Queue) Messages() int {
 	return q.messagesLocked()
 }
 
+// Waiting is the number of messages waiting (not the one in flight).
+func (q *Queue) Waiting() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pendingMessagesLocked()
+}
+
 func (q *Queue) pendingMessagesLocked() int {
 	n := 0
 	for _, it := range q.pending {
