@@ -290,7 +290,8 @@ func rolloutUserTurns(path string, since time.Time) ([]harness.UserTurn, error) 
 	defer s.mu.Unlock()
 	dev, ino := fileKey(info)
 	if !s.still(f, info, dev, ino, since) {
-		meta, metaOK := s.meta, s.metaOK && s.dev == dev && s.ino == ino
+		// The meta cachedMeta just read stays; after a change it is read again.
+		meta, metaOK := s.meta, !s.started && s.metaOK && s.dev == dev && s.ino == ino
 		s.reset(dev, ino, since)
 		s.started = true
 		s.id = rolloutID(path)

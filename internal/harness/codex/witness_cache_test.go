@@ -228,3 +228,33 @@ func benchUserTurns(b *testing.B, days, turns int, byID, first bool) {
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/look")
 }
+
+// Calls from several deliveries at once, while codex appends, each see
+// every turn appended before they started.
+func TestUserTurnsConcurrentCalls(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 1, 0, time.UTC)
+	env, path := writeRollout(t, "c3", "/w", userLine(t0, "turn 0"))
+	q := harness.SessionQuery{Env: env, Workspace: "/w"}
+	for i := 1; i <= 20; i++ {
+		appendTo(t, path, userLine(t0.Add(time.Duration(i)*time.Second), fmt.Sprintf("turn %d", i)))
+		done := make(chan error, 4)
+		for g := 0; g < 4; g++ {
+			id := "c3"
+			if g%2 == 1 {
+				id = ""
+			}
+			go func() {
+				turns, err := Codex{}.UserTurns(context.Background(), q, id)
+				if err == nil && len(turns) != i+1 {
+					err = fmt.Errorf("id %q: %d turns, want %d", id, len(turns), i+1)
+				}
+				done <- err
+			}()
+		}
+		for g := 0; g < 4; g++ {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

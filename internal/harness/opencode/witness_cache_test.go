@@ -320,3 +320,30 @@ func BenchmarkUserTurnsLargeStore(b *testing.B) {
 		}
 	}
 }
+
+// Calls from several deliveries at once on the shared store agree.
+func TestUserTurnsConcurrentCalls(t *testing.T) {
+	want := wantTurns(t)
+	env, _ := liveStore(t)
+	done := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		q := harness.SessionQuery{Workspace: storeWorkspace, Env: env}
+		id := ""
+		if g%2 == 1 {
+			id = want[0].SessionID
+			q.Since = want[6].At
+		}
+		go func() {
+			got, err := Opencode{}.UserTurns(context.Background(), q, id)
+			if err == nil && id == "" && !reflect.DeepEqual(got, want) || err == nil && id != "" && !reflect.DeepEqual(got, want[6:]) {
+				err = fmt.Errorf("id %q: %+v", id, got)
+			}
+			done <- err
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
