@@ -167,29 +167,47 @@ func (f *sqliteFile) scanIndexFrom(root uint32, from []any, fn func(rec []any) b
 		default:
 			return false, fmt.Errorf("page %d: not an index b-tree page (type %#x)", n, kind)
 		}
-		for i := range cells {
+		cell := func(i int) (child uint32, rec []any, err error) {
 			if ptrs+2*i+2 > len(p) {
-				return false, fmt.Errorf("page %d: bad cell pointer", n)
+				return 0, nil, fmt.Errorf("page %d: bad cell pointer", n)
 			}
 			off := int(binary.BigEndian.Uint16(p[ptrs+2*i:]))
-			var child uint32
 			if kind == 0x02 {
 				if off+4 > len(p) {
-					return false, fmt.Errorf("page %d: bad cell", n)
+					return 0, nil, fmt.Errorf("page %d: bad cell", n)
 				}
 				child = binary.BigEndian.Uint32(p[off:])
 				off += 4
 			}
 			payload, err := f.indexPayload(p, off)
 			if err != nil {
-				return false, fmt.Errorf("page %d cell %d: %w", n, i, err)
+				return 0, nil, fmt.Errorf("page %d cell %d: %w", n, i, err)
 			}
-			rec, err := decodeRecord(payload)
+			rec, err = decodeRecord(payload)
 			if err != nil {
-				return false, fmt.Errorf("page %d cell %d: %w", n, i, err)
+				return 0, nil, fmt.Errorf("page %d cell %d: %w", n, i, err)
+			}
+			return child, rec, nil
+		}
+		// The first cell not below from: the cells before it, and all
+		// left of them, are below from.
+		lo, hi := 0, cells
+		for lo < hi {
+			mid := (lo + hi) / 2
+			_, rec, err := cell(mid)
+			if err != nil {
+				return false, err
 			}
 			if compareKey(rec, from) < 0 {
-				continue // it and everything left of it are below from
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		for i := lo; i < cells; i++ {
+			child, rec, err := cell(i)
+			if err != nil {
+				return false, err
 			}
 			if child != 0 {
 				if more, err := walk(child, depth+1); !more || err != nil {

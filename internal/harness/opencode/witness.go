@@ -105,7 +105,8 @@ func storeOf(path string) *storeState {
 // storeVersion names the state of the store f is a view of: the database
 // file (same inode, size and modification time) and the WAL's last commit
 // (same header, same end). SQLite in WAL mode changes the file only by
-// checkpointing pages the WAL already holds.
+// checkpointing pages the WAL already holds. Only a store with a WAL is
+// answered from memory.
 func storeVersion(f *sqliteFile) string {
 	var dev, ino uint64
 	if st, ok := f.dbInfo.Sys().(*syscall.Stat_t); ok {
@@ -133,6 +134,12 @@ func readUserTurns(path string, q harness.SessionQuery, id string) ([]harness.Us
 	}
 	defer f.Close()
 	st.wal = wal
+	if f.walHdr == nil {
+		// No WAL: a database written some other way (rewritten whole,
+		// renamed into place) may change without a sign the stat shows.
+		st.version, st.answers = "", nil
+		return readUserTurnsFrom(f, q, id)
+	}
 	version, key := storeVersion(f), queryKey(q, id)
 	if version != st.version {
 		st.version, st.answers = version, map[string][]harness.UserTurn{}
