@@ -1,12 +1,10 @@
 package claude
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -93,72 +91,16 @@ type transcriptEntry struct {
 	} `json:"message"`
 }
 
-// transcriptUserTurns reads the user messages at or after since from the
-// last transcriptTail bytes of one transcript. A missing file has none.
-func transcriptUserTurns(path string, since time.Time) ([]harness.UserTurn, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	start := max(0, info.Size()-transcriptTail)
-	data, err := io.ReadAll(io.NewSectionReader(f, start, info.Size()-start))
-	if err != nil {
-		return nil, err
-	}
-	if start > 0 { // the first line is cut: skip it
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			data = data[i+1:]
-		} else {
-			data = nil
-		}
-	}
-	fallbackID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	var out []harness.UserTurn
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), transcriptTail)
-	for sc.Scan() {
-		line := sc.Bytes()
-		// Cheap filter before decoding: most lines are not user entries.
-		if !bytes.Contains(line, []byte(`"type":"user"`)) {
-			continue
-		}
-		var e transcriptEntry
-		if json.Unmarshal(line, &e) != nil || e.Type != "user" || e.IsMeta || e.IsSidechain || e.IsCompactSummary {
-			continue
-		}
-		if e.Timestamp.Before(since) {
-			continue
-		}
-		text, ok := userText(e.Message.Content)
-		if !ok {
-			continue
-		}
-		sid := e.SessionID
-		if sid == "" {
-			sid = fallbackID
-		}
-		out = append(out, harness.UserTurn{SessionID: sid, Text: text, At: e.Timestamp})
-	}
-	// A line longer than the tail is skipped with the rest of the read:
-	// what was read so far stands.
-	return out, nil
-}
-
 // userText is the text of a user message: a plain string, or the text
 // parts of a content array. An array without text (tool results) is not a
 // message the user sent.
 func userText(raw json.RawMessage) (string, bool) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, true
+	if raw = bytes.TrimSpace(raw); len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, true
+		}
+		return "", false
 	}
 	var parts []struct {
 		Type string `json:"type"`

@@ -4,11 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,21 +37,14 @@ func (Codex) UserTurns(ctx context.Context, q harness.SessionQuery, id string) (
 			return nil, nil
 		}
 		// A resumed thread keeps appending to the rollout it started in,
-		// which may be older than Since: look the id up by name in every day.
-		err := walkRollouts(ctx, SessionsDir(q.Env), time.Time{}, func(path string, _ fs.FileInfo) error {
-			fileID := rolloutID(path)
-			if fileID == "" {
-				meta, _ := readMeta(path)
-				fileID = meta.id
-			}
-			if fileID == id {
-				paths = append(paths, path)
-				return fs.SkipAll
-			}
-			return nil
-		})
+		// which may be older than Since: it is found by its id (and
+		// remembered), not by date.
+		p, err := findRollout(ctx, SessionsDir(q.Env), id)
 		if err != nil {
 			return nil, err
+		}
+		if p != "" {
+			paths = append(paths, p)
 		}
 	} else {
 		var from time.Time
@@ -66,7 +56,7 @@ func (Codex) UserTurns(ctx context.Context, q harness.SessionQuery, id string) (
 			if info.ModTime().Before(since) {
 				return nil
 			}
-			meta, ok := readMeta(path)
+			meta, ok := cachedMeta(path, info)
 			if !ok || !mine(meta.cwd) || slices.Contains(q.Exclude, meta.id) {
 				return nil
 			}
@@ -160,72 +150,15 @@ type rolloutLine struct {
 	} `json:"payload"`
 }
 
-// rolloutUserTurns reads one rollout. Lines that cannot hold a user turn
-// are skipped by a substring test before any JSON is parsed; a line still
-// being written (no newline yet, or cut) is ignored until it is whole.
-func rolloutUserTurns(path string, since time.Time) ([]harness.UserTurn, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	defer f.Close()
-	id := rolloutID(path)
-	var kinds [3][]harness.UserTurn
-	r := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, tooLong, err := readLine(r)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, err
-		}
-		if tooLong || !mayHoldUserTurn(line) {
-			if id == "" && bytes.Contains(line, []byte(`"session_meta"`)) {
-				var m struct {
-					Payload struct{ ID string } `json:"payload"`
-				}
-				if json.Unmarshal(line, &m) == nil {
-					id = m.Payload.ID
-				}
-			}
-			continue
-		}
-		var l rolloutLine
-		if json.Unmarshal(line, &l) != nil {
-			continue
-		}
-		at, _ := time.Parse(time.RFC3339Nano, l.Timestamp)
-		if !since.IsZero() && (at.IsZero() || at.Before(since)) {
-			continue
-		}
-		kind, text, ok := userTurnOf(l)
-		if !ok {
-			continue
-		}
-		kinds[kind] = append(kinds[kind], harness.UserTurn{SessionID: id, Text: text, At: at})
-	}
-	for _, k := range kinds {
-		if len(k) > 0 {
-			for i := range k {
-				k[i].SessionID = id
-			}
-			return k, nil
-		}
-	}
-	return nil, nil
-}
-
-// readLine returns the next whole line (without its newline). A line longer
-// than maxRolloutLine is drained and reported as tooLong; a last line
-// without a newline is still being written and reads as io.EOF.
-func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
+// readLine returns the next whole line (without its newline) and the bytes
+// it took. A line longer than maxRolloutLine is drained and reported as
+// tooLong; a last line without a newline is still being written and reads
+// as io.EOF.
+func readLine(r *bufio.Reader) (line []byte, n int, tooLong bool, err error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
+		n += len(chunk)
 		if len(buf)+len(chunk) > maxRolloutLine {
 			tooLong = true
 			buf = buf[:0]
@@ -234,11 +167,11 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 		}
 		switch {
 		case err == nil:
-			return bytes.TrimSuffix(buf, []byte("\n")), tooLong, nil
+			return bytes.TrimSuffix(buf, []byte("\n")), n, tooLong, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		default:
-			return nil, false, err
+			return nil, 0, false, err
 		}
 	}
 }

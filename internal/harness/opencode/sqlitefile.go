@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // opencode 1.18 keeps sessions, messages and parts in a SQLite database in
@@ -35,6 +37,20 @@ type sqliteFile struct {
 	pageSize int
 	usable   int
 	wal      map[uint32][]byte // page number → the page as of the last WAL commit
+	walHdr   []byte            // the WAL's header, nil without a WAL in use
+	walEnd   int64             // offset after the WAL's last commit frame
+	dbInfo   os.FileInfo
+}
+
+// walCache is what a view read of a WAL, for the next view to read only
+// the frames appended since: the WAL's header, the offset after its last
+// commit frame, the running checksum there, and the committed pages (never
+// changed in place: a later commit copies the map).
+type walCache struct {
+	hdr       []byte
+	end       int64
+	s0, s1    uint32
+	committed map[uint32][]byte
 }
 
 var errNotSQLite = errors.New("not a SQLite 3 database")
@@ -42,15 +58,22 @@ var errNotSQLite = errors.New("not a SQLite 3 database")
 // openSQLite reads path's header and its WAL (path+"-wal") and returns a
 // view of the database as of the WAL's last commit.
 func openSQLite(path string) (*sqliteFile, error) {
+	return openSQLiteCached(path, nil)
+}
+
+// openSQLiteCached is openSQLite reading only the WAL frames appended
+// since the view wc was taken of (when the WAL is still the one it read:
+// same header), and leaving in wc what this view read.
+func openSQLiteCached(path string, wc *walCache) (*sqliteFile, error) {
 	for attempt := 0; ; attempt++ {
-		f, retry, err := openSQLiteOnce(path)
+		f, retry, err := openSQLiteOnce(path, wc)
 		if err == nil || !retry || attempt == 3 {
 			return f, err
 		}
 	}
 }
 
-func openSQLiteOnce(path string) (f *sqliteFile, retry bool, err error) {
+func openSQLiteOnce(path string, wc *walCache) (f *sqliteFile, retry bool, err error) {
 	db, err := os.Open(path)
 	if err != nil {
 		return nil, false, err
@@ -78,7 +101,7 @@ func openSQLiteOnce(path string) (f *sqliteFile, retry bool, err error) {
 	if f.usable < 480 {
 		return nil, false, fmt.Errorf("%s: usable page size %d: %w", path, f.usable, errNotSQLite)
 	}
-	walHdr, err := f.readWAL(path + "-wal")
+	walHdr, next, err := f.readWAL(path+"-wal", wc)
 	if err != nil {
 		return nil, false, err
 	}
@@ -86,6 +109,7 @@ func openSQLiteOnce(path string) (f *sqliteFile, retry bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	f.dbInfo = fi
 	f.maxPages = int(fi.Size()/int64(pageSize)) + len(f.wal) + 1
 	// A checkpoint that reset the WAL while it was read shows as a new
 	// header: read again.
@@ -101,22 +125,38 @@ func openSQLiteOnce(path string) (f *sqliteFile, retry bool, err error) {
 			return nil, true, fmt.Errorf("%s-wal changed while read", path)
 		}
 	}
+	if wc != nil {
+		*wc = next
+	}
 	return f, false, nil
 }
 
 func (f *sqliteFile) Close() error { return f.db.Close() }
 
 // readWAL loads the frames of the WAL up to its last valid commit; it
-// returns the WAL's header (nil when there is no WAL to use).
-func (f *sqliteFile) readWAL(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) || err == nil && len(data) < 32 {
-		return nil, nil
+// returns the WAL's header (nil when there is no WAL to use) and what was
+// read, as a walCache. With a cache of the same WAL (same header), only the
+// frames after its last commit are read.
+func (f *sqliteFile) readWAL(path string, wc *walCache) ([]byte, walCache, error) {
+	w, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, walCache{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, walCache{}, err
 	}
-	hdr := data[:32]
+	defer w.Close()
+	fi, err := w.Stat()
+	if err != nil {
+		return nil, walCache{}, err
+	}
+	if fi.Size() < 32 {
+		return nil, walCache{}, nil
+	}
+	hdr := make([]byte, 32)
+	if _, err := io.ReadFull(w, hdr); err != nil {
+		return nil, walCache{}, err
+	}
 	magic := binary.BigEndian.Uint32(hdr[0:4])
 	var order binary.ByteOrder
 	switch magic {
@@ -125,20 +165,33 @@ func (f *sqliteFile) readWAL(path string) ([]byte, error) {
 	case 0x377f0683:
 		order = binary.BigEndian
 	default:
-		return nil, nil // not a WAL: the database file alone is the truth
+		return nil, walCache{}, nil // not a WAL: the database file alone is the truth
 	}
 	if int(binary.BigEndian.Uint32(hdr[8:12])) != f.pageSize {
-		return nil, nil
+		return nil, walCache{}, nil
 	}
 	s0, s1 := walChecksum(order, hdr[:24], 0, 0)
 	if s0 != binary.BigEndian.Uint32(hdr[24:28]) || s1 != binary.BigEndian.Uint32(hdr[28:32]) {
-		return nil, nil
+		return nil, walCache{}, nil
 	}
+	c := walCache{hdr: hdr, end: 32, s0: s0, s1: s1, committed: map[uint32][]byte{}}
+	if wc != nil && bytes.Equal(wc.hdr, hdr) && wc.end <= fi.Size() {
+		c = *wc
+	}
+	data := make([]byte, fi.Size()-c.end)
+	n, err := w.ReadAt(data, c.end)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, walCache{}, err
+	}
+	data = data[:n]
+	walBytes.Add(int64(n))
+	base := c.end
 	salt := hdr[16:24]
 	frames := map[uint32][]byte{}
-	committed := map[uint32][]byte{}
+	shared := true // c.committed is the previous view's: copy before adding
+	s0, s1 = c.s0, c.s1
 	frameSize := 24 + f.pageSize
-	for off := 32; off+frameSize <= len(data); off += frameSize {
+	for off := 0; off+frameSize <= len(data); off += frameSize {
 		fh := data[off : off+24]
 		if !bytes.Equal(fh[8:16], salt) {
 			break
@@ -151,15 +204,25 @@ func (f *sqliteFile) readWAL(path string) ([]byte, error) {
 		}
 		frames[binary.BigEndian.Uint32(fh[0:4])] = page
 		if binary.BigEndian.Uint32(fh[4:8]) != 0 { // a commit frame
+			if shared {
+				c.committed, shared = maps.Clone(c.committed), false
+			}
 			for k, v := range frames {
-				committed[k] = v
+				c.committed[k] = v
 			}
 			clear(frames)
+			c.end = base + int64(off+frameSize)
+			c.s0, c.s1 = s0, s1
 		}
 	}
-	f.wal = committed
-	return bytes.Clone(hdr), nil
+	f.wal = c.committed
+	f.walHdr, f.walEnd = bytes.Clone(hdr), c.end
+	return bytes.Clone(hdr), c, nil
 }
+
+// walBytes counts the WAL bytes read (tests check that a second read of an
+// unchanged WAL reads only what was appended).
+var walBytes atomic.Int64
 
 // walChecksum is SQLite's WAL checksum over b (a multiple of 8 bytes),
 // continuing from s0, s1.
@@ -256,6 +319,13 @@ func (f *sqliteFile) scanTable(root uint32, fn func(row []any) bool) error {
 // leafPayload returns the whole payload of the table-leaf cell at off,
 // following overflow pages.
 func (f *sqliteFile) leafPayload(p []byte, off int) ([]byte, error) {
+	return f.payloadAt(p, off, true, f.usable-35)
+}
+
+// payloadAt returns the whole payload of the cell whose payload size
+// varint is at off (then a rowid varint in a table leaf), following
+// overflow pages; maxLocal is the most a page holds of it.
+func (f *sqliteFile) payloadAt(p []byte, off int, rowid bool, maxLocal int) ([]byte, error) {
 	if off >= len(p) {
 		return nil, errors.New("cell offset past the page")
 	}
@@ -264,12 +334,13 @@ func (f *sqliteFile) leafPayload(p []byte, off int) ([]byte, error) {
 		return nil, errors.New("bad payload size")
 	}
 	off += n
-	if _, n = uvarint(p[off:]); n == 0 { // rowid
-		return nil, errors.New("bad rowid")
+	if rowid {
+		if _, n = uvarint(p[off:]); n == 0 {
+			return nil, errors.New("bad rowid")
+		}
+		off += n
 	}
-	off += n
 	u := f.usable
-	maxLocal := u - 35
 	local := int(size)
 	if local > maxLocal {
 		minLocal := (u-12)*32/255 - 23

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -62,12 +64,101 @@ func (Opencode) UserTurns(ctx context.Context, q harness.SessionQuery, id string
 	return turns, nil
 }
 
+// storeState is what UserTurns keeps of one store between calls: the WAL
+// as read so far (the next call reads only frames appended since), and
+// the answers given while the store has not changed. Delivery asks every
+// ~10 ms for seconds; opencode commits far less often.
+type storeState struct {
+	mu      sync.Mutex
+	wal     walCache
+	version string                        // the store's state the answers are for
+	answers map[string][]harness.UserTurn // by query
+}
+
+const (
+	maxCachedStores  = 8
+	maxCachedAnswers = 32
+)
+
+var stores = struct {
+	sync.Mutex
+	m map[string]*storeState
+}{m: map[string]*storeState{}}
+
+func storeOf(path string) *storeState {
+	stores.Lock()
+	defer stores.Unlock()
+	st := stores.m[path]
+	if st == nil {
+		if len(stores.m) >= maxCachedStores {
+			for p := range stores.m { // any one: it is read again if asked
+				delete(stores.m, p)
+				break
+			}
+		}
+		st = &storeState{}
+		stores.m[path] = st
+	}
+	return st
+}
+
+// storeVersion names the state of the store f is a view of: the database
+// file (same inode, size and modification time) and the WAL's last commit
+// (same header, same end). SQLite in WAL mode changes the file only by
+// checkpointing pages the WAL already holds. Only a store with a WAL is
+// answered from memory.
+func storeVersion(f *sqliteFile) string {
+	var dev, ino uint64
+	if st, ok := f.dbInfo.Sys().(*syscall.Stat_t); ok {
+		dev, ino = uint64(st.Dev), st.Ino
+	}
+	return fmt.Sprintf("%d:%d:%d:%d|%x|%d", dev, ino, f.dbInfo.Size(), f.dbInfo.ModTime().UnixNano(), f.walHdr, f.walEnd)
+}
+
+func queryKey(q harness.SessionQuery, id string) string {
+	ex := slices.Clone(q.Exclude)
+	slices.Sort(ex)
+	b, _ := json.Marshal([]any{id, q.Since.UnixMilli(), q.Since.IsZero(), workspaceDirs(q.Workspace), ex})
+	return string(b)
+}
+
 func readUserTurns(path string, q harness.SessionQuery, id string) ([]harness.UserTurn, error) {
-	f, err := openSQLite(path)
+	st := storeOf(path)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	wal := st.wal
+	f, err := openSQLiteCached(path, &wal)
 	if err != nil {
+		st.wal = walCache{}
 		return nil, err
 	}
 	defer f.Close()
+	st.wal = wal
+	if f.walHdr == nil {
+		// No WAL: a database written some other way (rewritten whole,
+		// renamed into place) may change without a sign the stat shows.
+		st.version, st.answers = "", nil
+		return readUserTurnsFrom(f, q, id)
+	}
+	version, key := storeVersion(f), queryKey(q, id)
+	if version != st.version {
+		st.version, st.answers = version, map[string][]harness.UserTurn{}
+	}
+	if turns, ok := st.answers[key]; ok {
+		return slices.Clone(turns), nil
+	}
+	turns, err := readUserTurnsFrom(f, q, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(st.answers) >= maxCachedAnswers {
+		clear(st.answers)
+	}
+	st.answers[key] = slices.Clone(turns)
+	return turns, nil
+}
+
+func readUserTurnsFrom(f *sqliteFile, q harness.SessionQuery, id string) ([]harness.UserTurn, error) {
 	tables, err := f.tables()
 	if err != nil {
 		return nil, err
@@ -116,6 +207,16 @@ func readUserTurns(path string, q harness.SessionQuery, id string) ([]harness.Us
 	if q.Since.IsZero() {
 		since = 0
 	}
+	indexes, err := f.indexes()
+	if err != nil {
+		return nil, err
+	}
+	mIdx, okM := indexOn(indexes, "message", "session_id", "time_created")
+	pIdx, okP := indexOn(indexes, "part", "message_id")
+	if okM && okP && !scanOnly {
+		return indexedUserTurns(f, tables, mIdx, pIdx, sessions, since)
+	}
+	// No index to look rows up by (an opencode other than 1.18?): scan.
 	type msg struct {
 		session string
 		at      int64
@@ -173,6 +274,120 @@ func readUserTurns(path string, q harness.SessionQuery, id string) ([]harness.Us
 	out := make([]harness.UserTurn, 0, len(msgs))
 	for _, m := range msgs {
 		out = append(out, harness.UserTurn{SessionID: m.session, Text: strings.Join(m.texts, "\n"), At: time.UnixMilli(m.at)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out, nil
+}
+
+// scanOnly makes UserTurns scan the tables even where the indexes are
+// (tests compare the two ways).
+var scanOnly bool
+
+// indexedUserTurns is the scan below through opencode's indexes: each
+// session's messages from since on by (session_id, time_created), then
+// each user message's parts by message_id, every row fetched by rowid.
+// What it returns is what the scan returns.
+func indexedUserTurns(f *sqliteFile, tables map[string]sqliteTable, mIdx, pIdx sqliteIndex, sessions map[string]bool, since int64) ([]harness.UserTurn, error) {
+	mt, pt := tables["message"], tables["part"]
+	cID, cSess, cTime, cData := mt.col("id"), mt.col("session_id"), mt.col("time_created"), mt.col("data")
+	pMsg, pData := pt.col("message_id"), pt.col("data")
+	ids := make([]string, 0, len(sessions))
+	for sid := range sessions {
+		ids = append(ids, sid)
+	}
+	sort.Strings(ids)
+	var out []harness.UserTurn
+	for _, want := range ids {
+		from := []any{want}
+		if since != 0 {
+			from = append(from, since)
+		}
+		type msg struct {
+			id string
+			at int64
+		}
+		var msgs []msg
+		var rowErr error
+		err := f.scanIndexFrom(mIdx.root, from, func(rec []any) bool {
+			if len(rec) < 2 || compareValues(rec[0], want) != 0 {
+				return false
+			}
+			rowid, ok := rec[len(rec)-1].(int64)
+			if !ok {
+				return true
+			}
+			row, err := f.rowByID(mt.root, rowid)
+			if err != nil {
+				rowErr = err
+				return false
+			}
+			sid, _ := field(row, cSess).(string)
+			at, _ := field(row, cTime).(int64)
+			if sid != want || at < since {
+				return true
+			}
+			var data struct {
+				Role string `json:"role"`
+			}
+			if s, ok := field(row, cData).(string); !ok || json.Unmarshal([]byte(s), &data) != nil || data.Role != "user" {
+				return true
+			}
+			if mid, ok := field(row, cID).(string); ok && mid != "" {
+				msgs = append(msgs, msg{id: mid, at: at})
+			}
+			return true
+		})
+		if err == nil {
+			err = rowErr
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			type part struct {
+				rowid int64
+				text  string
+			}
+			var parts []part
+			err := f.scanIndexFrom(pIdx.root, []any{m.id}, func(rec []any) bool {
+				if len(rec) < 2 || compareValues(rec[0], m.id) != 0 {
+					return false
+				}
+				rowid, ok := rec[len(rec)-1].(int64)
+				if !ok {
+					return true
+				}
+				row, err := f.rowByID(pt.root, rowid)
+				if err != nil {
+					rowErr = err
+					return false
+				}
+				if mid, _ := field(row, pMsg).(string); mid != m.id {
+					return true
+				}
+				var data struct {
+					Type      string `json:"type"`
+					Text      string `json:"text"`
+					Synthetic bool   `json:"synthetic"`
+				}
+				if s, ok := field(row, pData).(string); ok && json.Unmarshal([]byte(s), &data) == nil && data.Type == "text" && !data.Synthetic {
+					parts = append(parts, part{rowid: rowid, text: data.Text})
+				}
+				return true
+			})
+			if err == nil {
+				err = rowErr
+			}
+			if err != nil {
+				return nil, err
+			}
+			sort.Slice(parts, func(i, j int) bool { return parts[i].rowid < parts[j].rowid }) // the scan's order
+			texts := make([]string, len(parts))
+			for i, p := range parts {
+				texts[i] = p.text
+			}
+			out = append(out, harness.UserTurn{SessionID: want, Text: strings.Join(texts, "\n"), At: time.UnixMilli(m.at)})
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
 	return out, nil

@@ -1,0 +1,255 @@
+package claude
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+// Delivery asks UserTurns after every look at the screen (every ~10 ms for
+// seconds), so a transcript is read once: each file's state — how far it
+// was read, the user turns found in its last transcriptTail bytes — is kept
+// here, and the next call reads only what was appended. A file that
+// shrank, was replaced (another inode) or whose bytes before the read
+// offset changed is read again. The cache is bounded; an evicted file is
+// read again (its tail) on the next call.
+
+const (
+	maxCachedTranscripts = 64
+	markLen              = 64
+)
+
+type cachedTurn struct {
+	start int64 // offset of the line's first byte
+	turn  harness.UserTurn
+}
+
+type transcriptState struct {
+	mu       sync.Mutex // held while the file is read
+	started  bool
+	cut      bool // the line at offset began before it: skip it
+	dev, ino uint64
+	offset   int64  // bytes consumed: whole lines only
+	mark     []byte // the markLen bytes before offset
+	turns    []cachedTurn
+}
+
+type transcriptCache struct {
+	mu    sync.Mutex
+	files map[string]*transcriptState
+	used  map[string]uint64
+	seq   uint64
+}
+
+var cache = &transcriptCache{files: map[string]*transcriptState{}, used: map[string]uint64{}}
+
+// bytesRead counts the transcript bytes read (tests check that a second
+// call reads only what was appended).
+var bytesRead atomic.Int64
+
+func (c *transcriptCache) state(path string) *transcriptState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	s := c.files[path]
+	if s == nil {
+		if len(c.files) >= maxCachedTranscripts {
+			var oldest string
+			var at uint64
+			for p, u := range c.used {
+				if oldest == "" || u < at {
+					oldest, at = p, u
+				}
+			}
+			delete(c.files, oldest)
+			delete(c.used, oldest)
+		}
+		s = &transcriptState{}
+		c.files[path] = s
+	}
+	c.used[path] = c.seq
+	return s
+}
+
+// forget empties the cache (benchmarks of a first call).
+func (c *transcriptCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.files, c.used = map[string]*transcriptState{}, map[string]uint64{}
+}
+
+func fileKey(info fs.FileInfo) (dev, ino uint64) {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), st.Ino
+	}
+	return 0, 0
+}
+
+// transcriptUserTurns returns the user messages at or after since among
+// the lines of one transcript that lie wholly in its last transcriptTail
+// bytes (a line starting exactly where the tail starts counts as cut). A
+// missing file has none.
+func transcriptUserTurns(path string, since time.Time) ([]harness.UserTurn, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := info.Size()
+	tailStart := max(0, size-transcriptTail)
+	fallbackID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+
+	s := cache.state(path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dev, ino := fileKey(info)
+	if !s.still(f, size, dev, ino) || s.offset < tailStart {
+		// Start (again) at the tail: whatever was cached is before it.
+		s.started, s.dev, s.ino, s.offset, s.mark, s.turns = true, dev, ino, tailStart, nil, nil
+		s.cut = tailStart > 0
+	}
+	partial, err := s.readFrom(f, fallbackID)
+	if err != nil {
+		return nil, err
+	}
+	// Drop the turns the tail has moved past.
+	keep := 0
+	for keep < len(s.turns) && !(tailStart == 0 || s.turns[keep].start > tailStart) {
+		keep++
+	}
+	s.turns = s.turns[keep:]
+
+	var out []harness.UserTurn
+	for _, c := range s.turns {
+		if !c.turn.At.Before(since) {
+			out = append(out, c.turn)
+		}
+	}
+	if partial != nil && !partial.At.Before(since) {
+		out = append(out, *partial)
+	}
+	return out, nil
+}
+
+// still reports whether the cached state may be continued: same file, not
+// shorter, the bytes before the offset unchanged.
+func (s *transcriptState) still(f *os.File, size int64, dev, ino uint64) bool {
+	if !s.started || s.dev != dev || s.ino != ino || size < s.offset {
+		return false
+	}
+	if len(s.mark) > 0 {
+		b := make([]byte, len(s.mark))
+		if _, err := f.ReadAt(b, s.offset-int64(len(b))); err != nil || !bytes.Equal(b, s.mark) {
+			return false
+		}
+	}
+	return true
+}
+
+// readFrom reads the whole lines after s.offset, caching their user turns.
+// After a (re)start at the tail, the line the tail cuts is skipped. A last
+// line without its newline yet is decoded but neither cached nor consumed:
+// it is returned as partial.
+func (s *transcriptState) readFrom(f *os.File, fallbackID string) (partial *harness.UserTurn, err error) {
+	if _, err := f.Seek(s.offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	var line []byte
+	n, tooLong := 0, false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		n += len(chunk)
+		if !tooLong && len(line)+len(chunk) <= transcriptTail {
+			line = append(line, chunk...)
+		} else {
+			tooLong, line = true, line[:0] // never wholly in the tail
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			bytesRead.Add(int64(n))
+			if !s.cut && !tooLong && len(line) > 0 {
+				if u, ok := userTurnOfLine(line, fallbackID); ok {
+					partial = &u
+				}
+			}
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		start := s.offset
+		s.offset += int64(n)
+		bytesRead.Add(int64(n))
+		if s.cut {
+			s.cut = false
+		} else if !tooLong {
+			if u, ok := userTurnOfLine(bytes.TrimSuffix(line, []byte("\n")), fallbackID); ok {
+				s.turns = append(s.turns, cachedTurn{start: start, turn: u})
+			}
+		}
+		line, n, tooLong = line[:0], 0, false
+	}
+	return partial, s.finish(f)
+}
+
+func (s *transcriptState) finish(f *os.File) error {
+	if s.offset > 0 {
+		k := min(int64(markLen), s.offset)
+		s.mark = make([]byte, k)
+		if _, err := f.ReadAt(s.mark, s.offset-k); err != nil {
+			s.started = false // read it again next time
+			return err
+		}
+	}
+	return nil
+}
+
+// userTurnOfLine decodes one transcript line, ok when it is a user message.
+func userTurnOfLine(line []byte, fallbackID string) (harness.UserTurn, bool) {
+	// Cheap filters before decoding: most lines are not user entries, and
+	// most user entries of a long conversation are tool results — an array
+	// content without a single text part.
+	if !bytes.Contains(line, []byte(`"type":"user"`)) {
+		return harness.UserTurn{}, false
+	}
+	if i := bytes.Index(line, []byte(`"message":`)); i >= 0 &&
+		bytes.HasPrefix(line[i+len(`"message":`):], []byte(`{"role":"user","content":[`)) &&
+		!bytes.Contains(line, []byte(`"type":"text"`)) {
+		return harness.UserTurn{}, false
+	}
+	var e transcriptEntry
+	if json.Unmarshal(line, &e) != nil || e.Type != "user" || e.IsMeta || e.IsSidechain || e.IsCompactSummary {
+		return harness.UserTurn{}, false
+	}
+	text, ok := userText(e.Message.Content)
+	if !ok {
+		return harness.UserTurn{}, false
+	}
+	sid := e.SessionID
+	if sid == "" {
+		sid = fallbackID
+	}
+	return harness.UserTurn{SessionID: sid, Text: text, At: e.Timestamp}, true
+}

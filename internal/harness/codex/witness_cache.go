@@ -1,0 +1,420 @@
+package codex
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+// Delivery asks UserTurns after every look at the screen (every ~10 ms for
+// seconds), so a rollout is read once: each file's state — how far it was
+// read, the turns found so far — is kept here and only what was appended
+// since is read on the next call. A file that shrank, was replaced (another
+// inode) or whose bytes before the read offset changed is read again from
+// the start. The cache is bounded; an evicted file is simply read again.
+
+// maxCachedRollouts bounds the files (and thread ids) remembered.
+const maxCachedRollouts = 64
+
+// markLen is how many bytes before the read offset are kept to notice a
+// file rewritten in place with at least as many bytes.
+const markLen = 64
+
+type rolloutState struct {
+	mu sync.Mutex // held while the file is read
+
+	dev, ino uint64
+	started  bool   // offset, since and kinds are from a read
+	offset   int64  // bytes consumed: whole lines only
+	mark     []byte // the markLen bytes before offset
+	since    time.Time
+	id       string // from the name, else the first session_meta
+	kinds    [3][]harness.UserTurn
+
+	metaOK bool // meta read for this dev/ino
+	meta   rolloutMeta
+}
+
+type rolloutCache struct {
+	mu    sync.Mutex
+	files map[string]*rolloutState
+	used  map[string]uint64
+	paths map[string]string // sessions root + "\x00" + thread id → rollout
+	seq   uint64
+}
+
+// bytesRead counts the rollout bytes read for turns (tests check that a
+// second call reads only what was appended).
+var bytesRead atomic.Int64
+
+var cache = &rolloutCache{files: map[string]*rolloutState{}, used: map[string]uint64{}, paths: map[string]string{}}
+
+// state returns path's entry, creating it and evicting the least recently
+// used one beyond the bound.
+func (c *rolloutCache) state(path string) *rolloutState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	s := c.files[path]
+	if s == nil {
+		if len(c.files) >= maxCachedRollouts {
+			var oldest string
+			var at uint64
+			for p, u := range c.used {
+				if oldest == "" || u < at {
+					oldest, at = p, u
+				}
+			}
+			delete(c.files, oldest)
+			delete(c.used, oldest)
+		}
+		s = &rolloutState{}
+		c.files[path] = s
+	}
+	c.used[path] = c.seq
+	return s
+}
+
+func (c *rolloutCache) knownPath(root, id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paths[root+"\x00"+id]
+}
+
+func (c *rolloutCache) setPath(root, id, path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := root + "\x00" + id
+	if path == "" {
+		delete(c.paths, key)
+		return
+	}
+	if _, ok := c.paths[key]; !ok && len(c.paths) >= maxCachedRollouts {
+		for k := range c.paths { // any one: a forgotten path is found again
+			delete(c.paths, k)
+			break
+		}
+	}
+	c.paths[key] = path
+}
+
+func fileKey(info fs.FileInfo) (dev, ino uint64) {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), st.Ino
+	}
+	return 0, 0
+}
+
+// findRollout is the rollout of thread id under root, "" when there is
+// none. Its path is remembered; a thread's rollout stays in the day
+// directory of the day it started, which for a time-ordered (v7) id is the
+// day its id names (codex names folders by local time: that day ±1 is
+// looked at first). Otherwise, or if not there, the day directories are
+// listed newest first, by name only.
+func findRollout(ctx context.Context, root, id string) (string, error) {
+	if p := cache.knownPath(root, id); p != "" {
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			return p, nil
+		}
+		cache.setPath(root, id, "")
+	}
+	var found string
+	match := func(dir string) (bool, error) {
+		p, err := rolloutInDay(dir, id)
+		if err != nil || p == "" {
+			return false, err
+		}
+		found = p
+		return true, nil
+	}
+	if t, ok := uuidV7Time(id); ok {
+		seen := map[string]bool{}
+		for _, d := range []int{0, -1, 1} {
+			dir := filepath.Join(root, t.AddDate(0, 0, d).Format("2006/01/02"))
+			if seen[dir] {
+				continue
+			}
+			seen[dir] = true
+			if ok, err := match(dir); err != nil || ok {
+				if ok {
+					cache.setPath(root, id, found)
+				}
+				return found, err
+			}
+		}
+	}
+	years, err := readDirs(root)
+	if err != nil {
+		return "", err
+	}
+	for _, y := range slices.Backward(years) {
+		months, err := readDirs(filepath.Join(root, y))
+		if err != nil {
+			return "", err
+		}
+		for _, m := range slices.Backward(months) {
+			days, err := readDirs(filepath.Join(root, y, m))
+			if err != nil {
+				return "", err
+			}
+			for _, d := range slices.Backward(days) {
+				if err := ctx.Err(); err != nil {
+					return "", err
+				}
+				if ok, err := match(filepath.Join(root, y, m, d)); err != nil {
+					return "", err
+				} else if ok {
+					cache.setPath(root, id, found)
+					return found, nil
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+// rolloutInDay is thread id's rollout in one day directory, "" if none:
+// by name, without a stat per file; a rollout whose name carries no id is
+// identified by its session_meta line.
+func rolloutInDay(dir, id string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", ignoreMissing(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, "rollout-") {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		if e.IsDir() {
+			path = filepath.Join(path, "rollout.jsonl")
+		} else if !strings.HasSuffix(name, ".jsonl") || !e.Type().IsRegular() {
+			continue
+		}
+		fileID := rolloutID(path)
+		if fileID == "" {
+			meta, _ := readMeta(path)
+			fileID = meta.id
+		}
+		if fileID != id {
+			continue
+		}
+		if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		return path, nil
+	}
+	return "", nil
+}
+
+// uuidV7Time is the creation time a version-7 UUID carries, in local time.
+func uuidV7Time(id string) (time.Time, bool) {
+	hexs := strings.ReplaceAll(id, "-", "")
+	if len(id) != 36 || len(hexs) != 32 || hexs[12] != '7' {
+		return time.Time{}, false
+	}
+	b, err := hex.DecodeString(hexs[:12])
+	if err != nil {
+		return time.Time{}, false
+	}
+	var ms int64
+	for _, c := range b {
+		ms = ms<<8 | int64(c)
+	}
+	return time.UnixMilli(ms).Local(), true
+}
+
+// cachedMeta is readMeta, read once per file (by inode).
+func cachedMeta(path string, info fs.FileInfo) (rolloutMeta, bool) {
+	s := cache.state(path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dev, ino := fileKey(info)
+	if s.metaOK && s.dev == dev && s.ino == ino && info.Size() >= s.offset {
+		return s.meta, true
+	}
+	m, ok := readMeta(path)
+	if !ok {
+		return m, false // the first line may be still being written
+	}
+	if s.dev != dev || s.ino != ino {
+		s.reset(dev, ino, time.Time{})
+	}
+	s.meta, s.metaOK = m, true
+	return m, true
+}
+
+func (s *rolloutState) reset(dev, ino uint64, since time.Time) {
+	s.dev, s.ino, s.since = dev, ino, since
+	s.started, s.offset, s.mark, s.id, s.kinds = false, 0, nil, "", [3][]harness.UserTurn{}
+	s.metaOK, s.meta = false, rolloutMeta{}
+}
+
+// rolloutUserTurns reads the user turns of one rollout at or after since:
+// only what was appended since the last call, unless the file changed
+// under the cache. Lines that cannot hold a user turn are skipped by a
+// substring test, and lines older than since by their leading timestamp,
+// before any JSON is parsed; a line still being written (no newline yet,
+// or cut) is ignored until it is whole.
+func rolloutUserTurns(path string, since time.Time) ([]harness.UserTurn, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	s := cache.state(path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dev, ino := fileKey(info)
+	if !s.still(f, info, dev, ino, since) {
+		// The meta cachedMeta just read stays; after a change it is read again.
+		meta, metaOK := s.meta, !s.started && s.metaOK && s.dev == dev && s.ino == ino
+		s.reset(dev, ino, since)
+		s.started = true
+		s.id = rolloutID(path)
+		s.meta, s.metaOK = meta, metaOK
+	}
+	if err := s.readFrom(f); err != nil {
+		return nil, err
+	}
+	for _, k := range s.kinds {
+		var out []harness.UserTurn
+		for _, u := range k {
+			if !since.IsZero() && (u.At.IsZero() || u.At.Before(since)) {
+				continue
+			}
+			u.SessionID = s.id
+			out = append(out, u)
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+	}
+	return nil, nil
+}
+
+// still reports whether the cached state may be continued: same file, not
+// shorter, the bytes before the offset unchanged, and read for a since no
+// later than this one.
+func (s *rolloutState) still(f *os.File, info fs.FileInfo, dev, ino uint64, since time.Time) bool {
+	if !s.started || s.dev != dev || s.ino != ino || info.Size() < s.offset {
+		return false
+	}
+	if !s.since.IsZero() && (since.IsZero() || since.Before(s.since)) {
+		return false
+	}
+	if len(s.mark) > 0 {
+		b := make([]byte, len(s.mark))
+		if _, err := f.ReadAt(b, s.offset-int64(len(b))); err != nil || !bytes.Equal(b, s.mark) {
+			return false
+		}
+	}
+	return true
+}
+
+// readFrom reads the whole lines after s.offset into s.
+func (s *rolloutState) readFrom(f *os.File) error {
+	if _, err := f.Seek(s.offset, io.SeekStart); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, n, tooLong, err := readLine(r)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return err
+		}
+		s.offset += int64(n)
+		bytesRead.Add(int64(n))
+		s.takeLine(line, tooLong)
+	}
+	if s.offset > 0 {
+		k := min(int64(markLen), s.offset)
+		s.mark = make([]byte, k)
+		if _, err := f.ReadAt(s.mark, s.offset-k); err != nil {
+			s.offset, s.mark = 0, nil // read it all again next time
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *rolloutState) takeLine(line []byte, tooLong bool) {
+	// Older than since by its leading timestamp: no need to look further
+	// into a line that may be megabytes of tool output.
+	old := false
+	if at, ok := leadingTimestamp(line); ok && !s.since.IsZero() && at.Before(s.since) {
+		old = true
+	}
+	if tooLong || old || !mayHoldUserTurn(line) {
+		if s.id == "" && bytes.Contains(line, []byte(`"session_meta"`)) {
+			var m struct {
+				Payload struct{ ID string } `json:"payload"`
+			}
+			if json.Unmarshal(line, &m) == nil {
+				s.id = m.Payload.ID
+			}
+		}
+		return
+	}
+	var l rolloutLine
+	if json.Unmarshal(line, &l) != nil {
+		return
+	}
+	at, _ := time.Parse(time.RFC3339Nano, l.Timestamp)
+	if !s.since.IsZero() && (at.IsZero() || at.Before(s.since)) {
+		return
+	}
+	kind, text, ok := userTurnOf(l)
+	if !ok {
+		return
+	}
+	s.kinds[kind] = append(s.kinds[kind], harness.UserTurn{Text: text, At: at})
+}
+
+// leadingTimestamp reads the timestamp codex writes first on every line,
+// {"timestamp":"…", without parsing the line.
+func leadingTimestamp(line []byte) (time.Time, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"timestamp":"`))
+	if !ok {
+		return time.Time{}, false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || end > 64 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(rest[:end]))
+	return t, err == nil
+}
+
+// forget empties the cache (benchmarks of a first call).
+func (c *rolloutCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.files, c.used, c.paths = map[string]*rolloutState{}, map[string]uint64{}, map[string]string{}
+}
