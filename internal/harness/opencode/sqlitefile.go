@@ -55,15 +55,11 @@ type walCache struct {
 
 var errNotSQLite = errors.New("not a SQLite 3 database")
 
-// openSQLite reads path's header and its WAL (path+"-wal") and returns a
-// view of the database as of the WAL's last commit.
-func openSQLite(path string) (*sqliteFile, error) {
-	return openSQLiteCached(path, nil)
-}
-
-// openSQLiteCached is openSQLite reading only the WAL frames appended
-// since the view wc was taken of (when the WAL is still the one it read:
-// same header), and leaving in wc what this view read.
+// openSQLiteCached reads path's header and its WAL (path+"-wal") and
+// returns a view of the database as of the WAL's last commit. With a wc it
+// reads only the WAL frames appended since the view wc was taken of (when
+// the WAL is still the one it read: same header), and leaves in wc what
+// this view read.
 func openSQLiteCached(path string, wc *walCache) (*sqliteFile, error) {
 	for attempt := 0; ; attempt++ {
 		f, retry, err := openSQLiteOnce(path, wc)
