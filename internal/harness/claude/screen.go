@@ -126,8 +126,9 @@ func answered(lines []string) bool {
 	return false
 }
 
-// Landed reports whether pasted shows in the input: the same words (the box
-// wraps lines), or claude's [Pasted text #N] placeholder for a long paste.
+// Landed reports whether pasted shows in the input (the same visible
+// characters, however the box wrapped), or claude's [Pasted text #N]
+// placeholder for a long paste.
 // A 3-line paste shows in full; 4,000 characters show as "[Pasted text #1]".
 func (screen) Landed(s harness.Screen, pasted string) bool {
 	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())

@@ -68,9 +68,9 @@ func TestBoxInMessageStaysInTheBox(t *testing.T) {
 func TestBoxRulesMatch(t *testing.T) {
 	rule := strings.Repeat("─", 40)
 	for capture, want := range map[string]string{
-		rule + "\n❯ a\n  ─────\n  b\n" + rule + "\n":   "a\n─────\nb",
+		rule + "\n❯ a\n  ─────\n  b\n" + rule + "\n":  "a\n─────\nb",
 		rule + "\n❯ a\n" + rule[:30] + "\nb\n" + rule: "a\n" + rule[:30] + "\nb",
-		rule + "\n❯ a\n" + rule + "\n":                 "a",
+		rule + "\n❯ a\n" + rule + "\n":                "a",
 	} {
 		s := Claude{}.Screen().Classify(capture)
 		if s.State != harness.ScreenReady || s.Input != want {
@@ -80,5 +80,19 @@ func TestBoxRulesMatch(t *testing.T) {
 	// No bottom rule of the top's width: no box.
 	if s := (Claude{}).Screen().Classify(rule + "\n❯ a\n" + rule[:30] + "\n"); s.State != harness.ScreenStarting {
 		t.Errorf("box without a matching bottom rule: %+v", s)
+	}
+}
+
+// TestLineSeparatorLands: tmux 3.3a drops U+2028 and U+2029 from a capture,
+// so a message holding one shows without it; it lands all the same. The
+// capture is a real one with the text edited as tmux shows it.
+func TestLineSeparatorLands(t *testing.T) {
+	capture := strings.Replace(readScreen(t, "ready-pasted-3line_80x24_v2.1.197"), "  line two", "  linetwo", 1)
+	sr := Claude{}.Screen()
+	s := sr.Classify(capture)
+	for _, msg := range []string{"line one MARK3L\nline\u2028two\nline three", "line one MARK3L\nline\u2029two\nline three"} {
+		if !sr.Landed(s, msg) {
+			t.Errorf("pasted %q, input %q: never lands", msg, s.Input)
+		}
 	}
 }

@@ -102,19 +102,12 @@ func (screen) Classify(capture string) harness.Screen {
 	return harness.Screen{State: harness.ScreenReady, Input: input}
 }
 
-// Landed reports whether pasted shows in the composer (same words, as the
-// composer wraps), or as codex's [Pasted Content N chars] placeholder.
-// A word longer than the composer's width is broken across rows, so the
-// text is also compared with all white space removed.
+// Landed reports whether pasted shows in the composer (the same visible
+// characters, however wrapped: a word longer than the composer's width is
+// broken across rows), or as codex's [Pasted Content N chars] placeholder.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	if harness.PasteLanded(s.Input, pasted, pastedPlaceholder()) {
-		return true
-	}
-	want := withoutSpace(pasted)
-	return want != "" && strings.Contains(withoutSpace(s.Input), want)
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
 }
-
-func withoutSpace(s string) string { return strings.Join(strings.Fields(s), "") }
 
 // captureLines splits a plain capture into lines without trailing blanks
 // (codex pads its composer rows with spaces) and drops the blank rows

@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -84,24 +83,11 @@ func (screen) Classify(capture string) harness.Screen {
 	return harness.Screen{State: harness.ScreenReady, Input: input}
 }
 
-// Landed reports whether pasted shows in the box: the same words (the box
-// wraps, so runs of white space count as one), the same characters when the
-// box broke a word, or opencode's [Pasted ~N lines] placeholder.
+// Landed reports whether pasted shows in the box (the same visible
+// characters, however the box wrapped or broke a word), or as opencode's
+// [Pasted ~N lines] placeholder.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	if harness.PasteLanded(s.Input, pasted, pastedPlaceholder()) {
-		return true
-	}
-	want := withoutSpace(pasted)
-	return want != "" && strings.Contains(withoutSpace(s.Input), want)
-}
-
-func withoutSpace(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) {
-			return -1
-		}
-		return r
-	}, s)
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
 }
 
 // splitLines splits a plain capture into lines of runes, trailing blanks
