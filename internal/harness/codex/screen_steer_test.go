@@ -23,7 +23,7 @@ func readScreen(t *testing.T, name string) string {
 // first message naming the trust dialog or the held hint must leave an idle
 // empty composer ready (not a dialog leo keeps pressing Enter on, not a
 // start-up that never ends). The fixture is a real capture with the title
-// edited in.
+// edited in; ready-title-*-marker_* are real captures of such titles.
 func TestThreadTitleDoesNotSteerTheReader(t *testing.T) {
 	raw := readScreen(t, "ready-after-turn_120x40_v0.171.0")
 	sr := Codex{}.Screen()
