@@ -74,7 +74,7 @@ func (screen) Classify(capture string) harness.Screen {
 	if boxed {
 		from = bottom + 1
 	}
-	if d, ok := harness.FindDialog(dialogs, lines[from:]); ok {
+	if d, ok := harness.FindDialog(dialogs, notTranscript(lines[from:])); ok {
 		if answered(lines[from:]) {
 			return harness.Screen{State: harness.ScreenStarting, Dialog: d.Name}
 		}
@@ -112,6 +112,23 @@ func spinning(lines []string) bool {
 		}
 	}
 	return false
+}
+
+// notTranscript is lines without those that can hold the transcript's
+// text: a sent message ("❯ text") or a reply ("● text") in column 0, and
+// any line indented by two or more (their continuation lines, tool
+// output). A modal that replaces the box leaves the transcript above it,
+// where a message may quote a dialog's words; claude draws its dialogs'
+// text one column in (" Quick safety check: …").
+func notTranscript(lines []string) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if strings.HasPrefix(l, "  ") || strings.HasPrefix(l, promptPrefix+" ") || strings.HasPrefix(l, promptPrefix+"\u00a0") || strings.HasPrefix(l, "● ") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // answered reports whether a dialog's selected option carries the mark

@@ -93,3 +93,29 @@ func TestLineSeparatorLands(t *testing.T) {
 		t.Errorf("pasted %q, screen %v input %q: never lands", msg, s.State, s.Input)
 	}
 }
+
+// TestTranscriptQuotingDialogIsNotADialog: when something other than the
+// input box is at the bottom (a modal, a redraw), the transcript above can
+// quote a dialog's words, in a sent message or a reply; that is not the
+// dialog (leo would press Enter into whatever is there). The capture is a
+// real one (a sent message holding the trust dialog's question) with the
+// input box cut off, and with the words moved to the message's first line
+// and to the reply.
+func TestTranscriptQuotingDialogIsNotADialog(t *testing.T) {
+	raw := readScreen(t, "ready-after-rule-turn_80x24_v2.1.197")
+	i := strings.Index(raw, "\n✻ Cogitated")
+	if i < 0 {
+		t.Fatal("fixture changed")
+	}
+	transcript := raw[:i]
+	q := "Do you trust the files in this folder?"
+	for _, capture := range []string{
+		transcript,
+		strings.Replace(transcript, "❯ rule MARKR1", "❯ "+q, 1),
+		strings.Replace(transcript, "● ACK", "● "+q, 1),
+	} {
+		if s := (Claude{}).Screen().Classify(capture); s.State != harness.ScreenStarting {
+			t.Errorf("transcript quoting the dialog, no box: %+v, want starting", s)
+		}
+	}
+}
