@@ -77,15 +77,19 @@ func ShowsMarker(lines, markers []string, skip func(line string) bool) bool {
 // line and paragraph separators U+2028/U+2029 — which a terminal may drop
 // from the screen (tmux 3.3a captures "e\u2028f" as "ef").
 func PasteLanded(input, pasted string, placeholder *regexp.Regexp) bool {
-	want := visible(pasted)
+	want, got := visible(pasted), visible(input)
 	if want == "" {
-		return false
+		// Nothing visible: only the same invisible characters, shown as
+		// they are, count.
+		want, got = collapse(pasted), collapse(input)
+		if want == "" {
+			return false
+		}
 	}
-	if strings.Contains(visible(input), want) {
-		return true
-	}
-	return placeholder.MatchString(input)
+	return strings.Contains(got, want) || placeholder.MatchString(input)
 }
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // visible is s without white space and non-graphic characters.
 func visible(s string) string {

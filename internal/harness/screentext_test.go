@@ -82,6 +82,9 @@ func TestPasteLanded(t *testing.T) {
 		{"ctl", "c\x01tl", true},
 		{"hello", "\u2028\u200b", false},
 		{"e f", "e\u2028g", false},
+		// Nothing but invisible characters: only the same, shown as they are.
+		{"\x00", "\x00", true},
+		{"", "\x00", false},
 	}
 	for _, c := range cases {
 		if got := PasteLanded(c.input, c.pasted, placeholder); got != c.want {
