@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // The helpers below are how every adapter's ScreenReader reads a capture.
@@ -68,21 +69,37 @@ func ShowsMarker(lines, markers []string, skip func(line string) bool) bool {
 	return false
 }
 
-// PasteLanded reports whether pasted shows in input: the same words (input
-// lines wrap, so runs of white space count as one space), or the harness's
-// placeholder for a long paste.
+// PasteLanded reports whether pasted shows in input, or the harness's
+// placeholder for a long paste does. The text is compared with every
+// character that draws nothing removed: white space (input lines wrap, and
+// a word too long for a row is broken across rows), and the non-graphic
+// ones — format characters (U+200B, U+FEFF, bidi marks), controls, the
+// line and paragraph separators U+2028/U+2029 — which a terminal may drop
+// from the screen (tmux 3.3a captures "e\u2028f" as "ef").
 func PasteLanded(input, pasted string, placeholder *regexp.Regexp) bool {
-	want := collapse(pasted)
+	want, got := visible(pasted), visible(input)
 	if want == "" {
-		return false
+		// Nothing visible: only the same invisible characters, shown as
+		// they are, count.
+		want, got = collapse(pasted), collapse(input)
+		if want == "" {
+			return false
+		}
 	}
-	if strings.Contains(collapse(input), want) {
-		return true
-	}
-	return placeholder.MatchString(input)
+	return strings.Contains(got, want) || placeholder.MatchString(input)
 }
 
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// visible is s without white space and non-graphic characters.
+func visible(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || !unicode.IsGraphic(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
 
 func containsAny(s string, subs []string) bool {
 	for _, sub := range subs {

@@ -72,6 +72,19 @@ func TestPasteLanded(t *testing.T) {
 		{"hell", "hello", false},
 		{"", "hello", false},
 		{"hello", " \n", false},
+		// A word too long for a row is broken across rows.
+		{"see https://example.com/aaaa\naaaa then", "see https://example.com/aaaaaaaa then", true},
+		// Characters that draw nothing: tmux 3.3a drops U+2028 and U+2029
+		// from a capture; format characters may be dropped too.
+		{"uni LEO-claude-901 ef please", "uni LEO-claude-901 e\u2028f please", true},
+		{"a\nb", "a\u2029b", true},
+		{"zero width", "zero\u200b width\ufeff", true},
+		{"ctl", "c\x01tl", true},
+		{"hello", "\u2028\u200b", false},
+		{"e f", "e\u2028g", false},
+		// Nothing but invisible characters: only the same, shown as they are.
+		{"\x00", "\x00", true},
+		{"", "\x00", false},
 	}
 	for _, c := range cases {
 		if got := PasteLanded(c.input, c.pasted, placeholder); got != c.want {

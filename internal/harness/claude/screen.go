@@ -74,7 +74,7 @@ func (screen) Classify(capture string) harness.Screen {
 	if boxed {
 		from = bottom + 1
 	}
-	if d, ok := harness.FindDialog(dialogs, lines[from:]); ok {
+	if d, ok := harness.FindDialog(dialogs, notTranscript(lines[from:])); ok {
 		if answered(lines[from:]) {
 			return harness.Screen{State: harness.ScreenStarting, Dialog: d.Name}
 		}
@@ -114,6 +114,23 @@ func spinning(lines []string) bool {
 	return false
 }
 
+// notTranscript is lines without those that can hold the transcript's
+// text: a sent message ("❯ text") or a reply ("● text") in column 0, and
+// any line indented by two or more (their continuation lines, tool
+// output). A modal that replaces the box leaves the transcript above it,
+// where a message may quote a dialog's words; claude draws its dialogs'
+// text one column in (" Quick safety check: …").
+func notTranscript(lines []string) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if strings.HasPrefix(l, "  ") || strings.HasPrefix(l, promptPrefix+" ") || strings.HasPrefix(l, promptPrefix+"\u00a0") || strings.HasPrefix(l, "● ") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // answered reports whether a dialog's selected option carries the mark
 // claude draws once the answer is being acted on.
 func answered(lines []string) bool {
@@ -126,32 +143,78 @@ func answered(lines []string) bool {
 	return false
 }
 
-// Landed reports whether pasted shows in the input: the same words (the box
-// wraps lines), or claude's [Pasted text #N] placeholder for a long paste.
+// Landed reports whether pasted shows in the input (the same visible
+// characters, however the box wrapped), or claude's [Pasted text #N]
+// placeholder for a long paste.
 // A 3-line paste shows in full; 4,000 characters show as "[Pasted text #1]".
 func (screen) Landed(s harness.Screen, pasted string) bool {
 	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
 }
 
-// findInputBox finds the last ❯ line (indented or not) with a rule right
-// above it and a rule below it, after any continuation lines (a wrapped or
-// multi-line input). It returns the indexes of the two rules and the input
-// text, continuation lines joined by "\n".
+// findInputBox finds claude's input box: a ❯ line right under a rule, the
+// text's continuation lines, and a rule below them that has the top rule's
+// indentation and width. It returns the indexes of the two rules and the
+// input text, continuation lines joined by "\n".
+//
+// The text in the box can hold rules and ❯ lines of its own (a pasted
+// table, tool output): claude draws its rules across the whole pane from
+// column 0, while the text's continuation lines are indented by two
+// columns after the "❯ " prompt, so a rule of the text never has the box's
+// indentation, and a box made of the text's lines is indented further than
+// the real one. Of the boxes found, the least indented wins, then the
+// lowest.
 func findInputBox(lines []string) (top, bottom int, input string, ok bool) {
+	rules := make([]ruleShape, len(lines))
+	for i, l := range lines {
+		rules[i] = shapeOf(l)
+	}
+	best := -1
 	for i := len(lines) - 1; i > 0; i-- {
-		l := strings.TrimLeft(lines[i], " ")
-		if !strings.HasPrefix(l, promptPrefix) || !isRule(lines[i-1]) {
+		r := rules[i-1]
+		if !r.ok {
 			continue
 		}
-		parts := []string{strings.TrimSpace(strings.TrimPrefix(l, promptPrefix))}
+		l := lines[i]
+		rest := strings.TrimLeft(l, " ")
+		if !strings.HasPrefix(rest, promptPrefix) || len(l)-len(rest) != r.indent {
+			continue
+		}
+		if best >= 0 && r.indent >= rules[top].indent {
+			continue
+		}
 		for j := i + 1; j < len(lines); j++ {
-			if isRule(lines[j]) {
-				return i - 1, j, strings.TrimSpace(strings.Join(parts, "\n")), true
+			if rules[j] == r {
+				top, bottom, best = i-1, j, i
+				break
 			}
-			parts = append(parts, strings.TrimSpace(lines[j]))
+		}
+		if best >= 0 && rules[top].indent == 0 {
+			break
 		}
 	}
-	return 0, 0, "", false
+	if best < 0 {
+		return 0, 0, "", false
+	}
+	parts := []string{strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(lines[best], " "), promptPrefix))}
+	for _, l := range lines[best+1 : bottom] {
+		parts = append(parts, strings.TrimSpace(l))
+	}
+	return top, bottom, strings.TrimSpace(strings.Join(parts, "\n")), true
+}
+
+// ruleShape is where a rule line starts and how wide it is; ok is false for
+// a line that is not a rule.
+type ruleShape struct {
+	ok            bool
+	indent, width int
+}
+
+func shapeOf(l string) ruleShape {
+	if !isRule(l) {
+		return ruleShape{}
+	}
+	t := strings.TrimLeft(l, " ")
+	return ruleShape{ok: true, indent: len(l) - len(t), width: utf8.RuneCountInString(strings.TrimRight(t, " "))}
 }
 
 // isRule: a line drawn with ─, possibly carrying a label ("──── name ──").

@@ -60,6 +60,13 @@ var screenWant = map[string]harness.Screen{
 	"ready-pasted-after-trust":     {State: harness.ScreenReady, Input: "hello after trust MARKS1"},
 	"ready-pasted-during-trust":    {State: harness.ScreenReady, Input: "pasted during dialog MARKS2"},
 	"ready-after-turn-after-trust": {State: harness.ScreenReady},
+	// Message text that looks like the box or a dialog stays input: a line
+	// of rules and a dialog's words (once sent, in the transcript), a rule
+	// line the box wraps, and U+2028/U+2029, which tmux drops.
+	"ready-pasted-rule-dialog": {State: harness.ScreenReady, Input: "rule MARKR1\n──────────\nDo you trust the files in this folder?"},
+	"ready-after-rule-turn":    {State: harness.ScreenReady},
+	"ready-pasted-long-rule":   {State: harness.ScreenReady, Input: "line one MARKR3\n" + strings.Repeat("─", 76) + "\n" + strings.Repeat("─", 24) + "\nline three"},
+	"ready-pasted-linesep":     {State: harness.ScreenReady, Input: "uni MARKU1 ef and gh please"},
 }
 
 // screenWantFile overrides screenWant for one capture.

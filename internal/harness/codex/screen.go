@@ -81,18 +81,19 @@ type screen struct{}
 //   - otherwise ready.
 func (screen) Classify(capture string) harness.Screen {
 	lines := captureLines(capture)
-	at, input, ok := findComposer(lines)
-	from := 0
-	if ok {
-		from = at
-	}
-	if d, found := harness.FindDialog(dialogs, lines[from:]); found {
-		return d.Screen()
+	at, input, footer, ok := findComposer(lines)
+	// A dialog replaces the composer, so one is looked for only when there
+	// is no composer: with one, a marker below it is the user's text or
+	// the thread's title (the first message) in the status line.
+	if !ok {
+		if d, found := harness.FindDialog(dialogs, notSent(lines)); found {
+			return d.Screen()
+		}
 	}
 	if !ok || loading(lines[:at]) {
 		return harness.Screen{State: harness.ScreenStarting}
 	}
-	if harness.ShowsMarker(lines[at+1:], []string{heldMarker}, nil) {
+	if held(footer) {
 		return harness.Screen{State: harness.ScreenStarting, Held: true}
 	}
 	if busyAbove(lines[:at]) {
@@ -101,19 +102,12 @@ func (screen) Classify(capture string) harness.Screen {
 	return harness.Screen{State: harness.ScreenReady, Input: input}
 }
 
-// Landed reports whether pasted shows in the composer (same words, as the
-// composer wraps), or as codex's [Pasted Content N chars] placeholder.
-// A word longer than the composer's width is broken across rows, so the
-// text is also compared with all white space removed.
+// Landed reports whether pasted shows in the composer (the same visible
+// characters, however wrapped: a word longer than the composer's width is
+// broken across rows), or as codex's [Pasted Content N chars] placeholder.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	if harness.PasteLanded(s.Input, pasted, pastedPlaceholder()) {
-		return true
-	}
-	want := withoutSpace(pasted)
-	return want != "" && strings.Contains(withoutSpace(s.Input), want)
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
 }
-
-func withoutSpace(s string) string { return strings.Join(strings.Fields(s), "") }
 
 // captureLines splits a plain capture into lines without trailing blanks
 // (codex pads its composer rows with spaces) and drops the blank rows
@@ -129,43 +123,88 @@ func captureLines(capture string) []string {
 	return lines
 }
 
-// findComposer returns the index of the composer line and its input (the
+// findComposer returns the index of the composer line, its input (the
 // continuation lines, less the two columns of the prompt, joined by "\n";
-// "" for a placeholder). The composer is the last "›" line in column 0,
-// and below it come only its indented continuation lines (and blank rows
-// of the text), a blank padding row, and indented footer lines. A
-// "›" line followed by anything in column 0 (a reply, the busy line) is a
-// sent message in the history; "› 1. Yes" is a dialog's selected option.
-func findComposer(lines []string) (at int, input string, ok bool) {
+// "" for a placeholder) and the footer lines under it. The composer is the
+// last "›" line in column 0, and below it come only its indented
+// continuation lines (and blank rows of the text), a blank padding row,
+// and indented footer lines. A "›" line followed by anything in column 0
+// (a reply, the busy line) is a sent message in the history; "› 1. Yes" is
+// a dialog's selected option.
+func findComposer(lines []string) (at int, input string, footer []string, ok bool) {
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := lines[i]
 		if !strings.HasPrefix(l, composerPrefix) {
 			if l == "" || isIndented(l) {
 				continue
 			}
-			return 0, "", false
+			return 0, "", nil, false
 		}
 		if isMenuChoice(l) {
-			return 0, "", false
+			return 0, "", nil, false
 		}
-		parts := []string{strings.TrimPrefix(l, composerPrefix)}
-		// Below the text come a padding row and the footer; a blank row
-		// inside the text (a pasted paragraph break) is text.
 		below := lines[i+1:]
-		end := len(below)
-		for end > 0 && (below[end-1] == "" || isFooter(below[end-1])) {
-			end--
-		}
-		for _, c := range below[:end] {
+		text, footer := splitFooter(below)
+		parts := []string{strings.TrimPrefix(l, composerPrefix)}
+		for _, c := range text {
 			parts = append(parts, strings.TrimPrefix(c, "  "))
 		}
-		text := strings.TrimSpace(strings.Join(parts, "\n"))
-		if slices.Contains(placeholders, text) {
-			text = ""
+		text0 := strings.TrimSpace(strings.Join(parts, "\n"))
+		if slices.Contains(placeholders, text0) {
+			text0 = ""
 		}
-		return i, text, true
+		return i, text0, footer, true
 	}
-	return 0, "", false
+	return 0, "", nil, false
+}
+
+// splitFooter splits the rows below the composer line into the text's
+// continuation rows and the footer. The footer is the run of footer-like
+// rows at the bottom that follows a blank padding row: the text's own rows
+// may look like footer rows (a pasted "a · b"), but codex always draws the
+// padding row between the text and the footer. A blank row inside the
+// text (a pasted paragraph break) stays text.
+func splitFooter(below []string) (text, footer []string) {
+	end := len(below)
+	for end > 0 && below[end-1] == "" {
+		end--
+	}
+	start := end
+	for start > 0 && isFooter(below[start-1]) {
+		start--
+	}
+	if start == end || start == 0 || below[start-1] != "" {
+		// No footer, or footer-like rows that no padding row separates
+		// from the composer line: text.
+		return below[:end], nil
+	}
+	return below[:start], below[start:end]
+}
+
+// held: the footer's hint line says codex is waiting for its start-up to
+// submit ("  Waiting for startup  · esc cancel"). The status line above it
+// may show the same words in the thread's title (the first message), but
+// never at its start, where the model's name is.
+func held(footer []string) bool {
+	for _, l := range footer {
+		if strings.HasPrefix(strings.TrimSpace(l), heldMarker) {
+			return true
+		}
+	}
+	return false
+}
+
+// notSent is lines without the sent messages of the history ("› text" in
+// column 0, not a dialog's "› 1. …"), which may quote a dialog's text.
+func notSent(lines []string) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if strings.HasPrefix(l, composerPrefix) && !isMenuChoice(l) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // isFooter: a line of the footer under the composer (always indented).

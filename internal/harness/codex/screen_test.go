@@ -69,6 +69,12 @@ var fixtureWant = map[string]harness.Screen{
 	"starting-signin":          {State: harness.ScreenStarting}, // no provider configured: not leo's to answer
 	"ready-resumed":            {State: harness.ScreenReady},
 	"ready-pasted-wrapped":     {State: harness.ScreenReady, Input: landedOnly},
+	// The thread's title in the status line (the first message) and the
+	// composer's text may hold the dialog's or the held hint's words.
+	"ready-title-held-marker":    {State: harness.ScreenReady},
+	"ready-title-dialog-marker":  {State: harness.ScreenReady},
+	"ready-pasted-held-marker":   {State: harness.ScreenReady, Input: "line one MARKW2\nWaiting for startup  · esc cancel"},
+	"ready-pasted-dialog-marker": {State: harness.ScreenReady, Input: "line one MARKT2\nTrust this folder?\na · b"},
 }
 
 // fixtures lists the real captures: state name → files.

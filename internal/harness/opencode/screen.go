@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -74,9 +73,12 @@ func (screen) Classify(capture string) harness.Screen {
 		return harness.Screen{State: harness.ScreenStarting}
 	}
 	input := b.input(lines)
+	// The footer is read only under the box: on wide panes the sidebar
+	// (the session's title, named after the first message) goes on to
+	// the right, on the same rows.
 	var footer []string
 	for _, l := range lines[b.edge+1 : min(len(lines), b.edge+1+footerLines)] {
-		footer = append(footer, string(l))
+		footer = append(footer, string(l[:min(len(l), b.col+b.width)]))
 	}
 	if harness.ShowsMarker(footer, busyMarkers, nil) || b.pendingEcho(lines) {
 		return harness.Screen{State: harness.ScreenBusy, Input: input}
@@ -84,24 +86,11 @@ func (screen) Classify(capture string) harness.Screen {
 	return harness.Screen{State: harness.ScreenReady, Input: input}
 }
 
-// Landed reports whether pasted shows in the box: the same words (the box
-// wraps, so runs of white space count as one), the same characters when the
-// box broke a word, or opencode's [Pasted ~N lines] placeholder.
+// Landed reports whether pasted shows in the box (the same visible
+// characters, however the box wrapped or broke a word), or as opencode's
+// [Pasted ~N lines] placeholder.
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	if harness.PasteLanded(s.Input, pasted, pastedPlaceholder()) {
-		return true
-	}
-	want := withoutSpace(pasted)
-	return want != "" && strings.Contains(withoutSpace(s.Input), want)
-}
-
-func withoutSpace(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) {
-			return -1
-		}
-		return r
-	}, s)
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
 }
 
 // splitLines splits a plain capture into lines of runes, trailing blanks
@@ -200,10 +189,17 @@ func (b box) input(lines [][]rune) string {
 			parts = append(parts, t)
 		}
 	}
-	if len(parts) == 1 && strings.HasPrefix(parts[0], placeholderPrefix) {
+	if len(parts) == 1 && isPlaceholder(parts[0]) {
 		return ""
 	}
 	return strings.Join(parts, "\n")
+}
+
+// isPlaceholder: the home screen's hint, `Ask anything… "<a suggestion>"`;
+// a message that merely starts with the same words is input.
+func isPlaceholder(t string) bool {
+	rest, ok := strings.CutPrefix(t, placeholderPrefix+` "`)
+	return ok && strings.HasSuffix(rest, `"`)
 }
 
 // pendingEcho reports whether the last thing drawn above the box is the

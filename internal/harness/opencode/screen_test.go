@@ -45,6 +45,10 @@ var fixtureWant = map[string]harness.Screen{
 	// the error and the retry, the turn stays in flight.
 	"busy-error-retrying": {State: harness.ScreenBusy},
 	"busy-server-down":    {State: harness.ScreenBusy},
+	// Message text like the placeholder, or holding the footer's busy words
+	// and spinner glyphs, is input.
+	"ready-pasted-placeholder-like-home": {State: harness.ScreenReady, Input: "Ask anything… MARKO1 you like"},
+	"ready-pasted-busy-words":            {State: harness.ScreenReady, Input: "two MARKO2\n■■⬝⬝ esc interrupt"},
 }
 
 // fixtureState is the state part of a fixture's file name.
