@@ -312,11 +312,15 @@ func TestSchedulerReload(t *testing.T) {
 			"fire inbox 05-04 07:30 CEST schedule")
 	})
 	t.Run("a new schedule does not fire its past slots", func(t *testing.T) {
-		clk := newTestClock(at(6, 30, 0))
+		clk := newTestClock(at(6, 59, 0))
 		h := startScheduler(t, clk, []Spec{spec(t, "inbox", "0 7 * * *", "Europe/Berlin", true)})
-		h.update([]Spec{spec(t, "inbox", "0 6,8 * * *", "Europe/Berlin", true)})
+		clk.advance(t, 31*time.Minute)
+		// 07:15 lies between the last firing and now: not a missed slot.
+		h.update([]Spec{spec(t, "inbox", "15 7,9 * * *", "Europe/Berlin", true)})
 		clk.advance(t, 2*time.Hour)
-		expectLog(t, h.events(), "fire inbox 05-04 08:00 CEST schedule")
+		expectLog(t, h.events(),
+			"fire inbox 05-04 07:00 CEST schedule",
+			"fire inbox 05-04 09:15 CEST schedule")
 	})
 	t.Run("removed and added tasks", func(t *testing.T) {
 		clk := newTestClock(at(6, 30, 0))
