@@ -216,3 +216,40 @@ func BenchmarkHistoryAppend(b *testing.B) {
 		})
 	}
 }
+
+// FuzzHistoryRead feeds arbitrary bytes as a task's history file: reading
+// never fails or panics, and an append afterwards keeps every record that
+// read back and adds exactly the new one.
+func FuzzHistoryRead(f *testing.F) {
+	good, _ := json.Marshal(rec("inbox", 1))
+	f.Add(append(append([]byte{}, good...), '\n'))
+	f.Add(good[:len(good)/2])
+	f.Add([]byte("null\n{}\n\n   \n" + string(good)))
+	f.Add([]byte(`{"task":"other","trigger":"manual"}` + "\n" + string(good) + "\n{\"ta"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "inbox.jsonl"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		h := openHistory(t, dir, 1_000_000)
+		before, dropped, err := h.Read("inbox", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Append(rec("inbox", 77)); err != nil {
+			t.Fatal(err)
+		}
+		after, dropped2, err := h.Read("inbox", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after) != len(before)+1 || after[len(after)-1].SessionID != "sess-77" || len(dropped2) > len(dropped) {
+			t.Fatalf("before append: %d records, %d dropped; after: %d records, %d dropped (%v)", len(before), len(dropped), len(after), len(dropped2), dropped2)
+		}
+		for i := range before {
+			if before[i].SessionID != after[i].SessionID {
+				t.Fatalf("record %d changed across an append", i)
+			}
+		}
+	})
+}
