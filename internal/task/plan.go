@@ -52,7 +52,7 @@ func (s *Schedule) Location() *time.Location { return s.loc }
 
 // nearTransition is how close to a UTC-offset change a time must be for a
 // slot's instant to possibly be out of wall-clock order (a gap slot shifted
-// past later slots). It covers any real zone's jump, Samoa's skipped day
+// past later slots). It exceeds any real zone's jump, Samoa's skipped day
 // included.
 const nearTransition = 26 * time.Hour
 
@@ -70,12 +70,11 @@ const nearTransition = 26 * time.Hour
 // (go-cron's own Next in the task's zone fires a repeated slot twice and,
 // for some hour lists, drops a gap slot; hence the civil walk here.)
 func (s *Schedule) Next(t time.Time) time.Time {
-	near := s.near(t)
-	start := s.wall(t)
-	if near {
-		// A gap slot before t's wall reading can be shifted past t.
-		start = start.Add(-nearTransition)
-	}
+	// Slots map to instants in wall-clock order except around a
+	// spring-forward: a gap slot, shifted by the jump, can land after
+	// slots up to one jump later, or after t though its wall reading is
+	// up to one jump before t's. Widen the walk by that much, only there.
+	start := s.wall(t).Add(-s.jump(t))
 	var best, limit time.Time
 	for c := s.civil.Next(start.Add(-time.Nanosecond)); !c.IsZero(); c = s.civil.Next(c) {
 		if !best.IsZero() && c.After(limit) {
@@ -86,20 +85,27 @@ func (s *Schedule) Next(t time.Time) time.Time {
 			continue
 		}
 		best = i
-		if !near && !s.near(best) {
-			// Far from any offset change slots map in order: the
-			// first one after t is the answer.
-			return best
-		}
-		limit = s.wall(best).Add(nearTransition)
+		limit = s.wall(best).Add(s.jump(best))
 	}
 	return best
 }
 
-// near reports whether u is within nearTransition of a UTC-offset change.
-func (s *Schedule) near(u time.Time) bool {
+// jump is the size of a forward offset change (spring-forward) within
+// nearTransition of u, or zero.
+func (s *Schedule) jump(u time.Time) time.Duration {
+	var j time.Duration
 	start, end := u.In(s.loc).ZoneBounds()
-	return (!start.IsZero() && u.Sub(start) < nearTransition) || (!end.IsZero() && end.Sub(u) < nearTransition)
+	for _, tr := range []time.Time{start, end} {
+		if tr.IsZero() || u.Sub(tr).Abs() >= nearTransition {
+			continue
+		}
+		_, before := tr.Add(-time.Second).In(s.loc).Zone()
+		_, after := tr.In(s.loc).Zone()
+		if d := time.Duration(after-before) * time.Second; d > j {
+			j = d
+		}
+	}
+	return j
 }
 
 // wall is u's local wall-clock reading as a UTC time (the civil frame).
