@@ -1,0 +1,362 @@
+package task
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/names"
+)
+
+// Trigger says why a run started.
+type Trigger string
+
+const (
+	TriggerSchedule   Trigger = "schedule"
+	TriggerCatchUp    Trigger = "catch_up"
+	TriggerManual     Trigger = "manual"
+	TriggerPersistent Trigger = "persistent"
+)
+
+// Outcome is how a run ended.
+type Outcome string
+
+const (
+	OutcomeSucceeded Outcome = "succeeded"
+	OutcomeFailed    Outcome = "failed"
+	OutcomeTimeout   Outcome = "timeout"
+	OutcomeSkipped   Outcome = "skipped"
+)
+
+// Reason is the typed cause of an outcome other than success.
+type Reason string
+
+const (
+	ReasonExitStatus      Reason = "exit_status"
+	ReasonHarnessError    Reason = "harness_error"
+	ReasonTimeout         Reason = "timeout"
+	ReasonClaudeNotFound  Reason = "claude_not_found"
+	ReasonHarnessNotFound Reason = "harness_not_found"
+	ReasonStillRunning    Reason = "still_running"
+	ReasonQueueFull       Reason = "queue_full"
+)
+
+// Usage is what a harness reports about tokens.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens,omitempty"`
+	OutputTokens     int64 `json:"output_tokens,omitempty"`
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+}
+
+// Record is one run of a task. Unknown fields are ignored on read, so older
+// leo versions read newer history.
+type Record struct {
+	Task      string    `json:"task"`
+	Trigger   Trigger   `json:"trigger"`
+	Due       time.Time `json:"due,omitzero"` // the slot a scheduled or catch-up run was for
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end,omitzero"`
+	Outcome   Outcome   `json:"outcome"`
+	Reason    Reason    `json:"reason,omitempty"`
+	Message   string    `json:"message,omitempty"` // the reason in words
+	ExitCode  *int      `json:"exit_code,omitempty"`
+	Attempt   int       `json:"attempt,omitempty"`
+	SessionID string    `json:"session_id,omitempty"`
+	Reply     string    `json:"reply,omitempty"` // the reply's first lines
+	Usage     *Usage    `json:"usage,omitempty"`
+	CostUSD   *float64  `json:"cost_usd,omitempty"`
+}
+
+// Caps on a record's free text, so one hostile reply cannot bloat history.
+const (
+	ReplyMaxLines   = 20
+	ReplyMaxBytes   = 4096
+	MessageMaxBytes = 1024
+)
+
+// FirstLines keeps the first maxLines lines of s, at most maxBytes bytes
+// (cut on a UTF-8 boundary).
+func FirstLines(s string, maxLines, maxBytes int) string {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			n++
+			if n == maxLines {
+				s = s[:i]
+				break
+			}
+		}
+	}
+	if len(s) > maxBytes {
+		cut := maxBytes
+		for cut > 0 && s[cut]&0xC0 == 0x80 { // not on a rune start
+			cut--
+		}
+		s = s[:cut]
+	}
+	return s
+}
+
+func (r *Record) check() error {
+	if !names.Valid(r.Task) {
+		return fmt.Errorf("history record: task %q: %s", r.Task, names.Rule)
+	}
+	switch r.Trigger {
+	case TriggerSchedule, TriggerCatchUp, TriggerManual, TriggerPersistent:
+	default:
+		return fmt.Errorf("history record for task %q: trigger %q is not one of schedule, catch_up, manual, persistent", r.Task, r.Trigger)
+	}
+	switch r.Outcome {
+	case OutcomeSucceeded, OutcomeFailed, OutcomeTimeout, OutcomeSkipped:
+	default:
+		return fmt.Errorf("history record for task %q: outcome %q is not one of succeeded, failed, timeout, skipped", r.Task, r.Outcome)
+	}
+	if r.Outcome != OutcomeSucceeded && r.Reason == "" {
+		return fmt.Errorf("history record for task %q: outcome %s needs a reason", r.Task, r.Outcome)
+	}
+	return nil
+}
+
+// DefaultRetention is the per-task record count a history file holds
+// before it is rotated.
+const DefaultRetention = 500
+
+// History is the run history: one append-only JSON Lines file per task,
+// <dir>/<task>.jsonl, and the previous generation <dir>/<task>.1.jsonl.
+// When the current file holds Retention records it becomes the .1 file
+// (replacing the older one) and a new file starts, so a task keeps between
+// Retention and 2×Retention records. Each append is one write of one line
+// followed by fsync: its cost does not depend on how much history there is.
+// Files are 0600 in a 0700 directory. A History is safe for concurrent use
+// within one process; it assumes it is the only writer of dir.
+type History struct {
+	dir       string
+	retention int
+
+	mu    sync.Mutex
+	count map[string]int // records in each task's current file, once known
+}
+
+// OpenHistory uses dir (created 0700 if missing); retention <= 0 means
+// DefaultRetention.
+func OpenHistory(dir string, retention int) (*History, error) {
+	if retention <= 0 {
+		retention = DefaultRetention
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("history directory: %w", err)
+	}
+	return &History{dir: dir, retention: retention, count: map[string]int{}}, nil
+}
+
+func (h *History) current(task string) string { return filepath.Join(h.dir, task+".jsonl") }
+func (h *History) previous(task string) string {
+	return filepath.Join(h.dir, task+".1.jsonl")
+}
+
+// Append records one run durably (written and fsynced before it returns).
+func (h *History) Append(r Record) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	r.Reply = FirstLines(r.Reply, ReplyMaxLines, ReplyMaxBytes)
+	r.Message = FirstLines(r.Message, 1<<30, MessageMaxBytes)
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("history record for task %q: %w", r.Task, err)
+	}
+	line = append(line, '\n')
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n, known := h.count[r.Task]
+	if !known {
+		// Once per task per process: count the current file's records
+		// and mend a torn tail. Bounded by retention, not history.
+		if n, err = h.mend(r.Task); err != nil {
+			return err
+		}
+	}
+	if n >= h.retention {
+		if err := h.rotate(r.Task); err != nil {
+			return err
+		}
+		n = 0
+	}
+	f, err := os.OpenFile(h.current(r.Task), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("history of task %q: %w", r.Task, err)
+	}
+	_, werr := f.Write(line)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	cerr := f.Close()
+	if werr != nil || cerr != nil {
+		// The file's state is unknown: count (and mend) it afresh next time.
+		delete(h.count, r.Task)
+		return fmt.Errorf("history of task %q: append: %w", r.Task, errors.Join(werr, cerr))
+	}
+	h.count[r.Task] = n + 1
+	return nil
+}
+
+// mend counts the records of task's current file. A last line without its
+// newline is a torn append: kept (newline added) when it is a whole record,
+// cut off otherwise, so the next append starts on a line of its own.
+func (h *History) mend(task string) (int, error) {
+	path := h.current(task)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("history of task %q: %w", task, err)
+	}
+	defer f.Close()
+	n := 0
+	var off int64
+	br := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err == io.EOF {
+			if len(line) == 0 {
+				return n, nil
+			}
+			var rec Record
+			if json.Unmarshal(line, &rec) == nil {
+				_, err = f.WriteAt([]byte{'\n'}, off+int64(len(line)))
+				n++
+			} else {
+				err = f.Truncate(off)
+			}
+			if err == nil {
+				err = f.Sync()
+			}
+			if err != nil {
+				return 0, fmt.Errorf("history of task %q: mending a torn last record: %w", task, err)
+			}
+			return n, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("history of task %q: %w", task, err)
+		}
+		off += int64(len(line))
+		if len(bytes.TrimSpace(line)) > 0 {
+			n++
+		}
+	}
+}
+
+func (h *History) rotate(task string) error {
+	if err := os.Rename(h.current(task), h.previous(task)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("history of task %q: rotate: %w", task, err)
+	}
+	if d, err := os.Open(h.dir); err == nil {
+		_ = d.Sync() // make the rename durable before the new file appears
+		d.Close()
+	}
+	return nil
+}
+
+// Dropped is a line of a history file that is not a record: a torn last
+// record after a crash, or a damaged line.
+type Dropped struct {
+	File   string // path
+	Offset int64  // byte offset of the line
+	Torn   bool   // the file's unterminated last line
+	Err    string
+}
+
+func (d Dropped) String() string {
+	what := "damaged record"
+	if d.Torn {
+		what = "torn last record (crash mid-write)"
+	}
+	return fmt.Sprintf("%s: %s at byte %d dropped: %s", d.File, what, d.Offset, d.Err)
+}
+
+// Read returns task's records, oldest first (the last limit of them when
+// limit > 0), and the lines it had to drop. A damaged line never costs
+// more than itself.
+func (h *History) Read(task string, limit int) ([]Record, []Dropped, error) {
+	if !names.Valid(task) {
+		return nil, nil, fmt.Errorf("history: task %q: %s", task, names.Rule)
+	}
+	h.mu.Lock() // a consistent pair of files, not one mid-rotation
+	defer h.mu.Unlock()
+	var recs []Record
+	var dropped []Dropped
+	for _, path := range []string{h.previous(task), h.current(task)} {
+		r, d, err := readFile(path, task)
+		if err != nil {
+			return nil, nil, fmt.Errorf("history of task %q: %w", task, err)
+		}
+		recs = append(recs, r...)
+		dropped = append(dropped, d...)
+	}
+	if limit > 0 && len(recs) > limit {
+		recs = recs[len(recs)-limit:]
+	}
+	return recs, dropped, nil
+}
+
+// readFile parses one history file of task; a missing file is empty. Lines
+// of any length are read whole. Fields and values this version does not
+// know are kept as read (a newer leo may add them).
+func readFile(path, task string) ([]Record, []Dropped, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	var recs []Record
+	var dropped []Dropped
+	br := bufio.NewReaderSize(f, 64<<10)
+	var off int64
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			start := off
+			off += int64(len(line))
+			torn := err == io.EOF
+			body := bytes.TrimSpace(line)
+			if len(body) > 0 {
+				var rec Record
+				if uerr := json.Unmarshal(body, &rec); uerr != nil {
+					dropped = append(dropped, Dropped{File: path, Offset: start, Torn: torn, Err: shortErr(uerr)})
+				} else if rec.Task != task {
+					dropped = append(dropped, Dropped{File: path, Offset: start, Torn: torn, Err: fmt.Sprintf("record of task %q in the history of %q", rec.Task, task)})
+				} else {
+					recs = append(recs, rec)
+				}
+			}
+		}
+		if err == io.EOF {
+			return recs, dropped, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return strings.TrimSpace(s)
+}
