@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -97,9 +98,11 @@ func TestDaemonDownSaysWhy(t *testing.T) {
 		tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
 		_, err := client.New(h).Health(tctx)
-		want := "something holds the socket " + h.SocketPath() + " but does not answer: no reply to GET /health within 100ms, and no leo daemon holds the lock"
-		if !client.IsDaemonDown(err) || err.Error() != want {
-			t.Fatalf("got %v\nwant %q", err, want)
+		// The wait named is what was left of the caller's 100 ms when the
+		// call began: 100ms, or a millisecond less on a busy machine.
+		want := regexp.MustCompile(`^something holds the socket ` + regexp.QuoteMeta(h.SocketPath()) + ` but does not answer: no reply to GET /health within (99|100)ms, and no leo daemon holds the lock$`)
+		if !client.IsDaemonDown(err) || !want.MatchString(err.Error()) {
+			t.Fatalf("got %v\nwant %s", err, want)
 		}
 	})
 
@@ -114,9 +117,9 @@ func TestDaemonDownSaysWhy(t *testing.T) {
 		tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
 		_, err = client.New(h).List(tctx)
-		want := fmt.Sprintf("leo daemon (pid %d) holds the socket but does not answer: no reply to GET /agents within 100ms (is the process stopped or stuck?)", os.Getpid())
-		if !client.IsDaemonDown(err) || err.Error() != want {
-			t.Fatalf("got %v\nwant %q", err, want)
+		want := regexp.MustCompile(fmt.Sprintf(`^leo daemon \(pid %d\) holds the socket but does not answer: no reply to GET /agents within (99|100)ms \(is the process stopped or stuck\?\)$`, os.Getpid()))
+		if !client.IsDaemonDown(err) || !want.MatchString(err.Error()) {
+			t.Fatalf("got %v\nwant %s", err, want)
 		}
 	})
 }
