@@ -63,9 +63,10 @@ func TestVersionsFileParses(t *testing.T) {
 }
 
 // realBin returns the CLIs' directory or skips: these tests prove the
-// environment above against the real CLIs when they are installed (make
-// test-real installs them and runs this package too, with
-// LEO_REALCLI_REQUIRED=1 turning the skip into a failure).
+// environment above against the real CLIs when they are installed (run by
+// hand with LEO_REALCLI_BIN set; LEO_REALCLI_REQUIRED=1 turns the skip into
+// a failure). The contract suite that make test-real runs is e2e/real, which
+// fails, never skips, without the CLIs.
 func realBin(t *testing.T) string {
 	t.Helper()
 	dir, err := BinDir()

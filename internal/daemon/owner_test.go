@@ -92,26 +92,29 @@ func TestDaemonThatLostItsHomeWritesNothingAndLeavesTheOwnersSocket(t *testing.T
 func TestDaemonStopsWhenAnotherHoldsItsHome(t *testing.T) {
 	h := newHome(t)
 	first, _ := startOwner(t, h, "first", 500*time.Millisecond)
-	// What a second daemon would do after state/ was removed, without
-	// racing the first one's check: hold the lock on a new file.
-	if err := os.Remove(h.LockPath()); err != nil {
-		t.Fatal(err)
-	}
-	other, err := lockfile.Acquire(h.LockPath(), h.Root)
-	if err != nil {
-		// The first daemon took it back first; that is as good.
-		var held *lockfile.HeldError
-		if !errors.As(err, &held) {
+	// What a second daemon would do after state/ was removed: hold the lock
+	// on a new file. Should the first daemon's check retake the new file
+	// between the remove and the acquire, it is removed again (the check
+	// runs every 500 ms, so a later try wins).
+	var other *lockfile.Lock
+	waitFor(t, 10*time.Second, "the lock held on a new file", func() bool {
+		if err := os.Remove(h.LockPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
 			t.Fatal(err)
 		}
-		t.Skip("the first daemon retook the lock before the test could")
-	}
+		l, err := lockfile.Acquire(h.LockPath(), h.Root)
+		var held *lockfile.HeldError
+		if err != nil && !errors.As(err, &held) {
+			t.Fatal(err)
+		}
+		other = l
+		return err == nil
+	})
 	defer other.Release()
 	waitFor(t, 10*time.Second, "the first daemon to stop", func() bool {
 		exited, _ := first.Exited()
 		return exited
 	})
-	_, err = first.Exited()
+	_, err := first.Exited()
 	var held *lockfile.HeldError
 	if !errors.As(err, &held) {
 		t.Fatalf("first daemon stopped with %v, want the holder named", err)
