@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blackpaw-studio/leo/internal/testutil"
+
 	"github.com/blackpaw-studio/leo/internal/clock"
 )
 
@@ -58,13 +60,9 @@ func (c *testClock) jump(d time.Duration) {
 // finished the pass that followed whatever woke it.
 func (c *testClock) waitArmed(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for c.armed() <= n || c.Pending() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("scheduler did not re-arm its timer (armed %d, pending %d)", c.armed(), c.Pending())
-		}
-		time.Sleep(time.Millisecond) // polling a condition, with a deadline
-	}
+	testutil.WaitForEvery(t, 10*time.Second, time.Millisecond, func() bool {
+		return c.armed() > n && c.Pending() > 0
+	}, "the scheduler to re-arm its timer")
 }
 
 // advance moves the monotonic (and wall) clock by d in steps of at most a
@@ -267,19 +265,11 @@ func TestSchedulerSkipsWhileStillRunning(t *testing.T) {
 	h.mu.Unlock()
 	close(release)
 	// The run ends; wait for the scheduler to see it before the next slot.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.WaitForEvery(t, 10*time.Second, time.Millisecond, func() bool {
 		h.s.mu.Lock()
-		r := h.s.running["slow"]
-		h.s.mu.Unlock()
-		if !r {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("run did not end")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer h.s.mu.Unlock()
+		return !h.s.running["slow"]
+	}, "the slow run to end")
 	clk.advance(t, time.Minute)
 	expectLog(t, h.events(),
 		"fire slow 05-04 07:01 UTC schedule",
