@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -46,56 +45,11 @@ type transcriptState struct {
 	turns    []cachedTurn
 }
 
-type transcriptCache struct {
-	mu    sync.Mutex
-	files map[string]*transcriptState
-	used  map[string]uint64
-	seq   uint64
-}
-
-var cache = &transcriptCache{files: map[string]*transcriptState{}, used: map[string]uint64{}}
+var cache = &harness.FileCache[transcriptState]{Max: maxCachedTranscripts}
 
 // bytesRead counts the transcript bytes read (tests check that a second
 // call reads only what was appended).
 var bytesRead atomic.Int64
-
-func (c *transcriptCache) state(path string) *transcriptState {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seq++
-	s := c.files[path]
-	if s == nil {
-		if len(c.files) >= maxCachedTranscripts {
-			var oldest string
-			var at uint64
-			for p, u := range c.used {
-				if oldest == "" || u < at {
-					oldest, at = p, u
-				}
-			}
-			delete(c.files, oldest)
-			delete(c.used, oldest)
-		}
-		s = &transcriptState{}
-		c.files[path] = s
-	}
-	c.used[path] = c.seq
-	return s
-}
-
-// forget empties the cache (benchmarks of a first call).
-func (c *transcriptCache) forget() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.files, c.used = map[string]*transcriptState{}, map[string]uint64{}
-}
-
-func fileKey(info fs.FileInfo) (dev, ino uint64) {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev), st.Ino
-	}
-	return 0, 0
-}
 
 // transcriptUserTurns returns the user messages at or after since among
 // the lines of one transcript that lie wholly in its last transcriptTail
@@ -118,10 +72,10 @@ func transcriptUserTurns(path string, since time.Time) ([]harness.UserTurn, erro
 	tailStart := max(0, size-transcriptTail)
 	fallbackID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 
-	s := cache.state(path)
+	s := cache.State(path)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	dev, ino := fileKey(info)
+	dev, ino := harness.FileKey(info)
 	if !s.still(f, size, dev, ino) || s.offset < tailStart {
 		// Start (again) at the tail: whatever was cached is before it.
 		s.started, s.dev, s.ino, s.offset, s.mark, s.turns = true, dev, ino, tailStart, nil, nil

@@ -194,7 +194,7 @@ func benchLongTranscript(b *testing.B, mode string) {
 		switch mode {
 		case "first":
 			b.StopTimer()
-			cache.forget()
+			cache.Forget()
 			b.StartTimer()
 		case "steady-append":
 			b.StopTimer()

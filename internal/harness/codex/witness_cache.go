@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -50,74 +49,42 @@ type rolloutState struct {
 	meta   rolloutMeta
 }
 
-type rolloutCache struct {
-	mu    sync.Mutex
-	files map[string]*rolloutState
-	used  map[string]uint64
-	paths map[string]string // sessions root + "\x00" + thread id → rollout
-	seq   uint64
-}
+var cache = &harness.FileCache[rolloutState]{Max: maxCachedRollouts}
 
 // bytesRead counts the rollout bytes read for turns (tests check that a
 // second call reads only what was appended).
 var bytesRead atomic.Int64
 
-var cache = &rolloutCache{files: map[string]*rolloutState{}, used: map[string]uint64{}, paths: map[string]string{}}
+// rolloutPaths remembers where a known thread's rollout is (sessions root
+// + "\x00" + thread id → path), bounded like the cache.
+var rolloutPaths = &pathMemo{paths: map[string]string{}}
 
-// state returns path's entry, creating it and evicting the least recently
-// used one beyond the bound.
-func (c *rolloutCache) state(path string) *rolloutState {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seq++
-	s := c.files[path]
-	if s == nil {
-		if len(c.files) >= maxCachedRollouts {
-			var oldest string
-			var at uint64
-			for p, u := range c.used {
-				if oldest == "" || u < at {
-					oldest, at = p, u
-				}
-			}
-			delete(c.files, oldest)
-			delete(c.used, oldest)
-		}
-		s = &rolloutState{}
-		c.files[path] = s
-	}
-	c.used[path] = c.seq
-	return s
+type pathMemo struct {
+	mu    sync.Mutex
+	paths map[string]string
 }
 
-func (c *rolloutCache) knownPath(root, id string) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.paths[root+"\x00"+id]
+func (m *pathMemo) known(root, id string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.paths[root+"\x00"+id]
 }
 
-func (c *rolloutCache) setPath(root, id, path string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (m *pathMemo) set(root, id, path string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	key := root + "\x00" + id
 	if path == "" {
-		delete(c.paths, key)
+		delete(m.paths, key)
 		return
 	}
-	if _, ok := c.paths[key]; !ok && len(c.paths) >= maxCachedRollouts {
-		for k := range c.paths { // any one: a forgotten path is found again
-			delete(c.paths, k)
+	if _, ok := m.paths[key]; !ok && len(m.paths) >= maxCachedRollouts {
+		for k := range m.paths { // any one: a forgotten path is found again
+			delete(m.paths, k)
 			break
 		}
 	}
-	c.paths[key] = path
-}
-
-func fileKey(info fs.FileInfo) (dev, ino uint64) {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev), st.Ino
-	}
-	return 0, 0
+	m.paths[key] = path
 }
 
 // findRollout is the rollout of thread id under root, "" when there is
@@ -127,11 +94,11 @@ func fileKey(info fs.FileInfo) (dev, ino uint64) {
 // looked at first). Otherwise, or if not there, the day directories are
 // listed newest first, by name only.
 func findRollout(ctx context.Context, root, id string) (string, error) {
-	if p := cache.knownPath(root, id); p != "" {
+	if p := rolloutPaths.known(root, id); p != "" {
 		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
 			return p, nil
 		}
-		cache.setPath(root, id, "")
+		rolloutPaths.set(root, id, "")
 	}
 	var found string
 	match := func(dir string) (bool, error) {
@@ -152,7 +119,7 @@ func findRollout(ctx context.Context, root, id string) (string, error) {
 			seen[dir] = true
 			if ok, err := match(dir); err != nil || ok {
 				if ok {
-					cache.setPath(root, id, found)
+					rolloutPaths.set(root, id, found)
 				}
 				return found, err
 			}
@@ -179,7 +146,7 @@ func findRollout(ctx context.Context, root, id string) (string, error) {
 				if ok, err := match(filepath.Join(root, y, m, d)); err != nil {
 					return "", err
 				} else if ok {
-					cache.setPath(root, id, found)
+					rolloutPaths.set(root, id, found)
 					return found, nil
 				}
 			}
@@ -242,10 +209,10 @@ func uuidV7Time(id string) (time.Time, bool) {
 
 // cachedMeta is readMeta, read once per file (by inode).
 func cachedMeta(path string, info fs.FileInfo) (rolloutMeta, bool) {
-	s := cache.state(path)
+	s := cache.State(path)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	dev, ino := fileKey(info)
+	dev, ino := harness.FileKey(info)
 	if s.metaOK && s.dev == dev && s.ino == ino && info.Size() >= s.offset {
 		return s.meta, true
 	}
@@ -285,10 +252,10 @@ func rolloutUserTurns(path string, since time.Time) ([]harness.UserTurn, error) 
 	if err != nil {
 		return nil, err
 	}
-	s := cache.state(path)
+	s := cache.State(path)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	dev, ino := fileKey(info)
+	dev, ino := harness.FileKey(info)
 	if !s.still(f, info, dev, ino, since) {
 		// The meta cachedMeta just read stays; after a change it is read again.
 		meta, metaOK := s.meta, !s.started && s.metaOK && s.dev == dev && s.ino == ino
@@ -412,9 +379,10 @@ func leadingTimestamp(line []byte) (time.Time, bool) {
 	return t, err == nil
 }
 
-// forget empties the cache (benchmarks of a first call).
-func (c *rolloutCache) forget() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.files, c.used, c.paths = map[string]*rolloutState{}, map[string]uint64{}, map[string]string{}
+// forget empties the caches (benchmarks of a first call).
+func forget() {
+	cache.Forget()
+	rolloutPaths.mu.Lock()
+	rolloutPaths.paths = map[string]string{}
+	rolloutPaths.mu.Unlock()
 }

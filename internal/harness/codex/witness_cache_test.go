@@ -215,7 +215,7 @@ func benchUserTurns(b *testing.B, days, turns int, byID, first bool) {
 	for i := 0; i < b.N; i++ {
 		if first {
 			b.StopTimer()
-			cache.forget()
+			forget()
 			b.StartTimer()
 		} else if i == 0 {
 			b.StopTimer()
