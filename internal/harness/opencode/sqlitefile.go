@@ -245,6 +245,26 @@ func (f *sqliteFile) page(n uint32) ([]byte, error) {
 	return p, nil
 }
 
+// btreePage reads page n of a b-tree walk: its bytes, where its b-tree
+// header starts (page 1 holds the file header first), its kind and its cell
+// count. visited counts the pages the walk has read, so a damaged or
+// cyclic file cannot keep it going; what names the tree in the error.
+func (f *sqliteFile) btreePage(n uint32, visited *int, depth, minHeader int, what string) (p []byte, h int, kind byte, cells int, err error) {
+	if *visited++; *visited > f.maxPages || depth > 64 {
+		return nil, 0, 0, 0, fmt.Errorf("%s b-tree too deep or cyclic", what)
+	}
+	if p, err = f.page(n); err != nil {
+		return nil, 0, 0, 0, err
+	}
+	if n == 1 {
+		h = 100
+	}
+	if h+minHeader > len(p) {
+		return nil, 0, 0, 0, fmt.Errorf("page %d: short", n)
+	}
+	return p, h, p[h], int(binary.BigEndian.Uint16(p[h+3:])), nil
+}
+
 // scanTable calls fn with every row of the table b-tree rooted at root, in
 // rowid order. A row is its record's values: nil, int64, float64, string
 // or []byte. fn returning false stops the scan.
@@ -252,22 +272,10 @@ func (f *sqliteFile) scanTable(root uint32, fn func(row []any) bool) error {
 	visited := 0
 	var walk func(n uint32, depth int) (bool, error)
 	walk = func(n uint32, depth int) (bool, error) {
-		if visited++; visited > f.maxPages || depth > 64 {
-			return false, errors.New("table b-tree too deep or cyclic")
-		}
-		p, err := f.page(n)
+		p, h, kind, cells, err := f.btreePage(n, &visited, depth, 8, "table")
 		if err != nil {
 			return false, err
 		}
-		h := 0
-		if n == 1 {
-			h = 100
-		}
-		if h+8 > len(p) {
-			return false, fmt.Errorf("page %d: short", n)
-		}
-		kind := p[h]
-		cells := int(binary.BigEndian.Uint16(p[h+3:]))
 		switch kind {
 		case 0x0d: // table leaf
 			ptrs := h + 8

@@ -142,22 +142,10 @@ func (f *sqliteFile) scanIndexFrom(root uint32, from []any, fn func(rec []any) b
 	visited := 0
 	var walk func(n uint32, depth int) (bool, error)
 	walk = func(n uint32, depth int) (bool, error) {
-		if visited++; visited > f.maxPages || depth > 64 {
-			return false, errors.New("index b-tree too deep or cyclic")
-		}
-		p, err := f.page(n)
+		p, h, kind, cells, err := f.btreePage(n, &visited, depth, 12, "index")
 		if err != nil {
 			return false, err
 		}
-		h := 0
-		if n == 1 {
-			h = 100
-		}
-		if h+12 > len(p) {
-			return false, fmt.Errorf("page %d: short", n)
-		}
-		kind := p[h]
-		cells := int(binary.BigEndian.Uint16(p[h+3:]))
 		var ptrs int
 		switch kind {
 		case 0x0a:
