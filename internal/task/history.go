@@ -11,70 +11,44 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/names"
 )
 
-// Trigger says why a run started.
-type Trigger string
-
-const (
-	TriggerSchedule   Trigger = "schedule"
-	TriggerCatchUp    Trigger = "catch_up"
-	TriggerManual     Trigger = "manual"
-	TriggerPersistent Trigger = "persistent"
+// The record and its vocabulary are the API's (api.TaskRun): history is
+// what the task routes answer, so the two can never drift apart.
+type (
+	Trigger = api.Trigger
+	Outcome = api.Outcome
+	Reason  = api.Reason
+	Usage   = api.Usage
+	Record  = api.TaskRun
 )
 
-// Outcome is how a run ended.
-type Outcome string
-
 const (
-	OutcomeSucceeded Outcome = "succeeded"
-	OutcomeFailed    Outcome = "failed"
-	OutcomeTimeout   Outcome = "timeout"
-	OutcomeSkipped   Outcome = "skipped"
+	TriggerSchedule   = api.TriggerSchedule
+	TriggerCatchUp    = api.TriggerCatchUp
+	TriggerManual     = api.TriggerManual
+	TriggerPersistent = api.TriggerPersistent
+
+	OutcomeSucceeded = api.OutcomeSucceeded
+	OutcomeFailed    = api.OutcomeFailed
+	OutcomeTimeout   = api.OutcomeTimeout
+	OutcomeSkipped   = api.OutcomeSkipped
+
+	ReasonExitStatus      = api.ReasonExitStatus
+	ReasonHarnessError    = api.ReasonHarnessError
+	ReasonTimeout         = api.ReasonTimeout
+	ReasonClaudeNotFound  = api.ReasonClaudeNotFound
+	ReasonHarnessNotFound = api.ReasonHarnessNotFound
+	ReasonStillRunning    = api.ReasonStillRunning
+	ReasonQueueFull       = api.ReasonQueueFull
+	ReasonConfigError     = api.ReasonConfigError
+	ReasonDelivery        = api.ReasonDelivery
+	ReasonInterrupted     = api.ReasonInterrupted
+	ReasonStartFailed     = api.ReasonStartFailed
 )
-
-// Reason is the typed cause of an outcome other than success.
-type Reason string
-
-const (
-	ReasonExitStatus      Reason = "exit_status"
-	ReasonHarnessError    Reason = "harness_error"
-	ReasonTimeout         Reason = "timeout"
-	ReasonClaudeNotFound  Reason = "claude_not_found"
-	ReasonHarnessNotFound Reason = "harness_not_found"
-	ReasonStillRunning    Reason = "still_running"
-	ReasonQueueFull       Reason = "queue_full"
-)
-
-// Usage is what a harness reports about tokens.
-type Usage struct {
-	InputTokens      int64 `json:"input_tokens,omitempty"`
-	OutputTokens     int64 `json:"output_tokens,omitempty"`
-	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
-	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
-}
-
-// Record is one run of a task. Unknown fields are ignored on read, so older
-// leo versions read newer history.
-type Record struct {
-	Task      string    `json:"task"`
-	Trigger   Trigger   `json:"trigger"`
-	Due       time.Time `json:"due,omitzero"` // the slot a scheduled or catch-up run was for
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end,omitzero"`
-	Outcome   Outcome   `json:"outcome"`
-	Reason    Reason    `json:"reason,omitempty"`
-	Message   string    `json:"message,omitempty"` // the reason in words
-	ExitCode  *int      `json:"exit_code,omitempty"`
-	Attempt   int       `json:"attempt,omitempty"`
-	SessionID string    `json:"session_id,omitempty"`
-	Reply     string    `json:"reply,omitempty"` // the reply's first lines
-	Usage     *Usage    `json:"usage,omitempty"`
-	CostUSD   *float64  `json:"cost_usd,omitempty"`
-}
 
 // Caps on a record's free text, so one hostile reply cannot bloat history.
 const (
@@ -106,7 +80,7 @@ func FirstLines(s string, maxLines, maxBytes int) string {
 	return s
 }
 
-func (r *Record) check() error {
+func check(r *Record) error {
 	if !names.Valid(r.Task) {
 		return fmt.Errorf("history record: task %q: %s", r.Task, names.Rule)
 	}
@@ -165,7 +139,7 @@ func (h *History) previous(task string) string {
 
 // Append records one run durably (written and fsynced before it returns).
 func (h *History) Append(r Record) error {
-	if err := r.check(); err != nil {
+	if err := check(&r); err != nil {
 		return err
 	}
 	r.Reply = FirstLines(r.Reply, ReplyMaxLines, ReplyMaxBytes)
