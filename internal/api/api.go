@@ -27,6 +27,7 @@ const (
 	CodeNotReady        Code = "not_ready"         // 503: boot restore still running
 	CodeDeliveryFailed  Code = "delivery_failed"   // 502: the message could not land
 	CodeQueueFull       Code = "queue_full"        // 429
+	CodeTaskRunning     Code = "task_running"      // 409: a run of the task is going
 	CodeTmux            Code = "tmux_error"        // 500
 	CodeInternal        Code = "internal"          // 500
 	CodeDaemonDown      Code = "daemon_down"       // client side: no daemon answers
@@ -86,7 +87,7 @@ func HTTPStatus(code Code) int {
 		return http.StatusBadRequest
 	case CodeNotFound:
 		return http.StatusNotFound
-	case CodeAgentRunning, CodeAgentExists, CodeAgentStopped:
+	case CodeAgentRunning, CodeAgentExists, CodeAgentStopped, CodeTaskRunning:
 		return http.StatusConflict
 	case CodeClaudeNotFound, CodeHarnessNotFound:
 		return http.StatusFailedDependency
