@@ -58,9 +58,12 @@ func Errorf(code Code, format string, args ...any) *Error {
 // CheckAgentName is invalid_args for a name that breaks the name rule
 // (names.Valid): the client, the CLI and the daemon all check with it, so a
 // name such as "", "." or ".." never becomes a request path.
-func CheckAgentName(name string) error {
+func CheckAgentName(name string) error { return CheckName("agent", name) }
+
+// CheckName is CheckAgentName for any kind of name ("agent", "task").
+func CheckName(kind, name string) error {
 	if !names.Valid(name) {
-		return Errorf(CodeInvalidArgs, "invalid agent name %q: %s", name, names.Rule)
+		return Errorf(CodeInvalidArgs, "invalid %s name %q: %s", kind, name, names.Rule)
 	}
 	return nil
 }
