@@ -49,9 +49,9 @@ func TestDescribeSchedule(t *testing.T) {
 // expression, come back as written.
 func TestDescribeScheduleFallsBackToTheExpression(t *testing.T) {
 	for _, expr := range []string{
-		"*/7 * * * *",       // 56 → 0 is not every 7 minutes
-		"0,20,45 * * * *",   // an irregular list of minutes
-		"*/15 */2 * * *",    // steps in both
+		"*/7 * * * *",     // 56 → 0 is not every 7 minutes
+		"0,20,45 * * * *", // an irregular list of minutes
+		"*/15 */2 * * *",  // steps in both
 		"0 1,3,4,9,11,13,15 * * *",
 		"61 7 * * *",
 		"0 7 * *",
