@@ -80,6 +80,8 @@ func (c *testClock) advance(t *testing.T, d time.Duration) {
 	}
 }
 
+// schedRig drives a Scheduler under test (not named harness: that is a package
+// this one imports).
 type schedRig struct {
 	t      *testing.T
 	clk    *testClock

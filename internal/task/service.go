@@ -16,13 +16,6 @@ import (
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
-// RunIDLayout formats a run's start time (UTC) into its id, which is also
-// the base name of its log file.
-const RunIDLayout = "20060102T150405.000Z"
-
-// RunID is the id of a run started at t.
-func RunID(t time.Time) string { return t.UTC().Format(RunIDLayout) }
-
 // ServiceOptions are what the task service runs on. The daemon fills them;
 // tests pass fakes.
 type ServiceOptions struct {
@@ -86,7 +79,7 @@ func NewService(opts ServiceOptions) *Service {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	if opts.MaxConcurrent == nil {
-		opts.MaxConcurrent = func() int { return defaultMaxConcurrentRuns }
+		opts.MaxConcurrent = func() int { return config.DefaultMaxConcurrentRuns }
 	}
 	s := &Service{
 		opts:     opts,
@@ -160,7 +153,7 @@ func (s *Service) specs() []Spec {
 			s.opts.Log.Error("task schedule", "task", name, "err", err)
 			continue
 		}
-		spec := Spec{Name: name, Schedule: sched, CatchUp: catchUpOf(res)}
+		spec := Spec{Name: name, Schedule: sched, CatchUp: res.CatchUp}
 		if rec, ok := s.lastRecord(name); ok {
 			spec.LastRun = cmp.Or(rec.Due, rec.Start)
 		}
@@ -418,12 +411,12 @@ func (s *Service) view(cfg *config.Config, name string) api.Task {
 	res, err := cfg.ResolveTask(name)
 	if err == nil {
 		t.Runtime, t.Harness, t.Model = res.Runtime, res.HarnessName, res.Model
-		t.Schedule, t.Enabled, t.CatchUp = res.Schedule, res.Enabled, catchUpOf(res)
+		t.Schedule, t.Enabled, t.CatchUp = res.Schedule, res.Enabled, res.CatchUp
 		if res.Timezone != "" {
 			t.Timezone = res.Timezone
 		}
 		if res.Schedule != "" {
-			t.ScheduleWords = describeSchedule(res.Schedule)
+			t.ScheduleWords = config.DescribeSchedule(res.Schedule)
 		}
 		if res.Runtime == config.RuntimePersistent {
 			t.Agent = cmp.Or(res.Template, name)
