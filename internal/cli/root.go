@@ -37,6 +37,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/home"
 )
 
@@ -50,6 +51,11 @@ type Factory struct {
 	Version string
 	// ConfigFlag is the value of --config/-c ("" when not given).
 	ConfigFlag string
+	// RunTaskLocally runs a task in the foreground, for `leo run <task>`
+	// when no daemon runs: the same run the daemon would make, recorded in
+	// the same history. cmd/leo fills it from internal/task; nil means this
+	// build cannot run tasks without a daemon.
+	RunTaskLocally func(ctx context.Context, cfg *config.Config, h home.Home, task string) (api.TaskRun, error)
 }
 
 // NewFactory returns a Factory on the given streams and environment.
