@@ -488,7 +488,7 @@ func TestRunWithoutADaemonRunsInTheForeground(t *testing.T) {
 	mustContain(t, "message", obj["message"].(string), "--detach needs the leo daemon")
 
 	// A build without the seam says so instead of pretending.
-	obj = assertJSONFailure(t, e.run("run", "nightly", "--json"), "unsupported", ExitError)
+	obj = assertJSONFailure(t, e.runWith(func(f *Factory) { f.RunTaskLocally = nil }, "run", "nightly", "--json"), "unsupported", ExitError)
 	mustContain(t, "message", obj["message"].(string), "no leo daemon runs", "leo service")
 
 	assertJSONFailure(t, e.run("run", "nightly", "--dry-run", "--detach", "--json"), "invalid_args", ExitUsage)
