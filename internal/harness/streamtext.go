@@ -121,6 +121,11 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 type Text string
 
 func (t *Text) UnmarshalJSON(b []byte) error {
+	// Most strings have no escapes: take them as they are.
+	if n := len(b); n >= 2 && b[0] == '"' && b[n-1] == '"' && plainJSONString(b[1:n-1]) {
+		*t = Text(b[1 : n-1])
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
 		*t = Text(s)
@@ -132,6 +137,21 @@ func (t *Text) UnmarshalJSON(b []byte) error {
 	}
 	*t = Text(strings.ToValidUTF8(string(b), "\uFFFD"))
 	return nil
+}
+
+// plainJSONString: s needs no decoding (no escape, no control byte,
+// valid UTF-8).
+func plainJSONString(s []byte) bool {
+	ascii := true
+	for _, c := range s {
+		switch {
+		case c == '\\' || c < 0x20:
+			return false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return ascii || utf8.Valid(s)
 }
 
 // Flag is a bool read leniently: only JSON true is true.

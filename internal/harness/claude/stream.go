@@ -32,11 +32,11 @@ type stream struct {
 // Fields whose type might drift are read leniently (harness.Text, Count…),
 // so one odd field never hides the event.
 type event struct {
-	Type            harness.Text    `json:"type"`
-	Subtype         harness.Text    `json:"subtype"`
-	SessionID       harness.Text    `json:"session_id"`
-	ParentToolUseID harness.Text    `json:"parent_tool_use_id"`
-	Message         json.RawMessage `json:"message"`
+	Type            harness.Text      `json:"type"`
+	Subtype         harness.Text      `json:"subtype"`
+	SessionID       harness.Text      `json:"session_id"`
+	ParentToolUseID harness.Text      `json:"parent_tool_use_id"`
+	Message         *assistantMessage `json:"message"`
 	// system/api_retry
 	Attempt     harness.Count   `json:"attempt"`
 	MaxRetries  harness.Count   `json:"max_retries"`
@@ -60,6 +60,16 @@ type assistantMessage struct {
 		Type harness.Text `json:"type"`
 		Text harness.Text `json:"text"`
 	} `json:"content"`
+}
+
+// UnmarshalJSON reads what it can: a message that is not an object, or
+// whose content is a plain string (a user message), never hides the event.
+func (m *assistantMessage) UnmarshalJSON(b []byte) error {
+	type plain assistantMessage
+	if json.Unmarshal(b, (*plain)(m)) != nil {
+		*m = assistantMessage{}
+	}
+	return nil
 }
 
 func (s *stream) Line(line []byte) {
@@ -98,12 +108,11 @@ func (s *stream) Line(line []byte) {
 		if ev.ParentToolUseID != "" {
 			return
 		}
-		var m assistantMessage
-		if json.Unmarshal(ev.Message, &m) != nil {
+		if ev.Message == nil {
 			return
 		}
 		text := ""
-		for _, c := range m.Content {
+		for _, c := range ev.Message.Content {
 			if c.Type == "text" {
 				text = harness.AppendClipped(text, string(c.Text), harness.MaxReplyBytes)
 			}

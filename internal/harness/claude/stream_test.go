@@ -232,3 +232,13 @@ func BenchmarkEventStream(b *testing.B) {
 	buf.WriteString(okResult + "\n")
 	harnesstest.BenchStream(b, Claude{}, buf.Bytes())
 }
+
+func TestEventStreamOddMessagesKeepTheirEvents(t *testing.T) {
+	r := harnesstest.FeedStream(Claude{}, lines(initLine,
+		`{"type":"user","message":{"role":"user","content":"a plain string"},"session_id":"s-1"}`,
+		`{"type":"assistant","message":"not an object","session_id":"s-1"}`,
+		`{"type":"result","subtype":"success","is_error":false,"result":"ok","message":42,"session_id":"s-1"}`))
+	if !r.Succeeded || r.Reply != "ok" {
+		t.Fatalf("got %+v", r)
+	}
+}

@@ -37,7 +37,7 @@ type stream struct {
 
 type textPart struct {
 	id   string
-	text string
+	text []byte // grown in place: deltas may be many and small
 }
 
 type event struct {
@@ -121,10 +121,13 @@ func (s *stream) addText(msgID, partID, text string) {
 		s.parts = append(s.parts, textPart{id: partID})
 		i = len(s.parts) - 1
 	}
-	room := harness.MaxReplyBytes - s.size + len(s.parts[i].text)
-	before := len(s.parts[i].text)
-	s.parts[i].text = harness.AppendClipped(s.parts[i].text, text, max(room, 0))
-	s.size += len(s.parts[i].text) - before
+	room := harness.MaxReplyBytes - s.size
+	if room <= 0 {
+		return
+	}
+	add := text[:min(len(text), room)]
+	s.parts[i].text = append(s.parts[i].text, add...)
+	s.size += len(add)
 }
 
 // errorText is an error event's reason, in both shapes:
@@ -154,8 +157,8 @@ func (s *stream) Result() harness.RunResult {
 	}
 	texts := make([]string, 0, len(s.parts))
 	for _, p := range s.parts {
-		if p.text != "" {
-			texts = append(texts, p.text)
+		if len(p.text) > 0 {
+			texts = append(texts, strings.ToValidUTF8(string(p.text), ""))
 		}
 	}
 	r.Reply = harness.ClipText(strings.Join(texts, "\n"), harness.MaxReplyBytes)
