@@ -584,6 +584,8 @@ type HarnessEvent struct {
 	PID     int      `json:"pid"`
 	Event   string   `json:"event"`
 	Message *string  `json:"message"`
+	// Child is the pid of a process a hanging fake started (hang_child).
+	Child int `json:"child"`
 }
 
 // HarnessEvents reads the fake harnesses' log; the test fails if it cannot.
