@@ -87,6 +87,8 @@ type Manager struct {
 	// firstTurns holds one slot per harness and workspace: see
 	// firstTurnSlot.
 	firstTurns map[string]chan struct{}
+	// ensuring serializes Ensure per agent name (see ensureLock).
+	ensuring map[string]*keyedLock
 
 	// problems are what boot restore could not take as its own (state it
 	// does not understand), for the daemon's status.
@@ -353,6 +355,7 @@ func (m *Manager) view(a *agent) api.Agent {
 	out := api.Agent{
 		Name:          r.Name,
 		Template:      r.Template,
+		Task:          r.Task,
 		Harness:       r.Harness,
 		Model:         r.Model,
 		Workspace:     r.Workspace,
@@ -421,7 +424,7 @@ func (m *Manager) Spawn(ctx context.Context, req api.SpawnRequest) (api.Agent, e
 	if cfg == nil {
 		return api.Agent{}, api.Errorf(api.CodeConfigError, "no config loaded")
 	}
-	res, err := m.resolve(cfg, req.Template)
+	res, err := m.resolve(cfg, req.Template, "")
 	if err != nil {
 		return api.Agent{}, err
 	}
@@ -437,7 +440,7 @@ func (m *Manager) Spawn(ctx context.Context, req api.SpawnRequest) (api.Agent, e
 		return api.Agent{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		a, err := m.spawnOnce(ctx, req, res, base, live)
+		a, err := m.spawnOnce(ctx, spawnScope{template: req.Template}, res, base, live, false)
 		if api.HasCode(err, api.CodeAgentExists) && attempt < 3 {
 			// The session appeared after the listing: take the next name.
 			m.log.Warn("spawn: a tmux session of the chosen name appeared meanwhile; leaving it alone and taking another name", "err", err)
@@ -460,26 +463,42 @@ func (m *Manager) sessions(ctx context.Context) (map[string]bool, error) {
 	return live, nil
 }
 
+// spawnScope is the config scope a new agent launches from: a template, or
+// a task's own scope (the implicit agent of a persistent task).
+type spawnScope struct{ template, task string }
+
 // spawnOnce records and launches one agent under a free name: one that no
 // record has and whose tmux session is not in live. A session of that name
-// found at launch is added to live and reported as agent_exists.
-func (m *Manager) spawnOnce(ctx context.Context, req api.SpawnRequest, res *config.Resolved, base string, live map[string]bool) (api.Agent, error) {
+// found at launch is added to live and reported as agent_exists. With exact
+// the agent gets base or nothing: a taken name is agent_exists.
+func (m *Manager) spawnOnce(ctx context.Context, sc spawnScope, res *config.Resolved, base string, live map[string]bool, exact bool) (api.Agent, error) {
 	now := m.clk.Now()
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return api.Agent{}, api.Errorf(api.CodeInternal, "agent manager is shutting down")
 	}
-	name := uniqueName(base, func(n string) bool {
+	taken := func(n string) bool {
 		_, taken := m.agents[n]
 		return taken || live[TmuxSession(n)]
-	})
+	}
+	if exact && taken(base) {
+		_, rec := m.agents[base]
+		m.mu.Unlock()
+		if rec {
+			return api.Agent{}, api.Errorf(api.CodeAgentExists, "agent %s exists", base)
+		}
+		return api.Agent{}, api.Errorf(api.CodeAgentExists,
+			"tmux session %s exists and no agent record claims it; leo leaves it alone", TmuxSession(base))
+	}
+	name := uniqueName(base, taken)
 	if name != base && live[TmuxSession(base)] {
 		m.log.Warn("spawn: a tmux session no record claims holds the name; leaving it alone", "session", TmuxSession(base), "agent", name)
 	}
 	rec := &Record{
 		Name:      name,
-		Template:  req.Template,
+		Template:  sc.template,
+		Task:      sc.task,
 		Harness:   res.HarnessName,
 		Workspace: res.Workspace,
 		Model:     res.Model,
@@ -510,7 +529,7 @@ func (m *Manager) spawnOnce(ctx context.Context, req api.SpawnRequest, res *conf
 		m.save()
 		return api.Agent{}, err
 	}
-	m.log.Info("agent spawned", "agent", name, "template", req.Template, "harness", res.HarnessName)
+	m.log.Info("agent spawned", "agent", name, "scope", rec.scope(), "harness", res.HarnessName)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.view(a), nil

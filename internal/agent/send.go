@@ -88,14 +88,15 @@ func (m *Manager) checkNotCommand(a *agent, text string) error {
 	return nil
 }
 
-// queueMax is how many messages may wait for a: its template's queue_max
-// (config.DefaultQueueMax when the template is gone or does not resolve).
+// queueMax is how many messages may wait for a: the queue_max of the scope
+// it launches from (its template, or its task for an implicit agent);
+// config.DefaultQueueMax when that scope is gone or does not resolve.
 func (m *Manager) queueMax(a *agent) int {
 	m.mu.Lock()
-	template := a.rec.Template
+	rec := &Record{Template: a.rec.Template, Task: a.rec.Task}
 	m.mu.Unlock()
 	if cfg := m.opts.Config(); cfg != nil {
-		if res, err := cfg.ResolveTemplate(template); err == nil && res.QueueMax > 0 {
+		if res, err := m.resolveRec(cfg, rec); err == nil && res.QueueMax > 0 {
 			return res.QueueMax
 		}
 	}
@@ -199,7 +200,7 @@ func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context,
 	if cfg == nil {
 		return nil
 	}
-	res, err := m.resolve(cfg, rec.Template)
+	res, err := m.resolveRec(cfg, rec)
 	if err != nil {
 		return nil
 	}
@@ -406,7 +407,7 @@ func (m *Manager) discover(a *agent, h harness.Harness, rec *Record, gen int, si
 	if cfg == nil {
 		return
 	}
-	res, err := m.resolve(cfg, rec.Template)
+	res, err := m.resolveRec(cfg, rec)
 	if err != nil {
 		return
 	}
