@@ -37,6 +37,10 @@ const (
 	DefaultDiscoverTimeout = 30 * time.Second
 	// recentDeliveries is how many delivery outcomes an agent shows.
 	recentDeliveries = 10
+	// keptOutcomes is how many finished messages per agent Await still
+	// finds by id (far more than queue_max, so a persistent task that
+	// asks after a restart finds its firing's outcome).
+	keptOutcomes = 256
 	// restoreParallel bounds concurrent relaunches at boot.
 	restoreParallel = 8
 )
@@ -119,6 +123,11 @@ type agent struct {
 	discovering  bool
 	deliveries   []api.Delivery
 	deleted      bool
+	// items are the messages queued or being delivered, by id, and
+	// outcomes the last ones finished (newest last): Await finds a
+	// message's outcome through them, across a restart too.
+	items    map[string]*delivery.Item
+	outcomes []*delivery.Item
 	// turn and leftover are the delivery driver's memory of this agent's
 	// TUI (the last submitted turn; leo's own failed paste that may sit in
 	// the input). Only the queue worker touches them.
@@ -185,7 +194,7 @@ func New(opts Options) (*Manager, error) {
 }
 
 func (m *Manager) newAgent(rec *Record) *agent {
-	a := &agent{rec: rec}
+	a := &agent{rec: rec, items: map[string]*delivery.Item{}}
 	a.queue = &delivery.Queue{
 		Max: m.opts.SendQueueMax,
 		// queue_max of the agent's template, read at each push so that a
@@ -598,6 +607,10 @@ func (m *Manager) stopLocked(ctx context.Context, a *agent, wake bool, why strin
 		r.PanePID = 0
 		if !wake {
 			r.Error = ""
+			// Its waiting messages fail below (cancelled): off the disk
+			// in the same write, so a crash in between cannot bring
+			// them back to an agent a person stopped.
+			r.Queue = nil
 		}
 	}, false)
 	if err != nil {
@@ -747,8 +760,10 @@ func (m *Manager) Kick() {
 	}
 }
 
-// Close stops background work and fails queued messages. Agents' tmux
-// sessions keep running: the next daemon adopts them.
+// Close stops background work. Queued messages fail here (cancelled) but
+// stay in state/agents.json, as does one cut short in flight: the next
+// daemon delivers them. Agents' tmux sessions keep running: the next
+// daemon adopts them.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
