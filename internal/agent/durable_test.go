@@ -70,19 +70,41 @@ func awaitOutcome(t testing.TB, m *Manager, name, id string) error {
 
 // typeDraft puts a person's text in the agent's input line: deliveries
 // wait for it (up to the ready timeout), so messages stay queued.
-func (e *testEnv) typeDraft(name, draft string) {
+func (e *testEnv) typeDraft(name, h, draft string) {
 	e.t.Helper()
 	testutil.NewRawTmux(e.tmux).Run(e.t, "send-keys", "-t", e.paneID(name), "-l", draft)
-	waitFor(e.t, "the draft in the input line", 10*time.Second, func() bool { return e.screen(name).Input == draft })
+	waitFor(e.t, "the draft in the input line", 10*time.Second, func() bool { return e.screenOf(name, h).Input == draft })
 }
 
-func (e *testEnv) clearDraft(name string) {
+func (e *testEnv) clearDraft(name, h string) {
 	e.t.Helper()
 	testutil.NewRawTmux(e.tmux).Run(e.t, "send-keys", "-t", e.paneID(name), "C-u")
 	waitFor(e.t, "the input line empty", 10*time.Second, func() bool {
-		s := e.screen(name)
+		s := e.screenOf(name, h)
 		return s.State == harness.ScreenReady && s.Input == ""
 	})
+}
+
+// screenOf classifies agent name's pane with harness h's reader.
+func (e *testEnv) screenOf(name, h string) harness.Screen {
+	e.t.Helper()
+	text, err := e.tmux.Capture(context.Background(), e.paneID(name))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return screenReader(e.t, h).Classify(text)
+}
+
+// waitLaunches waits until harness h was launched n times and returns the
+// launches (a fake logs its argv once it runs).
+func (e *testEnv) waitLaunches(h string, n int) [][]string {
+	e.t.Helper()
+	var l [][]string
+	waitFor(e.t, fmt.Sprintf("%d launches of %s", n, h), 20*time.Second, func() bool {
+		l = e.launches(h)
+		return len(l) >= n
+	})
+	return l
 }
 
 // Messages accepted by a daemon that goes away before delivering them are on
@@ -99,7 +121,7 @@ func TestQueuedMessagesSurviveRestartInOrderOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.waitState(m1, h, api.StateRunning)
-			e.typeDraft(h, "a draft")
+			e.typeDraft(h, h, "a draft")
 
 			texts := []string{"first " + h, "second\nof two lines", "third"}
 			var ids []string
@@ -131,7 +153,7 @@ func TestQueuedMessagesSurviveRestartInOrderOnce(t *testing.T) {
 			if got := e.submitted(); len(got) != 0 {
 				t.Fatalf("harness got %q before the restart", got)
 			}
-			e.clearDraft(h)
+			e.clearDraft(h, h)
 
 			m2 := e.manager()
 			for i, id := range ids {
@@ -211,7 +233,7 @@ func TestStopFailsWaitingMessagesAndTheirSavedCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitState(m1, h, api.StateRunning)
-	e.typeDraft(h, "a draft")
+	e.typeDraft(h, h, "a draft")
 	var ids []string
 	for _, text := range []string{"one", "two"} {
 		res, err := m1.Send(ctx, h, text)
@@ -278,7 +300,7 @@ func TestSavedMessagesWakeAParkedAgentAfterRestart(t *testing.T) {
 	if err := awaitOutcome(t, m2, h, "saved-1"); err != nil {
 		t.Fatalf("saved message to a parked agent: %v", err)
 	}
-	l := e.launches(h)
+	l := e.waitLaunches(h, 2)
 	if len(l) != 2 || !testutil.HasSeq(l[1], resumeArgs(h, id)) {
 		t.Fatalf("launches %q: the wake should resume %s", l, id)
 	}

@@ -66,7 +66,10 @@ type testEnv struct {
 	tuneOpts func(*Options)
 }
 
-type taskSpec struct{ harness, yaml string }
+type taskSpec struct {
+	harness, yaml string
+	env           map[string]string // on top of the templates' env
+}
 
 type syncBuffer struct {
 	mu sync.Mutex
@@ -192,7 +195,17 @@ func (e *testEnv) writeConfig() {
 			b.WriteString(ts.yaml)
 			b.WriteString("    env:\n")
 			for _, k := range keys {
-				fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
+				if _, own := ts.env[k]; !own {
+					fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
+				}
+			}
+			own := make([]string, 0, len(ts.env))
+			for k := range ts.env {
+				own = append(own, k)
+			}
+			sort.Strings(own)
+			for _, k := range own {
+				fmt.Fprintf(&b, "      %s: %q\n", k, ts.env[k])
 			}
 		}
 	}
