@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/task"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
@@ -212,5 +213,56 @@ func TestEnsureLeavesUnclaimedSessionAlone(t *testing.T) {
 	}
 	if _, err := m.Get("ghost"); !api.HasCode(err, api.CodeNotFound) {
 		t.Fatalf("a record was left behind: %v", err)
+	}
+}
+
+// The adapter persistent firings use reaches the same ladder and queue: a
+// template scope and a task scope each ensure their own agent, and a
+// firing's outcome is found by its id.
+func TestTaskAgentsPort(t *testing.T) {
+	var _ task.AgentPort = TaskAgents{}
+	e := newEnv(t)
+	e.tasks = map[string]taskSpec{"solo": {harness: "opencode"}}
+	e.writeConfig()
+	cfg := e.cfg.Load()
+	m := e.manager()
+	port := TaskAgents{M: m}
+	ctx := context.Background()
+	tmpl, err := cfg.ResolveTemplate("claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if what, err := port.Ensure(ctx, "claude", tmpl); err != nil || what != EnsureSpawned {
+		t.Fatalf("Ensure from a template scope: %q %v", what, err)
+	}
+	own, err := cfg.ResolveTask("solo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if what, err := port.Ensure(ctx, "solo", own); err != nil || what != EnsureSpawned {
+		t.Fatalf("Ensure from a task scope: %q %v", what, err)
+	}
+	if a := e.waitState(m, "solo", api.StateRunning); a.Task != "solo" || a.Harness != "opencode" {
+		t.Fatalf("implicit agent %+v", a)
+	}
+	e.waitState(m, "claude", api.StateRunning)
+	id, err := port.Enqueue(ctx, "solo", "the prompt\n\n[leo task solo run 20260101T070000.000Z]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, errf, ok := port.Delivery("solo", id)
+	if !ok {
+		t.Fatalf("Delivery does not know message %s", id)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no outcome within 30s")
+	}
+	if err := errf(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := port.Delivery("solo", "no-such-id"); ok {
+		t.Fatal("Delivery found an id never sent")
 	}
 }
