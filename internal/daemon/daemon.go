@@ -21,6 +21,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/tmux"
+	"github.com/blackpaw-studio/leo/internal/turnend"
 )
 
 // Options configure Run.
@@ -51,6 +52,9 @@ type Options struct {
 	// spec/managed-install.md). nil — an unmanaged install — refuses to
 	// start with NoConfigMessage. Never called for an explicit --config.
 	FirstStart func(ctx context.Context, h home.Home, log *slog.Logger) error
+	// TurnEnds correlates agents' turn-end hooks with the persistent-task
+	// firings waiting for them; nil means the daemon makes its own.
+	TurnEnds *turnend.Hub
 	// NewAgents builds the agent manager; nil means the real one
 	// (internal/agent). Tests pass fakes.
 	NewAgents func(AgentDeps) (Agents, error)
@@ -208,6 +212,10 @@ func (d *run) serve(ctx context.Context) error {
 	}
 	defer tm.Close()
 
+	turnEnds := d.opts.TurnEnds
+	if turnEnds == nil {
+		turnEnds = turnend.New(d.log.With("component", "turnend"))
+	}
 	agents, err := d.opts.NewAgents(AgentDeps{
 		Home:      h,
 		Tmux:      tm,
@@ -242,6 +250,7 @@ func (d *run) serve(ctx context.Context) error {
 		pid:       os.Getpid(),
 		resolver:  d.opts.Resolver,
 		agents:    agents,
+		turnEnds:  turnEnds,
 		reload:    store.Reload,
 		log:       d.log.With("component", "api"),
 		ready:     make(chan struct{}),

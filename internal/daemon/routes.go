@@ -27,6 +27,8 @@ import (
 //	DELETE /agents/{name}             {"ok":true}; agent_running unless stopped
 //	GET    /agents/{name}/logs?lines=N api.Logs (pane capture)
 //	POST   /config/reload             api.ReloadResult; config_error keeps the old config
+//	POST   /hooks/turn-end            api.TurnEndReport → {"ok":true} (a harness's
+//	                                  turn-end hook; never waits for restore)
 //
 // Errors are {"error": code, "message": text} with api.HTTPStatus(code).
 // An agent name that breaks the name rule is invalid_args on every route,
@@ -47,6 +49,9 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /agents/{name}/logs", s.handle(true, s.agentLogs))
 
 	mux.HandleFunc("POST /config/reload", s.handle(true, s.reloadConfig))
+	// Not gated: the hub needs no restored agents, and a hook must not
+	// wait (it gives up after a few seconds anyway).
+	mux.HandleFunc("POST /hooks/turn-end", s.handle(false, s.turnEnd))
 
 	mux.Handle("/", s.noRoute(mux))
 	return checkPaths(mux)
@@ -169,6 +174,23 @@ func (s *server) reloadConfig(r *http.Request) (any, error) {
 		return nil, err
 	}
 	return s.reload(r.Context())
+}
+
+// turnEnd hands a harness hook's report to the hub. A report that matches
+// no waiting firing is fine ({"ok":true}); one the adapter cannot read is
+// invalid_args.
+func (s *server) turnEnd(r *http.Request) (any, error) {
+	var rep api.TurnEndReport
+	if err := decodeBody(r, &rep, false); err != nil {
+		return nil, err
+	}
+	if s.turnEnds == nil {
+		return okResult{OK: true}, nil
+	}
+	if _, err := s.turnEnds.Report(rep); err != nil {
+		return nil, api.Errorf(api.CodeInvalidArgs, "%v", err)
+	}
+	return okResult{OK: true}, nil
 }
 
 type okResult struct {
