@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"time"
@@ -43,6 +44,8 @@ type hookTurnEndOptions struct {
 	Args    []string
 	// Post sends the report; nil means the daemon of the home in LEO_HOME.
 	Post func(ctx context.Context, h home.Home, r api.TurnEndReport) error
+	// ReadTimeout bounds reading stdin (0: hookReadTimeout).
+	ReadTimeout time.Duration
 }
 
 func newHookTurnEndCmd(f *Factory) *cobra.Command {
@@ -77,7 +80,7 @@ func runHookTurnEnd(ctx context.Context, opts *hookTurnEndOptions) {
 	if n := len(opts.Args); n > 0 {
 		payload = []byte(opts.Args[n-1])
 	} else {
-		payload = readBounded(opts.IO.In, hookReadTimeout)
+		payload = readBounded(opts.IO.In, cmp.Or(opts.ReadTimeout, hookReadTimeout))
 	}
 	if len(payload) == 0 || len(payload) > hookMaxPayload {
 		return
