@@ -169,6 +169,7 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	if len(cmd.Argv) == 0 {
 		return nil, api.Errorf(api.CodeInternal, "harness %s built an empty command", res.HarnessName)
 	}
+	cmd = m.withTurnEnd(ctx, h, spec, cmd, rec.Name)
 	// Run the very program the lookup found.
 	if cmd.Argv[0] == h.Binary() {
 		cmd.Argv = append([]string{bin}, cmd.Argv[1:]...)
@@ -186,6 +187,26 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	env["LEO_AGENT"] = rec.Name
 	env["LEO_HOME"] = m.opts.Home.Root
 	return &launchPlan{res: res, spec: spec, cmd: cmd, env: env, sessionID: id, resume: resume}, nil
+}
+
+// withTurnEnd has the harness run `leo hook turn-end` at the end of every
+// turn (persistent tasks learn their outcome from it). Not fatal: without
+// it the agent runs as before and a persistent firing in it times out.
+func (m *Manager) withTurnEnd(ctx context.Context, h harness.Harness, spec harness.LaunchSpec, cmd harness.Command, name string) harness.Command {
+	sig, ok := h.(harness.TurnEndSignaler)
+	if !ok || m.opts.LeoBinary == "" {
+		return cmd
+	}
+	hook := harness.TurnEndHook{
+		Command: []string{m.opts.LeoBinary, "hook", "turn-end", "--harness", h.Name()},
+		Dir:     m.opts.Home.HooksDir(),
+	}
+	out, err := sig.TurnEndSignal(ctx, spec, cmd, hook)
+	if err != nil {
+		m.log.Warn("the harness's turn-end signal could not be set up; persistent tasks in this agent will time out", "agent", name, "harness", h.Name(), "err", err)
+		return cmd
+	}
+	return out
 }
 
 // launch starts (or restarts in place) a's TUI. a.op must be held. The
