@@ -184,3 +184,39 @@ func processAlive(pid int) bool {
 	}
 	return syscall.Kill(pid, 0) == nil
 }
+
+// A persistent task on each fake harness, through the daemon: the first
+// run spawns the task's implicit agent from the task's own scope, the
+// prompt goes in through its delivery queue, and the run ends succeeded
+// with the reply when the TUI's own turn-end signal (Stop hook, notify
+// program, plugin) reports the turn that carried it; the next run finds
+// the agent running and delivers into it again.
+func TestPersistentTasksThroughDaemon(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	tasks := map[string][2]string{}
+	for _, h := range leoproc.Harnesses {
+		tasks["p-"+h] = [2]string{h, "    runtime: persistent\n    timeout: 2m\n"}
+	}
+	writeTasks(t, w, tasks)
+	w.startDaemon()
+	for _, h := range leoproc.Harnesses {
+		name := "p-" + h
+		for i := range 2 {
+			rec, r := runJSON(t, w, "run", name)
+			if r.code != 0 || rec.Outcome != api.OutcomeSucceeded || rec.Agent != name || rec.Harness != h {
+				t.Fatalf("%s run %d: %+v\n%s", name, i+1, rec, r)
+			}
+			if !strings.Contains(rec.Reply, "report on "+name) {
+				t.Fatalf("%s run %d reply %q", name, i+1, rec.Reply)
+			}
+		}
+		a := w.get(name)
+		if a.State != api.StateRunning || a.Harness != h {
+			t.Fatalf("agent %+v", a)
+		}
+		if n := len(w.Launches(h)); n != 1 {
+			t.Fatalf("%s was launched %d times for two firings", h, n)
+		}
+	}
+}
