@@ -220,3 +220,41 @@ func TestPersistentTasksThroughDaemon(t *testing.T) {
 		}
 	}
 }
+
+// The daemon's scheduler fires a task at its due time on the real clock
+// (every minute here: the test waits for the next minute boundary), and
+// `leo task list` shows its next run; a disabled task never fires.
+func TestScheduledFiringThroughDaemon(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	writeTasks(t, w, map[string][2]string{
+		"minutely": {"codex", "    schedule: \"* * * * *\"\n"},
+		"off":      {"codex", "    schedule: \"* * * * *\"\n    enabled: false\n"},
+	})
+	w.startDaemon()
+	list := leo(t, w, nil, "task", "list", "--json")
+	var tasks []api.Task
+	if err := json.Unmarshal([]byte(list.stdout), &tasks); err != nil || len(tasks) != 2 {
+		t.Fatalf("task list: %v\n%s", err, list)
+	}
+	if tasks[0].Name != "minutely" || tasks[0].NextRun == nil || tasks[0].ScheduleWords == "" || tasks[1].NextRun != nil {
+		t.Fatalf("task list: %+v", tasks)
+	}
+	due := *tasks[0].NextRun
+	var runs api.TaskHistory
+	testutil.WaitForEvery(t, time.Until(due)+60*time.Second, 250*time.Millisecond, func() bool {
+		r, err := w.Client.TaskHistory(t.Context(), "minutely", 0)
+		runs = r
+		return err == nil && len(r.Runs) > 0
+	}, "the first scheduled firing")
+	rec := runs.Runs[0]
+	if rec.Trigger != api.TriggerSchedule || !rec.Due.Equal(due) || rec.Outcome != api.OutcomeSucceeded {
+		t.Fatalf("firing %+v, want trigger schedule due %v", rec, due)
+	}
+	if late := rec.Start.Sub(due); late < 0 || late > 5*time.Second {
+		t.Fatalf("fired %v after its due time", late)
+	}
+	if h, err := w.Client.TaskHistory(t.Context(), "off", 0); err != nil || len(h.Runs) != 0 {
+		t.Fatalf("the disabled task: %+v %v", h, err)
+	}
+}
