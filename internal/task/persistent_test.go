@@ -147,7 +147,7 @@ func TestPersistentFiringSucceedsOnTurnEnd(t *testing.T) {
 		t.Fatalf("ensured %v: an implicit agent comes from the task's own scope", agents.ensured)
 	}
 	// With a template, the agent is the template's and so is its scope.
-	rec, done, _ = r.svc.Start(context.Background(), "viatemplate")
+	rec, done = mustStart(t, r.svc, "viatemplate")
 	turns.end(t, rec.ID, TurnEnd{Reply: "ok"})
 	<-done
 	got, _ = r.svc.Result("viatemplate", rec.ID)
@@ -162,7 +162,7 @@ func TestPersistentFailuresAndNotice(t *testing.T) {
 	r.run()
 
 	// The harness says the turn failed: failed, and a notice follows.
-	rec, done, _ := r.svc.Start(context.Background(), "implicit")
+	rec, done := mustStart(t, r.svc, "implicit")
 	turns.end(t, rec.ID, TurnEnd{Failed: true, Error: "rate limited\x1b[2J"})
 	<-done
 	got, _ := r.svc.Result("implicit", rec.ID)
@@ -176,7 +176,7 @@ func TestPersistentFailuresAndNotice(t *testing.T) {
 
 	// A full queue is a skip, with no notice.
 	agents.enqueue = api.Errorf(api.CodeQueueFull, "agent implicit: queue full")
-	rec, done, _ = r.svc.Start(context.Background(), "implicit")
+	rec, done = mustStart(t, r.svc, "implicit")
 	<-done
 	got, _ = r.svc.Result("implicit", rec.ID)
 	if got.Outcome != OutcomeSkipped || got.Reason != ReasonQueueFull || len(agents.queued("implicit")) != 2 {
@@ -186,7 +186,7 @@ func TestPersistentFailuresAndNotice(t *testing.T) {
 	// claude missing: the ladder's error reason.
 	agents.enqueue = nil
 	agents.ensure = api.Errorf(api.CodeClaudeNotFound, api.ClaudeNotFoundMessage)
-	rec, done, _ = r.svc.Start(context.Background(), "implicit")
+	rec, done = mustStart(t, r.svc, "implicit")
 	<-done
 	got, _ = r.svc.Result("implicit", rec.ID)
 	if got.Outcome != OutcomeFailed || got.Reason != ReasonClaudeNotFound || !strings.Contains(got.Message, api.ClaudeNotFoundMessage) {
@@ -196,7 +196,7 @@ func TestPersistentFailuresAndNotice(t *testing.T) {
 	// A delivery that fails ends the firing at once.
 	agents.ensure = nil
 	agents.fail = errors.New("TUI exited")
-	rec, done, _ = r.svc.Start(context.Background(), "implicit")
+	rec, done = mustStart(t, r.svc, "implicit")
 	<-done
 	got, _ = r.svc.Result("implicit", rec.ID)
 	if got.Outcome != OutcomeFailed || got.Reason != ReasonDelivery || !strings.Contains(got.Message, "TUI exited") {
@@ -208,7 +208,7 @@ func TestPersistentTimeout(t *testing.T) {
 	agents, turns := &fakeAgents{}, &fakeTurns{}
 	r := persistentRig(t, agents, turns)
 	r.run()
-	rec, done, _ := r.svc.Start(context.Background(), "implicit")
+	rec, done := mustStart(t, r.svc, "implicit")
 	testutil.WaitFor(t, 10*time.Second, func() bool { return len(agents.queued("implicit")) == 1 }, "the delivery")
 	r.clk.advance(t, 11*time.Minute)
 	<-done
@@ -224,7 +224,7 @@ func TestPersistentFiringSurvivesRestart(t *testing.T) {
 	agents, turns := &fakeAgents{}, &fakeTurns{}
 	r := persistentRig(t, agents, turns)
 	r.run()
-	rec, _, _ := r.svc.Start(context.Background(), "implicit")
+	rec, _ := mustStart(t, r.svc, "implicit")
 	testutil.WaitFor(t, 10*time.Second, func() bool { return len(agents.queued("implicit")) == 1 }, "the delivery")
 	r.stop()
 	if n := len(r.history("implicit")); n != 0 {
@@ -253,4 +253,13 @@ func TestPersistentFiringSurvivesRestart(t *testing.T) {
 	if q := agents.queued("implicit"); len(q) != 1 {
 		t.Fatalf("the prompt was queued %d times", len(q))
 	}
+}
+
+func mustStart(t *testing.T, svc *Service, task string) (Record, <-chan struct{}) {
+	t.Helper()
+	rec, done, err := svc.Start(context.Background(), task)
+	if err != nil {
+		t.Fatalf("start %s: %v", task, err)
+	}
+	return rec, done
 }

@@ -187,7 +187,7 @@ func (s *Service) lastRecord(task string) (Record, bool) {
 
 // fire runs one scheduled firing (the scheduler has claimed the task).
 func (s *Service) fire(ctx context.Context, f Firing) {
-	s.execute(ctx, f.Task, f.Trigger, f.Due, s.opts.Clock.Now(), nil)
+	s.execute(ctx, f.Task, f.Trigger, f.Due, s.opts.Clock.Now(), nil, nil)
 }
 
 // skipped records a firing that did not run.
@@ -227,8 +227,7 @@ func (s *Service) Start(_ context.Context, name string) (Record, <-chan struct{}
 	s.mu.Unlock()
 	go func() {
 		defer s.manual.Done()
-		defer s.sched.Release(name)
-		s.execute(runCtx, name, TriggerManual, time.Time{}, start, started)
+		s.execute(runCtx, name, TriggerManual, time.Time{}, start, started, func() { s.sched.Release(name) })
 	}()
 	lr := <-started
 	return lr.rec, lr.done, nil
@@ -262,8 +261,10 @@ func (s *Service) liveRecord(task string) Record {
 
 // execute is the one path of every run: it resolves the task, runs it
 // (headless, or into its agent) and records the outcome. started, when
-// set, is given the live run as soon as it exists.
-func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due, start time.Time, started chan<- *liveRun) {
+// set, is given the live run as soon as it exists; release, when set, ends
+// the run's claim on the task before anyone waiting on it hears it ended,
+// so a run started right after it is not refused as overlapping.
+func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due, start time.Time, started chan<- *liveRun, release func()) {
 	rec := Record{ID: RunID(start), Task: name, Trigger: trigger, Due: due, Start: start, Outcome: api.OutcomeRunning}
 	lr := &liveRun{rec: rec, done: make(chan struct{})}
 	s.mu.Lock()
@@ -276,6 +277,9 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		s.mu.Lock()
 		delete(s.live, name)
 		s.mu.Unlock()
+		if release != nil {
+			release()
+		}
 		close(lr.done)
 	}()
 
