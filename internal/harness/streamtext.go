@@ -17,7 +17,17 @@ const (
 	MaxErrorBytes   = 4 << 10
 	MaxWarnings     = 16
 	MaxWarningBytes = 1 << 10
+	// MaxIDBytes: a longer session id is no id (real ones are under 64).
+	MaxIDBytes = 256
 )
+
+// StreamID is s as a session id: "" when it is too long to be one.
+func StreamID(s string) string {
+	if len(s) > MaxIDBytes {
+		return ""
+	}
+	return s
+}
 
 // ClipText returns s cut to at most max bytes, at a rune boundary, ending in
 // "…" when it was cut.

@@ -80,6 +80,7 @@ func (s *stream) Line(line []byte) {
 	if json.Unmarshal(line, &ev) != nil {
 		return
 	}
+	ev.SessionID = harness.Text(harness.StreamID(string(ev.SessionID)))
 	if ev.SessionID != "" && s.anyID == "" {
 		s.anyID = string(ev.SessionID)
 	}

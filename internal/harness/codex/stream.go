@@ -58,6 +58,7 @@ func (s *stream) Line(line []byte) {
 	if json.Unmarshal(line, &ev) != nil {
 		return
 	}
+	ev.ThreadID = harness.Text(harness.StreamID(string(ev.ThreadID)))
 	switch ev.Type {
 	case "thread.started":
 		if ev.ThreadID != "" {

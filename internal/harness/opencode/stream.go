@@ -69,6 +69,7 @@ func (s *stream) Line(line []byte) {
 	if json.Unmarshal(line, &ev) != nil {
 		return
 	}
+	ev.SessionID = harness.Text(harness.StreamID(string(ev.SessionID)))
 	if ev.SessionID != "" && s.sessionID == "" {
 		s.sessionID = string(ev.SessionID)
 	}
