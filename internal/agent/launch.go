@@ -18,19 +18,34 @@ import (
 	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
-// resolve applies the cascade to the template from the current config.
-func (m *Manager) resolve(cfg *config.Config, template string) (*config.Resolved, error) {
-	res, err := cfg.ResolveTemplate(template)
+// resolve applies the cascade to the scope an agent launches from:
+// templates.<template>, or tasks.<task> when task is set (the implicit agent
+// of a persistent task without template:).
+func (m *Manager) resolve(cfg *config.Config, template, task string) (*config.Resolved, error) {
+	kind, name := "template", template
+	var res *config.Resolved
+	var err error
+	if task != "" {
+		kind, name = "task", task
+		res, err = cfg.ResolveTask(task)
+	} else {
+		res, err = cfg.ResolveTemplate(template)
+	}
 	if errors.Is(err, config.ErrUnknownScope) {
-		return nil, api.Errorf(api.CodeNotFound, "template %q not found in %s", template, m.configName(cfg))
+		return nil, api.Errorf(api.CodeNotFound, "%s %q not found in %s", kind, name, m.configName(cfg))
 	}
 	if err != nil {
 		return nil, api.Errorf(api.CodeConfigError, "%v", err)
 	}
 	if res.Harness == nil {
-		return nil, api.Errorf(api.CodeConfigError, "templates.%s: harness %q is not registered", template, res.HarnessName)
+		return nil, api.Errorf(api.CodeConfigError, "%ss.%s: harness %q is not registered", kind, name, res.HarnessName)
 	}
 	return res, nil
+}
+
+// resolveRec is resolve for the scope rec comes from.
+func (m *Manager) resolveRec(cfg *config.Config, rec *Record) (*config.Resolved, error) {
+	return m.resolve(cfg, rec.Template, rec.Task)
 }
 
 func (m *Manager) configName(cfg *config.Config) string {
@@ -93,7 +108,7 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	if cfg == nil {
 		return nil, api.Errorf(api.CodeConfigError, "no config loaded")
 	}
-	res, err := m.resolve(cfg, rec.Template)
+	res, err := m.resolveRec(cfg, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +120,7 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	// the real path: a workspace reached through a symlink (on macOS /tmp
 	// is one) is launched, trusted and looked up by the path it resolves to.
 	if err := os.MkdirAll(res.Workspace, 0o755); err != nil {
-		return nil, api.Errorf(api.CodeConfigError, "templates.%s: workspace %s: %v", rec.Template, res.Workspace, err)
+		return nil, api.Errorf(api.CodeConfigError, "%s: workspace %s: %v", rec.scope(), res.Workspace, err)
 	}
 	if real, err := filepath.EvalSymlinks(res.Workspace); err == nil {
 		res.Workspace = real
@@ -149,11 +164,12 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	}
 	cmd, err := h.Interactive(spec)
 	if err != nil {
-		return nil, api.Errorf(api.CodeConfigError, "templates.%s: %v", rec.Template, err)
+		return nil, api.Errorf(api.CodeConfigError, "%s: %v", rec.scope(), err)
 	}
 	if len(cmd.Argv) == 0 {
 		return nil, api.Errorf(api.CodeInternal, "harness %s built an empty command", res.HarnessName)
 	}
+	cmd = m.withTurnEnd(ctx, h, spec, cmd, rec.Name)
 	// Run the very program the lookup found.
 	if cmd.Argv[0] == h.Binary() {
 		cmd.Argv = append([]string{bin}, cmd.Argv[1:]...)
@@ -171,6 +187,26 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	env["LEO_AGENT"] = rec.Name
 	env["LEO_HOME"] = m.opts.Home.Root
 	return &launchPlan{res: res, spec: spec, cmd: cmd, env: env, sessionID: id, resume: resume}, nil
+}
+
+// withTurnEnd has the harness run `leo hook turn-end` at the end of every
+// turn (persistent tasks learn their outcome from it). Not fatal: without
+// it the agent runs as before and a persistent firing in it times out.
+func (m *Manager) withTurnEnd(ctx context.Context, h harness.Harness, spec harness.LaunchSpec, cmd harness.Command, name string) harness.Command {
+	sig, ok := h.(harness.TurnEndSignaler)
+	if !ok || m.opts.LeoBinary == "" {
+		return cmd
+	}
+	hook := harness.TurnEndHook{
+		Command: []string{m.opts.LeoBinary, "hook", "turn-end", "--harness", h.Name()},
+		Dir:     m.opts.Home.HooksDir(),
+	}
+	out, err := sig.TurnEndSignal(ctx, spec, cmd, hook)
+	if err != nil {
+		m.log.Warn("the harness's turn-end signal could not be set up; persistent tasks in this agent will time out", "agent", name, "harness", h.Name(), "err", err)
+		return cmd
+	}
+	return out
 }
 
 // launch starts (or restarts in place) a's TUI. a.op must be held. The
@@ -191,7 +227,7 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 		dir = p.res.Workspace
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return api.Errorf(api.CodeConfigError, "templates.%s: workspace %s: %v", rec.Template, dir, err)
+		return api.Errorf(api.CodeConfigError, "%s: workspace %s: %v", rec.scope(), dir, err)
 	}
 
 	// The record says starting on disk before tmux is touched; memory

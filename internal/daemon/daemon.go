@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/tmux"
+	"github.com/blackpaw-studio/leo/internal/turnend"
 )
 
 // Options configure Run.
@@ -51,6 +53,9 @@ type Options struct {
 	// spec/managed-install.md). nil — an unmanaged install — refuses to
 	// start with NoConfigMessage. Never called for an explicit --config.
 	FirstStart func(ctx context.Context, h home.Home, log *slog.Logger) error
+	// TurnEnds correlates agents' turn-end hooks with the persistent-task
+	// firings waiting for them; nil means the daemon makes its own.
+	TurnEnds *turnend.Hub
 	// NewAgents builds the agent manager; nil means the real one
 	// (internal/agent). Tests pass fakes.
 	NewAgents func(AgentDeps) (Agents, error)
@@ -208,6 +213,10 @@ func (d *run) serve(ctx context.Context) error {
 	}
 	defer tm.Close()
 
+	turnEnds := d.opts.TurnEnds
+	if turnEnds == nil {
+		turnEnds = turnend.New(d.log.With("component", "turnend"))
+	}
 	agents, err := d.opts.NewAgents(AgentDeps{
 		Home:      h,
 		Tmux:      tm,
@@ -226,9 +235,14 @@ func (d *run) serve(ctx context.Context) error {
 		}
 	}()
 	prepareHarnesses(ctx, cfg, d.opts.Getenv, d.log)
+	tasks, err := d.newTaskService(store, nil)
+	if err != nil {
+		return fmt.Errorf("start the task service: %w", err)
+	}
 	store.changed = func() {
 		prepareHarnesses(ctx, store.Get(), d.opts.Getenv, d.log)
 		agents.ConfigChanged()
+		tasks.ConfigChanged()
 	}
 
 	// 6. The socket.
@@ -237,12 +251,17 @@ func (d *run) serve(ctx context.Context) error {
 		return err
 	}
 	srv := &server{
-		version:   d.opts.Version,
-		homeRoot:  h.Root,
-		pid:       os.Getpid(),
-		resolver:  d.opts.Resolver,
-		agents:    agents,
-		reload:    store.Reload,
+		version:  d.opts.Version,
+		homeRoot: h.Root,
+		pid:      os.Getpid(),
+		resolver: d.opts.Resolver,
+		agents:   agents,
+		tasks:    tasks,
+		turnEnds: turnEnds,
+		reload:   store.Reload,
+		setEnabled: func(name string, enabled bool) error {
+			return config.SetTaskEnabled(h.ConfigPath, name, enabled, config.WithGetenv(d.opts.Getenv))
+		},
 		log:       d.log.With("component", "api"),
 		ready:     make(chan struct{}),
 		stopping:  make(chan struct{}),
@@ -272,7 +291,14 @@ func (d *run) serve(ctx context.Context) error {
 		d.log.Info("ready", "agents", len(agents.List()), "restore_took", time.Since(restoreStart).Round(time.Millisecond))
 		go func() {
 			defer close(runDone)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tasks.Run(runCtx)
+			}()
 			agents.Run(runCtx)
+			wg.Wait()
 		}()
 	} else {
 		close(runDone)

@@ -99,10 +99,15 @@ func (h Home) LockPath() string        { return h.state("daemon.lock") }
 func (h Home) SocketPath() string      { return h.state("leo.sock") }
 func (h Home) TokenPath() string       { return h.state("api.token") }
 func (h Home) AgentsPath() string      { return h.state("agents.json") }
-func (h Home) TaskHistoryPath() string { return h.state("task-history.json") }
+func (h Home) TaskHistoryDir() string  { return h.state("task-history") }
+func (h Home) TaskPendingPath() string { return h.state("task-pending.json") }
 func (h Home) LogsDir() string         { return h.state("logs") }
 func (h Home) ServiceLogPath() string  { return h.state("service.log") }
 func (h Home) MarkerPath() string      { return h.state("managed.json") }
+
+// HooksDir holds files harnesses load to run leo's hooks (opencode's
+// turn-end plugin).
+func (h Home) HooksDir() string { return h.state("hooks") }
 
 // TmuxSocket is the -L name of this home's tmux server: "leo" for the
 // default home, "leo-<hash>" for any other, so isolated homes never collide.

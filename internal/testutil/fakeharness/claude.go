@@ -13,14 +13,21 @@ import (
 	"github.com/google/uuid"
 )
 
-type claudeStore struct{ id string }
+type claudeStore struct {
+	id       string
+	promptID string // the open turn's, as claude stamps its user entries
+}
 
 func (s *claudeStore) submit(msg string) {
-	_ = appendJSONL(claudeTranscript(s.id), claudeRecord(s.id, "user", msg))
+	s.promptID = uuid.NewString()
+	rec := claudeRecord(s.id, "user", msg)
+	rec["promptId"] = s.promptID
+	_ = appendJSONL(claudeTranscript(s.id), rec)
 }
 
 func (s *claudeStore) reply(msg string) {
 	_ = appendJSONL(claudeTranscript(s.id), claudeRecord(s.id, "assistant", msg))
+	claudeStop(s.id, s.promptID, msg)
 }
 
 // claudeSession resolves --session-id / --resume / --continue the way the

@@ -55,9 +55,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -93,6 +95,7 @@ func main() {
 		signal.Ignore(syscall.SIGHUP)
 	}
 	startCrashTimer()
+	printHugeLine()
 	os.Exit(run(r, os.Args[1:]))
 }
 
@@ -161,19 +164,37 @@ func exitOnResume() (code int, ok bool) {
 	return fail(n, "fake: exiting %d on resume", n), true
 }
 
-// startCrashTimer makes the process exit 3 after FAKE_CRASH_AFTER_MS.
+// startCrashTimer makes the process exit after FAKE_CRASH_AFTER_MS, with
+// FAKE_CRASH_CODE (default 3; 0 gives a headless run that ends without a
+// result yet exits 0).
 func startCrashTimer() {
 	if os.Getenv("FAKE_CRASH_AFTER_MS") == "" {
 		return
 	}
 	d := envMS("FAKE_CRASH_AFTER_MS", 0)
+	code := 3
+	if n, err := strconv.Atoi(os.Getenv("FAKE_CRASH_CODE")); err == nil {
+		code = n
+	}
 	time.AfterFunc(d, func() {
 		restoreTerminal()
 		fmt.Fprintf(os.Stderr, "fake: crashing after %d ms\n", d.Milliseconds())
-		logEvent(map[string]any{"event": "exit", "code": 3, "reason": "crash"})
+		logEvent(map[string]any{"event": "exit", "code": code, "reason": "crash"})
 		lingerForTmux()
-		os.Exit(3)
+		os.Exit(code)
 	})
+}
+
+// printHugeLine writes one line of FAKE_HUGE_LINE_BYTES bytes (not JSON)
+// to stdout before anything else: a headless reader must survive it.
+func printHugeLine() {
+	n, err := strconv.Atoi(os.Getenv("FAKE_HUGE_LINE_BYTES"))
+	if err != nil || n <= 0 {
+		return
+	}
+	line := bytes.Repeat([]byte{'x'}, n+1)
+	line[n] = '\n'
+	_, _ = os.Stdout.Write(line)
 }
 
 // ---- FAKE_HARNESS_LOG -----------------------------------------------------
@@ -256,7 +277,18 @@ func nonAlnumToDash(s string) string {
 
 // hangForever blocks without tripping the runtime's deadlock detector
 // (a bare select{} with nothing else running is a fatal error, exit 2).
+// With FAKE_HANG_CHILD=1 it first starts a copy of itself that hangs too
+// and shares its stdout (as a harness's tool or MCP server would): killing
+// only the leader leaves the child and the open pipe behind.
 func hangForever() {
+	if os.Getenv("FAKE_HANG_CHILD") == "1" {
+		child := exec.Command(os.Args[0], os.Args[1:]...)
+		child.Env = append(os.Environ(), "FAKE_HANG_CHILD=0", "FAKE_HUGE_LINE_BYTES=")
+		child.Stdout, child.Stderr = os.Stdout, os.Stderr
+		if err := child.Start(); err == nil {
+			logEvent(map[string]any{"event": "hang_child", "child": child.Process.Pid})
+		}
+	}
 	for {
 		time.Sleep(time.Hour)
 	}
