@@ -136,12 +136,13 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 		ok, err := pol.Exists(ctx, q, id)
 		switch {
 		case err != nil:
-			m.log.Warn("cannot check the stored conversation; starting it fresh", "agent", rec.Name, "session", id, "err", err)
-			if !pol.PinsID() {
-				id = ""
-			} else {
-				id = pol.NewID()
-			}
+			// An unanswered check (a harness CLI slow on a loaded box) is
+			// not "gone": dropping the conversation here would start the
+			// agent fresh behind the user's back. Resume it; a resume of a
+			// conversation that really is gone exits at once, and the
+			// quick-exit rule then starts fresh.
+			m.log.Warn("cannot check the stored conversation; resuming it anyway", "agent", rec.Name, "session", id, "err", err)
+			resume = true
 		case ok:
 			resume = true
 		case !pol.PinsID():

@@ -235,7 +235,11 @@ func (d *run) serve(ctx context.Context) error {
 		}
 	}()
 	prepareHarnesses(ctx, cfg, d.opts.Getenv, d.log)
-	tasks, err := d.newTaskService(store, nil)
+	persistent, err := d.persistentFirings(agents, turnEnds)
+	if err != nil {
+		return fmt.Errorf("start the task service: %w", err)
+	}
+	tasks, err := d.newTaskService(store, persistent)
 	if err != nil {
 		return fmt.Errorf("start the task service: %w", err)
 	}
@@ -266,7 +270,13 @@ func (d *run) serve(ctx context.Context) error {
 		ready:     make(chan struct{}),
 		stopping:  make(chan struct{}),
 		readyWait: d.opts.ReadyWait,
-		problems:  func() []string { return d.problems(agents, tm) },
+		problems: func() []string {
+			out := d.problems(agents, tm)
+			if persistent != nil && persistent.Problem != "" {
+				out = append(out, persistent.Problem)
+			}
+			return out
+		},
 	}
 	hs := &http.Server{
 		Handler:           srv.routes(),

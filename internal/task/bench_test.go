@@ -78,7 +78,9 @@ func BenchmarkFiring1000(b *testing.B) {
 		cancel()
 		<-done
 		slices.Sort(delays)
-		p := func(q float64) float64 { return float64(delays[int(q*float64(len(delays)-1))]) / float64(time.Millisecond) }
+		p := func(q float64) float64 {
+			return float64(delays[int(q*float64(len(delays)-1))]) / float64(time.Millisecond)
+		}
 		b.ReportMetric(p(0.5), "p50-ms")
 		b.ReportMetric(p(0.99), "p99-ms")
 		b.ReportMetric(float64(<-floor)/float64(time.Millisecond), "floor-timer-ms")

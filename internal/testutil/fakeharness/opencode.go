@@ -69,6 +69,11 @@ func runOpencode(args []string) int {
 }
 
 func opencodeSessionList(p parsedArgs) int {
+	if os.Getenv("FAKE_SESSION_LIST_FAIL") != "" {
+		// As a `session list` that cannot answer (a loaded machine, a
+		// locked store) looks to leo.
+		return fail(1, "Error: database is locked (fake)")
+	}
 	list := opencodeList()
 	if n, err := strconv.Atoi(p.get("max-count")); err == nil && n >= 0 && n < len(list) {
 		list = list[:n]
