@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -17,7 +18,17 @@ const (
 	MaxErrorBytes   = 4 << 10
 	MaxWarnings     = 16
 	MaxWarningBytes = 1 << 10
+	// MaxIDBytes: a longer session id is no id (real ones are under 64).
+	MaxIDBytes = 256
 )
+
+// StreamID is s as a session id: "" when it is too long to be one.
+func StreamID(s string) string {
+	if len(s) > MaxIDBytes {
+		return ""
+	}
+	return s
+}
 
 // ClipText returns s cut to at most max bytes, at a rune boundary, ending in
 // "…" when it was cut.
@@ -77,6 +88,19 @@ func (w *Warnings) List() []string {
 	}
 	out := append([]string(nil), w.list...)
 	return append(out, fmt.Sprintf("(%d more warnings)", w.dropped))
+}
+
+// DecodeEvent decodes one line of a stream into v, reporting whether it
+// was a JSON object. A value of an unexpected type (a field that drifted)
+// only leaves that field unset: encoding/json decodes the rest and says so
+// with an UnmarshalTypeError, which is no reason to drop the event.
+func DecodeEvent(line []byte, v any) bool {
+	if !JSONObjectLine(line) {
+		return false
+	}
+	err := json.Unmarshal(line, v)
+	var te *json.UnmarshalTypeError
+	return err == nil || errors.As(err, &te)
 }
 
 // JSONObjectLine reports whether line may be a JSON object (its first

@@ -92,3 +92,22 @@ func TestJSONObjectLine(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeEventKeepsAnEventWithADriftedField(t *testing.T) {
+	var v struct {
+		Type string `json:"type"`
+		N    int    `json:"n"`
+		M    struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"m"`
+		After string `json:"after"`
+	}
+	if !DecodeEvent([]byte(`{"type":"x","n":"not a number","m":{"content":"a string"},"after":"kept"}`), &v) || v.Type != "x" || v.After != "kept" || v.N != 0 {
+		t.Fatalf("DecodeEvent dropped or garbled the event: %+v", v)
+	}
+	for _, bad := range []string{"", "not json", `{"type":`, "[1]", `{"a":1}{"b":2}`} {
+		if DecodeEvent([]byte(bad), &v) {
+			t.Errorf("DecodeEvent(%q) = true", bad)
+		}
+	}
+}

@@ -62,24 +62,12 @@ type assistantMessage struct {
 	} `json:"content"`
 }
 
-// UnmarshalJSON reads what it can: a message that is not an object, or
-// whose content is a plain string (a user message), never hides the event.
-func (m *assistantMessage) UnmarshalJSON(b []byte) error {
-	type plain assistantMessage
-	if json.Unmarshal(b, (*plain)(m)) != nil {
-		*m = assistantMessage{}
-	}
-	return nil
-}
-
 func (s *stream) Line(line []byte) {
-	if !harness.JSONObjectLine(line) {
-		return
-	}
 	var ev event
-	if json.Unmarshal(line, &ev) != nil {
+	if !harness.DecodeEvent(line, &ev) {
 		return
 	}
+	ev.SessionID = harness.Text(harness.StreamID(string(ev.SessionID)))
 	if ev.SessionID != "" && s.anyID == "" {
 		s.anyID = string(ev.SessionID)
 	}

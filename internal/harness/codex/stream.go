@@ -51,13 +51,11 @@ type event struct {
 }
 
 func (s *stream) Line(line []byte) {
-	if !harness.JSONObjectLine(line) {
-		return
-	}
 	var ev event
-	if json.Unmarshal(line, &ev) != nil {
+	if !harness.DecodeEvent(line, &ev) {
 		return
 	}
+	ev.ThreadID = harness.Text(harness.StreamID(string(ev.ThreadID)))
 	switch ev.Type {
 	case "thread.started":
 		if ev.ThreadID != "" {

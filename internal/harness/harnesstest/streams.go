@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -151,21 +152,19 @@ func HugeLine(n int) []byte {
 }
 
 // CheckHostile feeds h the stream good with noise between and around its
-// lines, a huge unknown event and a huge non-JSON line: the result must be
-// the same as for good alone.
-func CheckHostile(t *testing.T, h harness.EventStreamer, good []byte) {
+// lines, and, with huge set, a 6 MiB unknown event and a 3 MiB non-JSON
+// line after its first: the result must be the same as for good alone.
+func CheckHostile(t *testing.T, h harness.EventStreamer, good []byte, huge bool) {
 	t.Helper()
 	want := FeedStream(h, good)
 	CheckResult(t, want)
 	var noisy bytes.Buffer
-	huge := HugeLine(6 << 20)
-	hugeText := bytes.Repeat([]byte("not json "), (3<<20)/9)
 	for i, l := range Lines(good) {
 		fmt.Fprintf(&noisy, "%s\n", noise[i%len(noise)])
-		if i == 1 {
-			noisy.Write(huge)
+		if i == 1 && huge {
+			noisy.Write(HugeLine(6 << 20))
 			noisy.WriteByte('\n')
-			noisy.Write(hugeText)
+			noisy.Write(bytes.Repeat([]byte("not json "), (3<<20)/9))
 			noisy.WriteByte('\n')
 		}
 		noisy.Write(l)
@@ -213,3 +212,50 @@ func BenchStream(b *testing.B, h harness.EventStreamer, data []byte) {
 		_ = es.Result()
 	}
 }
+
+// CheckHugeFields feeds h the stream good with every string value in
+// every event made longer than any bound (ids, texts, types alike): the
+// result must still keep CheckResult's bounds.
+func CheckHugeFields(t *testing.T, h harness.EventStreamer, good []byte) {
+	t.Helper()
+	big := strings.Repeat("é", harness.MaxReplyBytes/2+100)
+	var grow func(v any) any
+	grow = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			return x + big
+		case map[string]any:
+			for k, e := range x {
+				x[k] = grow(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = grow(e)
+			}
+		}
+		return v
+	}
+	var out bytes.Buffer
+	for _, l := range Lines(good) {
+		var v any
+		if json.Unmarshal(l, &v) != nil {
+			continue
+		}
+		b, err := json.Marshal(grow(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(b)
+		out.WriteByte('\n')
+	}
+	CheckResult(t, FeedStream(h, out.Bytes()))
+	// The ids alone too long: no id, the rest as before.
+	want := FeedStream(h, good)
+	got := FeedStream(h, hugeIDs.ReplaceAll(good, []byte(`$1"`+strings.Repeat("x", harness.MaxIDBytes+1)+`"`)))
+	CheckResult(t, got)
+	if want.SessionID != "" && got.SessionID != "" {
+		t.Errorf("a %d-byte session id was kept", len(got.SessionID))
+	}
+}
+
+var hugeIDs = regexp.MustCompile(`("(?:session_id|sessionID|thread_id)":)"[^"]*"`)

@@ -62,13 +62,11 @@ type event struct {
 }
 
 func (s *stream) Line(line []byte) {
-	if !harness.JSONObjectLine(line) {
-		return
-	}
 	var ev event
-	if json.Unmarshal(line, &ev) != nil {
+	if !harness.DecodeEvent(line, &ev) {
 		return
 	}
+	ev.SessionID = harness.Text(harness.StreamID(string(ev.SessionID)))
 	if ev.SessionID != "" && s.sessionID == "" {
 		s.sessionID = string(ev.SessionID)
 	}

@@ -51,7 +51,9 @@
 //	huge_line           one event of FAKE_HUGE_LINE_BYTES (a tool's
 //	                    output), then success
 //	banner_noise        non-JSON lines and unknown events around success
-//	hang                the first event, then nothing, forever
+//	hang                the first event, then nothing, forever; with
+//	                    FAKE_HANG_CHILD=1 a child that hangs too and
+//	                    holds stdout (killing only the leader is not enough)
 //	claude only: max_turns (error_max_turns result, exit 1)
 package main
 
