@@ -27,6 +27,9 @@ type server struct {
 	pid      int
 	resolver binpath.Resolver
 	agents   Agents
+	tasks    Tasks
+	// setEnabled edits tasks.<name>.enabled in leo.yaml.
+	setEnabled func(task string, enabled bool) error
 	// turnEnds takes the harnesses' turn-end reports (POST /hooks/turn-end).
 	turnEnds *turnend.Hub
 	// reload re-reads and validates leo.yaml, swapping it in only when valid.

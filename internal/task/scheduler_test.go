@@ -80,7 +80,9 @@ func (c *testClock) advance(t *testing.T, d time.Duration) {
 	}
 }
 
-type harness struct {
+// schedRig drives a Scheduler under test (not named harness: that is a package
+// this one imports).
+type schedRig struct {
 	t      *testing.T
 	clk    *testClock
 	s      *Scheduler
@@ -92,8 +94,8 @@ type harness struct {
 	block map[string]chan struct{} // task -> released when closed
 }
 
-func startScheduler(t *testing.T, clk *testClock, specs []Spec) *harness {
-	h := &harness{t: t, clk: clk, done: make(chan struct{}), block: map[string]chan struct{}{}}
+func startScheduler(t *testing.T, clk *testClock, specs []Spec) *schedRig {
+	h := &schedRig{t: t, clk: clk, done: make(chan struct{}), block: map[string]chan struct{}{}}
 	h.s = NewScheduler(clk, func(ctx context.Context, f Firing) {
 		h.mu.Lock()
 		h.log = append(h.log, fmt.Sprintf("fire %s %s %s", f.Task, f.Due.Format("01-02 15:04 MST"), f.Trigger))
@@ -116,7 +118,7 @@ func startScheduler(t *testing.T, clk *testClock, specs []Spec) *harness {
 	return h
 }
 
-func (h *harness) update(specs []Spec) {
+func (h *schedRig) update(specs []Spec) {
 	h.t.Helper()
 	n := h.clk.armed()
 	if err := h.s.Update(context.Background(), specs); err != nil {
@@ -125,7 +127,7 @@ func (h *harness) update(specs []Spec) {
 	h.clk.waitArmed(h.t, n)
 }
 
-func (h *harness) stop() {
+func (h *schedRig) stop() {
 	h.mu.Lock()
 	for k, b := range h.block {
 		close(b)
@@ -142,7 +144,7 @@ func (h *harness) stop() {
 
 // events stops the scheduler (so every started firing has logged) and
 // returns the log.
-func (h *harness) events() string {
+func (h *schedRig) events() string {
 	h.stop()
 	h.mu.Lock()
 	defer h.mu.Unlock()

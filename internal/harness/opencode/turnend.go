@@ -114,7 +114,7 @@ func (Opencode) ParseTurnEnd(payload []byte) (harness.TurnEnd, error) {
 	case "session.idle":
 	case "session.error":
 		te.Failed = true
-		te.Error = errorText(p.Properties.Error)
+		te.Error = turnError(p.Properties.Error)
 	default:
 		return harness.TurnEnd{}, fmt.Errorf("opencode: turn-end payload: type %q is not session.idle or session.error", p.Type)
 	}
@@ -138,7 +138,7 @@ func (Opencode) ParseTurnEnd(payload []byte) (harness.TurnEnd, error) {
 		if text, ok := textOf(m.Parts); ok {
 			te.Reply = text
 		}
-		if e := errorText(m.Info.Error); e != "" {
+		if e := turnError(m.Info.Error); e != "" {
 			te.Failed = true
 			if te.Error == "" {
 				te.Error = e
@@ -158,27 +158,11 @@ func textOf(parts []pluginPart) (string, bool) {
 	return strings.Join(texts, "\n"), len(texts) > 0
 }
 
-// errorText is an opencode error ({name, data: {message}}) in words.
-func errorText(raw json.RawMessage) string {
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+// turnError is a session.error's error in words (errorText, shared with
+// the headless stream), "" when the event carries none.
+func turnError(raw json.RawMessage) string {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return ""
 	}
-	var e struct {
-		Name string `json:"name"`
-		Data struct {
-			Message string `json:"message"`
-		} `json:"data"`
-	}
-	if json.Unmarshal(raw, &e) != nil {
-		return strings.TrimSpace(string(raw))
-	}
-	switch {
-	case e.Data.Message != "" && e.Name != "":
-		return e.Name + ": " + e.Data.Message
-	case e.Data.Message != "":
-		return e.Data.Message
-	case e.Name != "":
-		return e.Name
-	}
-	return "unknown error"
+	return errorText(raw)
 }
