@@ -45,6 +45,8 @@ type Options struct {
 	// Harnesses get one template each, named after the harness, with the
 	// workspace <HOME>/ws/<harness>.
 	Harnesses []string
+	// Observe, if set, sees every turn-end report the daemon gets.
+	Observe func(api.TurnEndReport)
 }
 
 // World is one leo home served by an in-process daemon.
@@ -64,6 +66,7 @@ func Start(t testing.TB, opts Options) *World {
 	root := testutil.ShortTempDir(t, "te-")
 	h := home.Home{Root: root, ConfigPath: filepath.Join(root, "leo.yaml")}
 	w := &World{T: t, Home: h, Hub: turnend.New(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))), opts: opts}
+	w.Hub.Observe = opts.Observe
 	tmuxPath, err := exec.LookPath("tmux")
 	if err != nil {
 		t.Fatalf("tmux is required: %v", err)

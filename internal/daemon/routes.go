@@ -197,9 +197,9 @@ func (s *server) reloadConfig(r *http.Request) (any, error) {
 	return s.reload(r.Context())
 }
 
-// turnEnd hands a harness hook's report to the hub. A report that matches
-// no waiting firing is fine ({"ok":true}); one the adapter cannot read is
-// invalid_args.
+// turnEnd hands a harness hook's report to the hub, which reads it in the
+// background (the hook must not wait). A harness without a turn-end
+// signal is invalid_args; a report that matches no firing is fine.
 func (s *server) turnEnd(r *http.Request) (any, error) {
 	var rep api.TurnEndReport
 	if err := decodeBody(r, &rep, false); err != nil {
@@ -208,7 +208,7 @@ func (s *server) turnEnd(r *http.Request) (any, error) {
 	if s.turnEnds == nil {
 		return okResult{OK: true}, nil
 	}
-	if _, err := s.turnEnds.Report(rep); err != nil {
+	if err := s.turnEnds.Submit(rep); err != nil {
 		return nil, api.Errorf(api.CodeInvalidArgs, "%v", err)
 	}
 	return okResult{OK: true}, nil

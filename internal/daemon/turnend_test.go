@@ -13,8 +13,8 @@ import (
 )
 
 // POST /hooks/turn-end hands the report to the daemon's hub, even while
-// boot restore runs (a hook never waits for it); a payload the adapter
-// cannot read is invalid_args.
+// boot restore runs (a hook never waits for it); a harness without a
+// turn-end signal is invalid_args.
 func TestTurnEndRouteCompletesTheHubsWaiter(t *testing.T) {
 	h := newHome(t)
 	fake := daemontest.New()
@@ -41,16 +41,16 @@ func TestTurnEndRouteCompletesTheHubsWaiter(t *testing.T) {
 	}
 	select {
 	case <-w.Done():
-	default:
+	case <-ctx.Done():
 		t.Fatal("the waiter was not completed by the report")
 	}
 	if res := w.Result(); res.Reply != "green" || res.SessionID != "th" {
 		t.Fatalf("result %+v", res)
 	}
 
-	status, body := raw(t, h, "POST", "/hooks/turn-end", `{"agent":"worker","harness":"codex","payload":"bm90IGpzb24="}`)
+	status, body := raw(t, h, "POST", "/hooks/turn-end", `{"agent":"worker","harness":"nope","payload":"e30="}`)
 	if status != 400 || decodeErr(t, body).Code != api.CodeInvalidArgs {
-		t.Fatalf("unreadable payload: %d %s", status, body)
+		t.Fatalf("unknown harness: %d %s", status, body)
 	}
 	status, body = raw(t, h, "POST", "/hooks/turn-end", `{"agent":"worker","harness":"codex","payload":"`+
 		base64OfJSON(t, map[string]any{"type": "agent-turn-complete", "input-messages": []string{"hello"}})+`"}`)

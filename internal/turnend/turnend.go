@@ -77,6 +77,10 @@ func (w *Waiter) Cancel() { w.hub.remove(w, nil) }
 
 // Hub holds the waiters of every agent. Safe for concurrent use.
 type Hub struct {
+	// Observe, when set before the hub is used, sees every report first
+	// (tests capture the harnesses' payloads with it).
+	Observe func(api.TurnEndReport)
+
 	log *slog.Logger
 	now func() time.Time
 
@@ -116,19 +120,46 @@ func (h *Hub) Waiting(agent string) int {
 	return len(h.waiters[agent])
 }
 
+// Submit checks a report's harness and hands the report to Report in the
+// background: reading the payload can take seconds (claude writes its
+// transcript only after the hook ran), and the harness must not wait for
+// it. An error of Report is logged.
+func (h *Hub) Submit(r api.TurnEndReport) error {
+	if _, err := signaler(r.Harness); err != nil {
+		return err
+	}
+	go func() {
+		if _, err := h.Report(r); err != nil {
+			h.log.Warn("turn-end report not read", "agent", r.Agent, "harness", r.Harness, "err", err)
+		}
+	}()
+	return nil
+}
+
+func signaler(name string) (harness.TurnEndSignaler, error) {
+	ad, ok := harness.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("turn-end report: harness %q is not registered", name)
+	}
+	sig, ok := ad.(harness.TurnEndSignaler)
+	if !ok {
+		return nil, fmt.Errorf("turn-end report: harness %q has no turn-end signal", name)
+	}
+	return sig, nil
+}
+
 // Report takes one turn-end report: the adapter of its harness reads the
 // payload, and the waiter of its agent whose message is one of the turn's
 // inputs is completed. It reports whether one was; a report that matches
 // none is not an error. A harness without a turn-end signal, or a payload
 // its adapter cannot read, is.
 func (h *Hub) Report(r api.TurnEndReport) (bool, error) {
-	ad, ok := harness.Lookup(r.Harness)
-	if !ok {
-		return false, fmt.Errorf("turn-end report: harness %q is not registered", r.Harness)
+	if h.Observe != nil {
+		h.Observe(r)
 	}
-	sig, ok := ad.(harness.TurnEndSignaler)
-	if !ok {
-		return false, fmt.Errorf("turn-end report: harness %q has no turn-end signal", r.Harness)
+	sig, err := signaler(r.Harness)
+	if err != nil {
+		return false, err
 	}
 	te, err := sig.ParseTurnEnd(r.Payload)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	_ "github.com/blackpaw-studio/leo/internal/harness/codex"
@@ -184,5 +185,23 @@ func TestConcurrentReports(t *testing.T) {
 	}
 	if matched < n-n/5 || matched > n || h.Waiting("a") != 0 {
 		t.Fatalf("matched %d of %d, %d left", matched, n, h.Waiting("a"))
+	}
+}
+
+// Submit answers at once and reads the report in the background.
+func TestSubmit(t *testing.T) {
+	h := New(nil)
+	msg := Message("p", "t", "r")
+	w, _ := h.Await("a", msg)
+	if err := h.Submit(api.TurnEndReport{Agent: "a", Harness: "nope"}); err == nil {
+		t.Fatal("an unknown harness was accepted")
+	}
+	if err := h.Submit(api.TurnEndReport{Agent: "a", Harness: "codex", Payload: codexNotify("th", []string{msg}, "r")}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not completed")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/statefile"
@@ -171,8 +172,9 @@ type stopPayload struct {
 
 // ParseTurnEnd reads a Stop or StopFailure payload. The payload does not
 // carry the user's message: it is read from the transcript the payload
-// names — the user entries of the turn's prompt_id (the last user entry
-// when the payload has no prompt_id or none of its entries is found).
+// names — the user entries of the turn's prompt_id, which claude may write
+// only after the hook started (see promptInputs), so this can take
+// seconds: call it off the hook's request.
 func (Claude) ParseTurnEnd(payload []byte) (harness.TurnEnd, error) {
 	var p stopPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
@@ -228,8 +230,21 @@ type promptEntry struct {
 	PromptID string `json:"promptId"`
 }
 
+// claude 2.1.197 runs the Stop hook before it has written the turn to the
+// transcript (the file may not even exist yet after a new session's first
+// turn), so the turn's entries are waited for, this long at most.
+var (
+	transcriptWait = 10 * time.Second
+	transcriptPoll = 50 * time.Millisecond
+	// afterMiss is called after each read that did not find the prompt
+	// (tests append the entry then).
+	afterMiss = func() {}
+)
+
 // promptInputs reads the user messages of promptID from the last
-// transcriptTail bytes of the transcript at path (an absolute .jsonl).
+// transcriptTail bytes of the transcript at path (an absolute .jsonl),
+// waiting up to transcriptWait for them to be written. Without a promptID,
+// or when it never shows, it is the last user message.
 func promptInputs(path, promptID string) ([]string, error) {
 	if path == "" {
 		return nil, nil
@@ -237,24 +252,45 @@ func promptInputs(path, promptID string) ([]string, error) {
 	if !filepath.IsAbs(path) || filepath.Ext(path) != ".jsonl" {
 		return nil, fmt.Errorf("transcript_path %q is not an absolute .jsonl path", path)
 	}
+	deadline := time.Now().Add(transcriptWait)
+	for {
+		byPrompt, last, err := readPrompt(path, promptID)
+		switch {
+		case len(byPrompt) > 0:
+			return byPrompt, nil
+		case promptID == "" || !time.Now().Before(deadline):
+			if err != nil {
+				return nil, err
+			}
+			return last, nil
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return nil, err
+		}
+		afterMiss()
+		time.Sleep(transcriptPoll)
+	}
+}
+
+// readPrompt reads the transcript's tail once: the user messages of
+// promptID, and the last user message.
+func readPrompt(path, promptID string) (byPrompt, last []string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("transcript %s is not a regular file", path)
+		return nil, nil, fmt.Errorf("transcript %s is not a regular file", path)
 	}
 	start := max(0, info.Size()-transcriptTail)
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r := bufio.NewReader(io.LimitReader(f, transcriptTail))
-	var byPrompt, last []string
 	first := start > 0 // a line cut by the tail is skipped
 	for {
 		line, err := r.ReadBytes('\n')
@@ -275,8 +311,5 @@ func promptInputs(path, promptID string) ([]string, error) {
 			break
 		}
 	}
-	if len(byPrompt) > 0 {
-		return byPrompt, nil
-	}
-	return last, nil
+	return byPrompt, last, nil
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -66,11 +67,15 @@ func TestParseTurnEndRealStop(t *testing.T) {
 }
 
 func TestParseTurnEndRealStopFailure(t *testing.T) {
-	te, err := Claude{}.ParseTurnEnd(withTranscript(t, "claude-stopfailure.json", transcriptCopy(t)))
+	// Its transcript was another session's; the turn's entry, as claude
+	// writes it, is added to the copy.
+	entry := `{"type":"user","promptId":"f88526c8-e0ff-45e6-bd0a-24be4c1c37f4","message":{"role":"user","content":"Fail please LEO-cap-004\n\n[leo task t4 run 20260101T000000.000Z]"}}`
+	te, err := Claude{}.ParseTurnEnd(withTranscript(t, "claude-stopfailure.json", transcriptCopy(t, entry)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !te.Failed || !strings.Contains(te.Error, "leo test: the model refused this request") {
+	if !te.Failed || !strings.Contains(te.Error, "leo test: the model refused this request") ||
+		len(te.Inputs) != 1 || !strings.HasPrefix(te.Inputs[0], "Fail please LEO-cap-004") {
 		t.Fatalf("a StopFailure: %+v", te)
 	}
 }
@@ -263,5 +268,38 @@ func TestTurnEndSignalNewAndBadSettings(t *testing.T) {
 		if data, _ := os.ReadFile(path); string(data) != content {
 			t.Errorf("%s: the file was changed to %s", name, data)
 		}
+	}
+}
+
+// claude runs the Stop hook before it writes the turn to the transcript
+// (observed on 2.1.197: the file held only its first two lines): the
+// prompt's entry is waited for.
+func TestParseTurnEndWaitsForTheTranscript(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	payload := []byte(`{"hook_event_name":"Stop","prompt_id":"p2","transcript_path":` + quote(p) + `,"last_assistant_message":"ok"}`)
+	misses := 0
+	afterMiss = func() {
+		misses++
+		switch misses {
+		case 1: // the file appears, without the turn
+			_ = os.WriteFile(p, []byte(`{"type":"mode","mode":"normal"}`+"\n"+`{"type":"user","promptId":"p1","message":{"role":"user","content":"earlier"}}`+"\n"), 0o600)
+		case 2: // then the turn
+			f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			_, _ = f.WriteString(`{"type":"user","promptId":"p2","message":{"role":"user","content":"this turn"}}` + "\n")
+			_ = f.Close()
+		}
+	}
+	defer func() { afterMiss = func() {} }()
+	te, err := Claude{}.ParseTurnEnd(payload)
+	if err != nil || !reflect.DeepEqual(te.Inputs, []string{"this turn"}) || misses != 2 {
+		t.Fatalf("%+v %v after %d misses", te, err, misses)
+	}
+	// A prompt that never shows: the last user message once the wait is over.
+	transcriptWait, transcriptPoll = 0, 0
+	defer func() { transcriptWait, transcriptPoll = 10*time.Second, 50*time.Millisecond }()
+	payload = []byte(`{"hook_event_name":"Stop","prompt_id":"p9","transcript_path":` + quote(p) + `}`)
+	if te, err = (Claude{}).ParseTurnEnd(payload); err != nil || !reflect.DeepEqual(te.Inputs, []string{"this turn"}) {
+		t.Fatalf("%+v %v", te, err)
 	}
 }

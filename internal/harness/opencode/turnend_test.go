@@ -43,6 +43,23 @@ func TestParseTurnEndRealIdle(t *testing.T) {
 	}
 }
 
+// leo-plugin-idle.json is what leo's own plugin (turnend_plugin.js) sent
+// from opencode 1.18.33's TUI (e2e/real TestRealTurnEnd, LEO_REALCLI_CAPTURE).
+func TestParseTurnEndLeoPlugin(t *testing.T) {
+	te, err := Opencode{}.ParseTurnEnd(readPayload(t, "leo-plugin-idle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := harness.TurnEnd{
+		SessionID: "ses_dd2ed3463ffecSrJXpJTGfv7wF",
+		Inputs:    []string{"Report on LEO-te-opencode-1 please.\n\n[leo task nightly run 20261130T152800.523Z] "},
+		Reply:     "ACK LEO-te-opencode-1",
+	}
+	if !reflect.DeepEqual(te, want) {
+		t.Fatalf("got %+v\nwant %+v", te, want)
+	}
+}
+
 func TestParseTurnEndRealFailure(t *testing.T) {
 	for _, name := range []string{"opencode-error.json", "opencode-idle-after-error.json"} {
 		te, err := Opencode{}.ParseTurnEnd(readPayload(t, name))
