@@ -27,6 +27,7 @@ const (
 	CodeNotReady        Code = "not_ready"         // 503: boot restore still running
 	CodeDeliveryFailed  Code = "delivery_failed"   // 502: the message could not land
 	CodeQueueFull       Code = "queue_full"        // 429
+	CodeTaskRunning     Code = "task_running"      // 409: a run of the task is going
 	CodeTmux            Code = "tmux_error"        // 500
 	CodeInternal        Code = "internal"          // 500
 	CodeDaemonDown      Code = "daemon_down"       // client side: no daemon answers
@@ -57,9 +58,12 @@ func Errorf(code Code, format string, args ...any) *Error {
 // CheckAgentName is invalid_args for a name that breaks the name rule
 // (names.Valid): the client, the CLI and the daemon all check with it, so a
 // name such as "", "." or ".." never becomes a request path.
-func CheckAgentName(name string) error {
+func CheckAgentName(name string) error { return CheckName("agent", name) }
+
+// CheckName is CheckAgentName for any kind of name ("agent", "task").
+func CheckName(kind, name string) error {
 	if !names.Valid(name) {
-		return Errorf(CodeInvalidArgs, "invalid agent name %q: %s", name, names.Rule)
+		return Errorf(CodeInvalidArgs, "invalid %s name %q: %s", kind, name, names.Rule)
 	}
 	return nil
 }
@@ -86,7 +90,7 @@ func HTTPStatus(code Code) int {
 		return http.StatusBadRequest
 	case CodeNotFound:
 		return http.StatusNotFound
-	case CodeAgentRunning, CodeAgentExists, CodeAgentStopped:
+	case CodeAgentRunning, CodeAgentExists, CodeAgentStopped, CodeTaskRunning:
 		return http.StatusConflict
 	case CodeClaudeNotFound, CodeHarnessNotFound:
 		return http.StatusFailedDependency

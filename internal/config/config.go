@@ -24,6 +24,11 @@ const (
 	DefaultWebBind     = "127.0.0.1"
 	DefaultWebPort     = 8370
 
+	// The scheduler section's defaults.
+	DefaultMaxConcurrentRuns = 4
+	DefaultHistoryKeep       = 500
+	DefaultLogsKeep          = 50
+
 	RuntimeOneshot    = "oneshot"
 	RuntimePersistent = "persistent"
 )
@@ -45,6 +50,7 @@ type Config struct {
 	Templates map[string]*Template
 	Tasks     map[string]*Task
 	Web       Web
+	Scheduler Scheduler
 
 	getenv   func(string) string
 	pos      posIndex  // where each key is in the file, to locate findings
@@ -93,6 +99,7 @@ type Task struct {
 	Timeout      string
 	Retries      *int
 	Enabled      *bool
+	CatchUp      *bool
 	NotifyOnFail bool
 	Runtime      string
 	Template     string
@@ -104,6 +111,32 @@ type Web struct {
 	Bind         string // "" means DefaultWebBind
 	Port         *int   // nil means DefaultWebPort
 	AllowedHosts []string
+}
+
+// Scheduler is the daemon-wide scheduler section; nil fields take the
+// defaults (see the accessors).
+type Scheduler struct {
+	MaxConcurrentRuns *int // headless runs at once, daemon-wide
+	HistoryKeep       *int // history records kept per task
+	LogsKeep          *int // run logs kept per task
+}
+
+// MaxConcurrentRunsOrDefault is scheduler.max_concurrent_runs with the default applied.
+func (s Scheduler) MaxConcurrentRunsOrDefault() int {
+	return intOr(s.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
+}
+
+// HistoryKeepOrDefault is scheduler.history_keep with the default applied.
+func (s Scheduler) HistoryKeepOrDefault() int { return intOr(s.HistoryKeep, DefaultHistoryKeep) }
+
+// LogsKeepOrDefault is scheduler.logs_keep with the default applied.
+func (s Scheduler) LogsKeepOrDefault() int { return intOr(s.LogsKeep, DefaultLogsKeep) }
+
+func intOr(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
 }
 
 // BindAddr is the configured bind address with the default applied.
@@ -224,7 +257,7 @@ func Parse(data []byte, path string, opts ...Option) (*Config, error) {
 	}
 	if root.Kind != mappingNode {
 		return nil, &ParseError{File: path, Line: root.Line, Column: root.Column,
-			Msg: "the top level must be a mapping (defaults:, templates:, tasks:, web:)"}
+			Msg: "the top level must be a mapping (defaults:, templates:, tasks:, scheduler:, web:)"}
 	}
 	d := &decoder{}
 	d.config(c, root)
@@ -238,6 +271,18 @@ func (c *Config) TemplateNames() []string { return slices.Sorted(maps.Keys(c.Tem
 
 // TaskNames lists the tasks, sorted.
 func (c *Config) TaskNames() []string { return slices.Sorted(maps.Keys(c.Tasks)) }
+
+// MaxConcurrentRuns is how many headless runs the daemon runs at once
+// (scheduler.max_concurrent_runs, default 4).
+func (c *Config) MaxConcurrentRuns() int { return c.Scheduler.MaxConcurrentRunsOrDefault() }
+
+// HistoryKeep is how many history records are kept per task
+// (scheduler.history_keep, default 500).
+func (c *Config) HistoryKeep() int { return c.Scheduler.HistoryKeepOrDefault() }
+
+// LogsKeep is how many run logs are kept per task (scheduler.logs_keep,
+// default 50).
+func (c *Config) LogsKeep() int { return c.Scheduler.LogsKeepOrDefault() }
 
 // WebEnabled reports whether the web UI and HTTP API are on. The MCP bridge
 // additionally needs a readable, non-empty state/api.token; checking that is

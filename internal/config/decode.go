@@ -174,6 +174,9 @@ func (d *decoder) config(c *Config, root *node) {
 			c.Tasks[e.key] = d.task(e.key, d.mapping("tasks."+e.key, e.val))
 		}
 	}
+	if v := top.get("scheduler"); v != nil {
+		d.scheduler(&c.Scheduler, d.mapping("scheduler", v))
+	}
 	if v := top.get("web"); v != nil {
 		d.web(&c.Web, d.mapping("web", v))
 	}
@@ -214,6 +217,7 @@ func (d *decoder) task(name string, m fields) *Task {
 	t.Timeout = d.duration(s, m, "timeout")
 	t.Retries = d.intp(s, m, "retries")
 	t.Enabled = d.boolp(s, m, "enabled")
+	t.CatchUp = d.boolp(s, m, "catch_up")
 	if b := d.boolp(s, m, "notify_on_fail"); b != nil {
 		t.NotifyOnFail = *b
 	}
@@ -236,6 +240,13 @@ func (d *decoder) settings(scope string, m fields) Settings {
 		IdleSuspendAfter: d.duration(scope, m, "idle_suspend_after"),
 		QueueMax:         d.intp(scope, m, "queue_max"),
 	}
+}
+
+func (d *decoder) scheduler(out *Scheduler, m fields) {
+	const s = "scheduler"
+	out.MaxConcurrentRuns = d.intp(s, m, "max_concurrent_runs")
+	out.HistoryKeep = d.intp(s, m, "history_keep")
+	out.LogsKeep = d.intp(s, m, "logs_keep")
 }
 
 func (d *decoder) web(w *Web, m fields) {

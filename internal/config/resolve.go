@@ -56,6 +56,7 @@ type Resolved struct {
 	Timeout      time.Duration
 	Retries      int
 	Enabled      bool
+	CatchUp      bool // run once after missed firings (default true)
 	NotifyOnFail bool
 	Runtime      string
 	Template     string
@@ -485,6 +486,7 @@ func (c *Config) resolveTask(name string, t *Task) (*Resolved, []Finding) {
 		}
 	}
 	r.Enabled = t.Enabled == nil || *t.Enabled
+	r.CatchUp = t.CatchUp == nil || *t.CatchUp
 	r.NotifyOnFail = t.NotifyOnFail
 	r.Template = t.Template
 	switch t.Runtime {

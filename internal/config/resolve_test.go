@@ -314,7 +314,7 @@ func TestTaskDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Timeout != 30*time.Minute || r.Retries != 0 || !r.Enabled || r.NotifyOnFail ||
+	if r.Timeout != 30*time.Minute || r.Retries != 0 || !r.Enabled || !r.CatchUp || r.NotifyOnFail ||
 		r.Runtime != RuntimeOneshot || r.QueueMax != 5 || r.Template != "" || r.IdleSuspendAfter != 0 {
 		t.Errorf("defaults: %+v", r)
 	}
@@ -329,6 +329,7 @@ tasks:
     timeout: 2h
     retries: 3
     enabled: false
+    catch_up: false
     notify_on_fail: true
     runtime: persistent
     template: a
@@ -336,7 +337,7 @@ tasks:
     timezone: Europe/Berlin
 `)
 	r, _ = c.ResolveTask("t")
-	if r.Timeout != 2*time.Hour || r.Retries != 3 || r.Enabled || !r.NotifyOnFail ||
+	if r.Timeout != 2*time.Hour || r.Retries != 3 || r.Enabled || r.CatchUp || !r.NotifyOnFail ||
 		r.Runtime != RuntimePersistent || r.Template != "a" || r.QueueMax != 2 || r.Timezone != "Europe/Berlin" {
 		t.Errorf("set: %+v", r)
 	}

@@ -95,6 +95,7 @@ func (c *Config) Findings() []Finding {
 	all := append([]Finding(nil), c.findings...)
 	all = append(all, c.validateDefaults()...)
 	all = append(all, c.validateWeb()...)
+	all = append(all, c.validateScheduler()...)
 
 	// Scopes are checked independently; a large config spreads them over
 	// the cores (the result is sorted, so the order of work is irrelevant).
@@ -336,6 +337,24 @@ func within(dir, p string) bool {
 		return false
 	}
 	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func (c *Config) validateScheduler() []Finding {
+	rv := &resolver{c: c}
+	s := c.Scheduler
+	for _, f := range []struct {
+		key string
+		n   *int
+	}{
+		{"max_concurrent_runs", s.MaxConcurrentRuns},
+		{"history_keep", s.HistoryKeep},
+		{"logs_keep", s.LogsKeep},
+	} {
+		if f.n != nil && *f.n < 1 {
+			rv.errorf("scheduler."+f.key, "must be at least 1, got %d", *f.n)
+		}
+	}
+	return rv.findings
 }
 
 func (c *Config) validateWeb() []Finding {

@@ -53,6 +53,7 @@ func TestValidateTaskChecks(t *testing.T) {
 		{"dev_channels subset", "    runtime: persistent\n    template: a\n    dev_channels: [plugin:dev@x]\ntemplates:\n  a: {}\n",
 			`tasks.t.dev_channels: "plugin:dev@x" is not in templates.a.dev_channels (a persistent task can only use its target agent's channels)`},
 		{"enabled type", "    enabled: \"yes\"\n", `tasks.t.enabled: expected true or false, got a string`},
+		{"catch_up type", "    catch_up: 0\n", `tasks.t.catch_up: expected true or false, got an integer`},
 		{"max_turns type", "    max_turns: lots\n", `tasks.t.max_turns: expected an integer, got a string`},
 		{"max_turns negative", "    max_turns: -3\n", `tasks.t.max_turns: must be 0 (no limit) or more, got -3`},
 		{"channels type", "    channels: plugin:tg@x\n", `tasks.t.channels: expected a list of strings, got a string`},
@@ -192,6 +193,44 @@ func TestValidateWeb(t *testing.T) {
 	}
 }
 
+func TestValidateScheduler(t *testing.T) {
+	cases := []struct{ yaml, want string }{
+		{"scheduler:\n  max_concurrent_runs: 0\n", "scheduler.max_concurrent_runs: must be at least 1, got 0"},
+		{"scheduler:\n  history_keep: -5\n", "scheduler.history_keep: must be at least 1, got -5"},
+		{"scheduler:\n  logs_keep: 0\n", "scheduler.logs_keep: must be at least 1, got 0"},
+		{"scheduler:\n  logs_keep: many\n", "scheduler.logs_keep: expected an integer, got a string"},
+		{"scheduler:\n  history_keep: 2.5\n", "scheduler.history_keep: expected an integer, got a number"},
+		{"scheduler: [4]\n", "scheduler: expected a mapping, got a list"},
+	}
+	for _, tc := range cases {
+		c := parseTestYAML(t, tc.yaml)
+		f := wantFinding(t, c, tc.want)
+		line := 2 // the field's key
+		if f.Path == "scheduler" {
+			line = 1
+		}
+		if f.Line != line {
+			t.Errorf("%q: finding at line %d, want %d", tc.want, f.Line, line)
+		}
+	}
+
+	c := parseTestYAML(t, "")
+	if c.MaxConcurrentRuns() != 4 || c.HistoryKeep() != 500 || c.LogsKeep() != 50 {
+		t.Errorf("defaults: %d %d %d, want 4 500 50", c.MaxConcurrentRuns(), c.HistoryKeep(), c.LogsKeep())
+	}
+	c = parseTestYAML(t, "scheduler:\n  max_concurrent_runs: 1\n  history_keep: 10\n  logs_keep: 3\n")
+	wantClean(t, c)
+	if c.MaxConcurrentRuns() != 1 || c.HistoryKeep() != 10 || c.LogsKeep() != 3 {
+		t.Errorf("set: %d %d %d, want 1 10 3", c.MaxConcurrentRuns(), c.HistoryKeep(), c.LogsKeep())
+	}
+	// An empty section is every default.
+	c = parseTestYAML(t, "scheduler:\n")
+	wantClean(t, c)
+	if c.MaxConcurrentRuns() != 4 {
+		t.Errorf("empty section: max_concurrent_runs %d", c.MaxConcurrentRuns())
+	}
+}
+
 func TestMaxTurnsIgnoredIsAWarning(t *testing.T) {
 	c := parseTestYAML(t, "templates:\n  a:\n    harness: codex\n    max_turns: 10\n  b:\n    harness: opencode\n    max_turns: 10\n  c:\n    max_turns: 10\n")
 	a := wantFinding(t, c, "templates.a.max_turns: the codex harness has no turn limit; max_turns is ignored")
@@ -231,7 +270,7 @@ func TestParseErrorsCarryPosition(t *testing.T) {
 	cases := []struct{ yaml, want string }{
 		{"templates:\n  a: [1\n", "leo.yaml:2:"},
 		{"a: 1\na: 2\n", `leo.yaml:2:1: mapping key "a" already defined at [1:1]`},
-		{"- a\n- b\n", "leo.yaml:1:1: the top level must be a mapping (defaults:, templates:, tasks:, web:)"},
+		{"- a\n- b\n", "leo.yaml:1:1: the top level must be a mapping (defaults:, templates:, tasks:, scheduler:, web:)"},
 		{"a: 1\n---\nb: 2\n", "leo.yaml:2:1: more than one YAML document; leo.yaml holds exactly one"},
 		{"a: *nope\n", `leo.yaml:1:5: could not find alias "nope"`},
 	}
@@ -287,7 +326,7 @@ func TestEmptyConfigIsValid(t *testing.T) {
 func TestTopLevelNotAMappingPosition(t *testing.T) {
 	h := newTestHome(t)
 	_, err := Parse([]byte("# leo\n- a\n"), h.Path)
-	if err == nil || err.Error() != h.Path+":2:1: the top level must be a mapping (defaults:, templates:, tasks:, web:)" {
+	if err == nil || err.Error() != h.Path+":2:1: the top level must be a mapping (defaults:, templates:, tasks:, scheduler:, web:)" {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -27,6 +27,14 @@ import (
 //	DELETE /agents/{name}             {"ok":true}; agent_running unless stopped
 //	GET    /agents/{name}/logs?lines=N api.Logs (pane capture)
 //	POST   /config/reload             api.ReloadResult; config_error keeps the old config
+//	GET    /tasks                     []api.Task
+//	GET    /tasks/{name}              api.Task
+//	GET    /tasks/{name}/history?limit=N api.TaskHistory
+//	GET    /history?limit=N           api.TaskHistory of every task
+//	GET    /tasks/{name}/logs?run=ID  api.TaskLog
+//	POST   /tasks/{name}/run          api.RunRequest → api.TaskRun (task_running while one runs)
+//	POST   /tasks/{name}/enable       api.Task (edits leo.yaml, then reloads)
+//	POST   /tasks/{name}/disable      api.Task
 //
 // Errors are {"error": code, "message": text} with api.HTTPStatus(code).
 // An agent name that breaks the name rule is invalid_args on every route,
@@ -48,6 +56,15 @@ func (s *server) routes() http.Handler {
 
 	mux.HandleFunc("POST /config/reload", s.handle(true, s.reloadConfig))
 
+	mux.HandleFunc("GET /tasks", s.handle(true, s.listTasks))
+	mux.HandleFunc("GET /tasks/{name}", s.handle(true, s.getTask))
+	mux.HandleFunc("GET /tasks/{name}/history", s.handle(true, s.taskHistory))
+	mux.HandleFunc("GET /history", s.handle(true, s.allHistory))
+	mux.HandleFunc("GET /tasks/{name}/logs", s.handle(true, s.taskLog))
+	mux.HandleFunc("POST /tasks/{name}/run", s.handle(true, s.runTask))
+	mux.HandleFunc("POST /tasks/{name}/enable", s.handle(true, s.setTaskEnabled(true)))
+	mux.HandleFunc("POST /tasks/{name}/disable", s.handle(true, s.setTaskEnabled(false)))
+
 	mux.Handle("/", s.noRoute(mux))
 	return checkPaths(mux)
 }
@@ -59,13 +76,17 @@ func (s *server) routes() http.Handler {
 // agent named "logs"), /agents/.. to /.
 func checkPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/agents/"); ok {
+		for _, prefix := range []string{"/agents/", "/tasks/"} {
+			rest, ok := strings.CutPrefix(r.URL.EscapedPath(), prefix)
+			if !ok {
+				continue
+			}
 			seg, _, _ := strings.Cut(rest, "/")
 			name, err := url.PathUnescape(seg)
 			if err != nil {
 				name = seg
 			}
-			if err := api.CheckAgentName(name); err != nil {
+			if err := api.CheckName(strings.TrimSuffix(prefix[1:], "s/"), name); err != nil {
 				writeJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs, "%s %s: %v", r.Method, r.URL.Path, err))
 				return
 			}

@@ -26,6 +26,9 @@ type server struct {
 	pid      int
 	resolver binpath.Resolver
 	agents   Agents
+	tasks    Tasks
+	// setEnabled edits tasks.<name>.enabled in leo.yaml.
+	setEnabled func(task string, enabled bool) error
 	// reload re-reads and validates leo.yaml, swapping it in only when valid.
 	reload func(ctx context.Context) (api.ReloadResult, error)
 	log    *slog.Logger

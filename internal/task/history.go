@@ -334,3 +334,69 @@ func shortErr(err error) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// lastTail is how much of a history file's end Last reads: several times
+// the largest record (its reply and message are capped).
+const lastTail = 64 << 10
+
+// Last returns task's newest record, reading only the end of its history
+// file, so a daemon planning a thousand tasks at start reads a thousand
+// tails, not a thousand histories. ok is false when the task has none.
+func (h *History) Last(task string) (rec Record, ok bool, err error) {
+	if !names.Valid(task) {
+		return Record{}, false, fmt.Errorf("history: task %q: %s", task, names.Rule)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, path := range []string{h.current(task), h.previous(task)} {
+		rec, ok, err := lastRecord(path, task)
+		if err != nil {
+			return Record{}, false, fmt.Errorf("history of task %q: %w", task, err)
+		}
+		if ok {
+			return rec, true, nil
+		}
+	}
+	return Record{}, false, nil
+}
+
+// lastRecord is the newest whole record in path's last lastTail bytes,
+// read whole when the tail holds none.
+func lastRecord(path, task string) (Record, bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Record{}, false, err
+	}
+	off := max(fi.Size()-lastTail, 0)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+		return Record{}, false, err
+	}
+	lines := bytes.Split(buf, []byte{'\n'})
+	for i := len(lines) - 1; i >= 0; i-- {
+		if i == 0 && off > 0 {
+			break // the tail's first line may be cut
+		}
+		var rec Record
+		body := bytes.TrimSpace(lines[i])
+		if len(body) > 0 && json.Unmarshal(body, &rec) == nil && rec.Task == task {
+			return rec, true, nil
+		}
+	}
+	if off == 0 {
+		return Record{}, false, nil
+	}
+	recs, _, err := readFile(path, task)
+	if err != nil || len(recs) == 0 {
+		return Record{}, false, err
+	}
+	return recs[len(recs)-1], true, nil
+}

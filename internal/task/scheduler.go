@@ -51,6 +51,7 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	running map[string]bool
+	next    map[string]time.Time // each task's next due time, for listings
 	wg      sync.WaitGroup
 }
 
@@ -59,7 +60,7 @@ type Scheduler struct {
 // (firings of one task never overlap). skip is told, on the scheduler's
 // goroutine, of a firing that did not run (reason still_running).
 func NewScheduler(clk clock.Clock, fire func(ctx context.Context, f Firing), skip func(f Firing, reason Reason)) *Scheduler {
-	return &Scheduler{clk: clk, fire: fire, skip: skip, updates: make(chan []Spec), running: map[string]bool{}}
+	return &Scheduler{clk: clk, fire: fire, skip: skip, updates: make(chan []Spec), running: map[string]bool{}, next: map[string]time.Time{}}
 }
 
 // Update replaces the set of scheduled tasks (a config reload). A task that
@@ -90,6 +91,7 @@ func (s *Scheduler) Run(ctx context.Context, specs []Spec) {
 	for {
 		now := s.clk.Now()
 		s.pass(ctx, plans, now)
+		s.noteNext(plans)
 		d := Recheck
 		for _, p := range plans {
 			if !p.next.IsZero() && p.next.Sub(now) < d {
@@ -179,22 +181,59 @@ func (s *Scheduler) pass(ctx context.Context, plans map[string]*plan, now time.T
 }
 
 func (s *Scheduler) start(ctx context.Context, f Firing) {
-	s.mu.Lock()
-	if s.running[f.Task] {
-		s.mu.Unlock()
+	if !s.Claim(f.Task) {
 		s.skip(f, ReasonStillRunning)
 		return
 	}
-	s.running[f.Task] = true
 	s.wg.Add(1)
-	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		defer func() {
-			s.mu.Lock()
-			delete(s.running, f.Task)
-			s.mu.Unlock()
-		}()
+		defer s.Release(f.Task)
 		s.fire(ctx, f)
 	}()
+}
+
+// Claim marks task as running unless it already is: the one rule that
+// keeps a task's runs from overlapping, shared by scheduled firings and
+// runs started by hand. A successful Claim must be paired with Release.
+func (s *Scheduler) Claim(task string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running[task] {
+		return false
+	}
+	s.running[task] = true
+	return true
+}
+
+// Release ends a Claim.
+func (s *Scheduler) Release(task string) {
+	s.mu.Lock()
+	delete(s.running, task)
+	s.mu.Unlock()
+}
+
+// Running reports whether task has a run going.
+func (s *Scheduler) Running(task string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running[task]
+}
+
+// Next is task's next due time as of the scheduler's last pass; zero when
+// the task is not scheduled (disabled, unknown) or never fires again.
+func (s *Scheduler) Next(task string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next[task]
+}
+
+func (s *Scheduler) noteNext(plans map[string]*plan) {
+	next := make(map[string]time.Time, len(plans))
+	for name, p := range plans {
+		next[name] = p.next
+	}
+	s.mu.Lock()
+	s.next = next
+	s.mu.Unlock()
 }

@@ -1,0 +1,108 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+)
+
+// Tasks is what the socket's task routes call: the task service
+// (internal/task.Service) in the daemon, a fake in route tests.
+type Tasks interface {
+	List() []api.Task
+	Get(name string) (api.Task, error)
+	TaskHistory(name string, limit int) (api.TaskHistory, error)
+	AllHistory(limit int) (api.TaskHistory, error)
+	Log(name, runID string) (api.TaskLog, error)
+	// Start runs a task by hand; done closes when the run has ended and
+	// Result then has its record.
+	Start(ctx context.Context, name string) (api.TaskRun, <-chan struct{}, error)
+	Result(task, runID string) (api.TaskRun, bool)
+}
+
+// maxHistory is the most records one history request may ask for.
+const maxHistory = 100000
+
+func historyLimit(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxHistory {
+		return 0, api.Errorf(api.CodeInvalidArgs, "history: limit must be a number from 1 to %d, got %q", maxHistory, v)
+	}
+	return n, nil
+}
+
+func (s *server) listTasks(*http.Request) (any, error) { return s.tasks.List(), nil }
+
+func (s *server) getTask(r *http.Request) (any, error) { return s.tasks.Get(r.PathValue("name")) }
+
+func (s *server) taskHistory(r *http.Request) (any, error) {
+	limit, err := historyLimit(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.tasks.TaskHistory(r.PathValue("name"), limit)
+}
+
+func (s *server) allHistory(r *http.Request) (any, error) {
+	limit, err := historyLimit(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.tasks.AllHistory(limit)
+}
+
+func (s *server) taskLog(r *http.Request) (any, error) {
+	return s.tasks.Log(r.PathValue("name"), r.URL.Query().Get("run"))
+}
+
+// runTask starts a run; with wait it answers when the run has ended. A
+// caller that goes away does not stop the run: it is the daemon's now.
+func (s *server) runTask(r *http.Request) (any, error) {
+	var req api.RunRequest
+	if err := decodeBody(r, &req, true); err != nil {
+		return nil, err
+	}
+	name := r.PathValue("name")
+	rec, done, err := s.tasks.Start(r.Context(), name)
+	if err != nil || !req.Wait {
+		return rec, err
+	}
+	select {
+	case <-done:
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	case <-s.stopping:
+		return nil, api.Errorf(api.CodeNotReady, "leo daemon is shutting down; run %s of task %s was interrupted", rec.ID, name)
+	}
+	if out, ok := s.tasks.Result(name, rec.ID); ok {
+		return out, nil
+	}
+	return nil, api.Errorf(api.CodeInternal, "run %s of task %s ended but its record cannot be read (see the daemon log)", rec.ID, name)
+}
+
+// setTaskEnabled edits tasks.<name>.enabled in leo.yaml (atomic,
+// validated, the rest of the file kept as written) and reloads.
+func (s *server) setTaskEnabled(enabled bool) endpoint {
+	return func(r *http.Request) (any, error) {
+		if err := decodeBody(r, &struct{}{}, true); err != nil {
+			return nil, err
+		}
+		name := r.PathValue("name")
+		if _, err := s.tasks.Get(name); err != nil {
+			return nil, err
+		}
+		if err := s.setEnabled(name, enabled); err != nil {
+			return nil, err
+		}
+		if _, err := s.reload(r.Context()); err != nil {
+			return nil, err
+		}
+		return s.tasks.Get(name)
+	}
+}

@@ -1,0 +1,294 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/clock"
+	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/statefile"
+)
+
+// Persistent tasks deliver their prompt into an agent instead of running
+// headless. A firing:
+//
+//  1. is written to state (pending firings) before anything else, so a
+//     daemon that dies mid-firing takes it up again;
+//  2. ensures its agent (running → as is; stopped → started with resume;
+//     missing → spawned) and queues the prompt, with the run's marker line,
+//     on the agent's durable delivery queue;
+//  3. waits for the harness's own turn-end signal of the turn that carries
+//     the marker (Stop hook, notify program, plugin), up to the task's
+//     timeout;
+//  4. is recorded, and removed from state.
+
+// AgentPort is what a persistent firing needs of the agent manager.
+type AgentPort interface {
+	// Ensure makes agent exist and run: the ensure-exists ladder. target
+	// is the scope the agent comes from (the task's template, or the task
+	// itself for an implicit agent). It returns what it did ("running",
+	// "started", "spawned").
+	Ensure(ctx context.Context, agent string, target *config.Resolved) (string, error)
+	// Enqueue puts message on agent's durable queue and returns its id.
+	Enqueue(ctx context.Context, agent, message string) (string, error)
+	// Delivery is the outcome of a queued message: done closes when it is
+	// known, then err() is nil for delivered. ok is false for an id the
+	// agent does not know (its outcome was known before a restart).
+	Delivery(agent, id string) (done <-chan struct{}, err func() error, ok bool)
+}
+
+// TurnEnd is the end of an agent's turn, as its harness signalled it.
+type TurnEnd struct {
+	SessionID string
+	Reply     string
+	Failed    bool
+	Error     string
+}
+
+// TurnEnds hands out waits for the turn that carries a run's marker.
+type TurnEnds interface {
+	// Await returns a channel that receives the turn end of the turn of
+	// agent whose input carries runID's marker, and what stops waiting.
+	Await(agent, task, runID string) (<-chan TurnEnd, func())
+}
+
+// Marker is the line a persistent firing's message ends with: the
+// turn-end signal is matched to the firing by it.
+func Marker(task, runID string) string { return "[leo task " + task + " run " + runID + "]" }
+
+// PersistentOptions configure the persistent-firing side of the service.
+type PersistentOptions struct {
+	Agents   AgentPort
+	TurnEnds TurnEnds
+	// StatePath is the file pending firings are kept in.
+	StatePath string
+	Clock     clock.Clock
+	Log       *slog.Logger
+}
+
+// Persistent runs persistent firings.
+type Persistent struct {
+	opts PersistentOptions
+
+	mu      sync.Mutex
+	pending map[string]pendingFiring // by run id
+}
+
+// pendingFiring is a firing that has not ended, as state keeps it.
+type pendingFiring struct {
+	Rec      Record    `json:"run"`
+	Deadline time.Time `json:"deadline"`
+	// MessageID is the queued message, once the agent took it.
+	MessageID    string `json:"message_id,omitempty"`
+	NotifyOnFail bool   `json:"notify_on_fail,omitempty"`
+}
+
+// pendingFile is state/task-pending.json.
+type pendingFile struct {
+	Version int             `json:"version"`
+	Firings []pendingFiring `json:"firings"`
+}
+
+// NewPersistent makes the persistent side and reads the pending firings an
+// earlier daemon left.
+func NewPersistent(opts PersistentOptions) (*Persistent, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.New()
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	p := &Persistent{opts: opts, pending: map[string]pendingFiring{}}
+	var f pendingFile
+	if _, err := statefile.ReadJSON(opts.StatePath, &f); err != nil {
+		return nil, fmt.Errorf("pending persistent firings: %w", err)
+	}
+	for _, pf := range f.Firings {
+		if pf.Rec.ID != "" && pf.Rec.Task != "" {
+			p.pending[pf.Rec.ID] = pf
+		}
+	}
+	return p, nil
+}
+
+// save writes the pending firings with change applied; memory changes
+// only once the file does.
+func (p *Persistent) save(change func(m map[string]pendingFiring)) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next := maps.Clone(p.pending)
+	change(next)
+	f := pendingFile{Version: 1, Firings: slices.SortedFunc(maps.Values(next), func(a, b pendingFiring) int {
+		return strings.Compare(a.Rec.ID, b.Rec.ID)
+	})}
+	if f.Firings == nil {
+		f.Firings = []pendingFiring{}
+	}
+	if err := statefile.WriteJSON(p.opts.StatePath, f, 0o600); err != nil {
+		return err
+	}
+	p.pending = next
+	return nil
+}
+
+// deliver runs one firing of a persistent task into its agent and returns
+// its record (Service.execute records it).
+func (s *Service) deliver(ctx context.Context, res *config.Resolved, rec Record, prompt string) Record {
+	p := s.opts.Persistent
+	clk := s.opts.Clock
+	if p == nil {
+		return ended(rec, clk.Now(), OutcomeFailed, ReasonDelivery, "this daemon has no agents to deliver persistent tasks into")
+	}
+	cfg := s.opts.Config()
+	target := res
+	rec.Agent = res.Name
+	if res.Template != "" {
+		rec.Agent = res.Template
+		t, err := cfg.ResolveTemplate(res.Template)
+		if err != nil {
+			return ended(rec, clk.Now(), OutcomeFailed, ReasonConfigError, err.Error())
+		}
+		target = t
+	}
+	rec.Harness = target.HarnessName
+	pf := pendingFiring{Rec: rec, Deadline: rec.Start.Add(res.Timeout), NotifyOnFail: res.NotifyOnFail}
+	if err := p.save(func(m map[string]pendingFiring) { m[rec.ID] = pf }); err != nil {
+		return ended(rec, clk.Now(), OutcomeFailed, ReasonDelivery, "cannot keep the firing in state: "+err.Error())
+	}
+	turn, stop := p.opts.TurnEnds.Await(rec.Agent, rec.Task, rec.ID)
+	defer stop()
+
+	out := func() Record {
+		if _, err := p.opts.Agents.Ensure(ctx, rec.Agent, target); err != nil {
+			return ended(rec, clk.Now(), OutcomeFailed, reasonOf(err), "agent "+rec.Agent+": "+err.Error())
+		}
+		message := strings.TrimRight(prompt, "\n") + "\n\n" + Marker(rec.Task, rec.ID)
+		id, err := p.opts.Agents.Enqueue(ctx, rec.Agent, message)
+		if err != nil {
+			if api.HasCode(err, api.CodeQueueFull) {
+				return ended(rec, clk.Now(), OutcomeSkipped, ReasonQueueFull, err.Error())
+			}
+			return ended(rec, clk.Now(), OutcomeFailed, reasonOf(err), err.Error())
+		}
+		pf.MessageID = id
+		if err := p.save(func(m map[string]pendingFiring) { m[rec.ID] = pf }); err != nil {
+			// The message is queued; only the fast path of a failed
+			// delivery after a restart is lost. Wait on.
+			p.opts.Log.Warn("persistent firing: could not note its message id", "task", rec.Task, "run", rec.ID, "err", err)
+		}
+		return p.await(ctx, pf, turn)
+	}()
+	p.finish(ctx, pf, out)
+	return out
+}
+
+// await waits for a queued firing's delivery and then its turn end.
+func (p *Persistent) await(ctx context.Context, pf pendingFiring, turn <-chan TurnEnd) Record {
+	rec, clk := pf.Rec, p.opts.Clock
+	timer := clk.NewTimer(max(pf.Deadline.Sub(clk.Now()), 0))
+	defer timer.Stop()
+	var delivered <-chan struct{}
+	var deliveryErr func() error
+	if pf.MessageID != "" {
+		if d, e, ok := p.opts.Agents.Delivery(rec.Agent, pf.MessageID); ok {
+			delivered, deliveryErr = d, e
+		}
+	}
+	for {
+		select {
+		case te := <-turn:
+			rec.SessionID, rec.Reply = te.SessionID, FirstLines(te.Reply, ReplyMaxLines, ReplyMaxBytes)
+			if te.Failed {
+				return ended(rec, clk.Now(), OutcomeFailed, ReasonHarnessError, te.Error)
+			}
+			return ended(rec, clk.Now(), OutcomeSucceeded, "", "")
+		case <-delivered:
+			if err := deliveryErr(); err != nil {
+				return ended(rec, clk.Now(), OutcomeFailed, ReasonDelivery, "the prompt could not be delivered: "+err.Error())
+			}
+			delivered = nil // delivered: now the turn must end
+		case <-timer.C():
+			return ended(rec, clk.Now(), OutcomeTimeout, ReasonTimeout,
+				fmt.Sprintf("agent %s did not signal the end of the turn within the task's timeout", rec.Agent))
+		case <-ctx.Done():
+			// The daemon is stopping: the firing stays pending, and the
+			// next daemon takes it up (Resume).
+			return Record{}
+		}
+	}
+}
+
+// finish drops an ended firing from state and sends the failure notice.
+// A firing interrupted by shutdown (zero record) stays pending.
+func (p *Persistent) finish(ctx context.Context, pf pendingFiring, out Record) {
+	if out.Outcome == "" {
+		return
+	}
+	if err := p.save(func(m map[string]pendingFiring) { delete(m, pf.Rec.ID) }); err != nil {
+		p.opts.Log.Error("persistent firing: could not drop it from state", "task", pf.Rec.Task, "run", pf.Rec.ID, "err", err)
+	}
+	if pf.NotifyOnFail && out.Outcome != OutcomeSucceeded && out.Reason != ReasonQueueFull && ctx.Err() == nil {
+		if _, err := p.opts.Agents.Enqueue(ctx, out.Agent, failureNotice(out)); err != nil {
+			p.opts.Log.Warn("persistent firing: the failure notice could not be queued", "task", out.Task, "agent", out.Agent, "err", err)
+		}
+	}
+}
+
+// failureNotice is the short message notify_on_fail puts into the agent:
+// one line of plain text, whatever the failure's message held.
+func failureNotice(rec Record) string {
+	msg := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, FirstLines(rec.Message, 1, 300))
+	return fmt.Sprintf("[leo] task %s run %s %s (%s): %s", rec.Task, rec.ID, rec.Outcome, rec.Reason, msg)
+}
+
+// Resume takes up the firings an earlier daemon left pending: each waits
+// again, until its deadline, for its turn end; done records each.
+func (p *Persistent) Resume(ctx context.Context, done func(Record)) {
+	p.mu.Lock()
+	pending := slices.Collect(maps.Values(p.pending))
+	p.mu.Unlock()
+	for _, pf := range pending {
+		go func() {
+			turn, stop := p.opts.TurnEnds.Await(pf.Rec.Agent, pf.Rec.Task, pf.Rec.ID)
+			defer stop()
+			out := p.await(ctx, pf, turn)
+			p.finish(ctx, pf, out)
+			if out.Outcome != "" {
+				done(out)
+			}
+		}()
+	}
+}
+
+// resumed records a firing taken up after a restart.
+func (s *Service) resumed(rec Record) { s.record(rec) }
+
+// reasonOf maps an agent error to a run's reason.
+func reasonOf(err error) Reason {
+	switch api.CodeOf(err) {
+	case api.CodeClaudeNotFound:
+		return ReasonClaudeNotFound
+	case api.CodeHarnessNotFound:
+		return ReasonHarnessNotFound
+	case api.CodeConfigError:
+		return ReasonConfigError
+	}
+	if errors.Is(err, context.Canceled) {
+		return ReasonInterrupted
+	}
+	return ReasonDelivery
+}

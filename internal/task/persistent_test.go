@@ -1,0 +1,254 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/testutil"
+)
+
+// fakeAgents is the agent manager as persistent firings see it.
+type fakeAgents struct {
+	mu       sync.Mutex
+	ensured  []string
+	messages map[string][]string // agent -> queued texts
+	ensure   error
+	enqueue  error
+	fail     error // outcome of every delivery
+	items    map[string]chan struct{}
+}
+
+func (f *fakeAgents) Ensure(_ context.Context, agent string, target *config.Resolved) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ensured = append(f.ensured, agent+"<-"+target.Scope)
+	return "spawned", f.ensure
+}
+
+func (f *fakeAgents) Enqueue(_ context.Context, agent, message string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.enqueue != nil {
+		return "", f.enqueue
+	}
+	if f.messages == nil {
+		f.messages, f.items = map[string][]string{}, map[string]chan struct{}{}
+	}
+	f.messages[agent] = append(f.messages[agent], message)
+	id := agent + "-" + string(rune('0'+len(f.messages[agent])))
+	ch := make(chan struct{})
+	close(ch)
+	f.items[id] = ch
+	return id, nil
+}
+
+func (f *fakeAgents) Delivery(_ string, id string) (<-chan struct{}, func() error, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch, ok := f.items[id]
+	fail := f.fail
+	return ch, func() error { return fail }, ok
+}
+
+func (f *fakeAgents) queued(agent string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.messages[agent]...)
+}
+
+// fakeTurns lets a test end the turn that carries a run's marker.
+type fakeTurns struct {
+	mu      sync.Mutex
+	waiting map[string]chan TurnEnd // runID -> channel
+}
+
+func (f *fakeTurns) Await(_, _, runID string) (<-chan TurnEnd, func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.waiting == nil {
+		f.waiting = map[string]chan TurnEnd{}
+	}
+	ch := make(chan TurnEnd, 1)
+	f.waiting[runID] = ch
+	return ch, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.waiting[runID] == ch {
+			delete(f.waiting, runID)
+		}
+	}
+}
+
+func (f *fakeTurns) end(t *testing.T, runID string, te TurnEnd) {
+	t.Helper()
+	var ch chan TurnEnd
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		ch = f.waiting[runID]
+		return ch != nil
+	}, "a wait for run "+runID)
+	ch <- te
+}
+
+const persistentTasks = `
+templates:
+  helper:
+    harness: codex
+tasks:
+  implicit:
+    runtime: persistent
+    prompt_file: p.md
+    notify_on_fail: true
+    timeout: 10m
+  viatemplate:
+    runtime: persistent
+    template: helper
+    prompt_file: q.md
+`
+
+func persistentRig(t *testing.T, agents *fakeAgents, turns *fakeTurns) *serviceRig {
+	return newServiceRig(t, time.Date(2026, 3, 2, 7, 0, 0, 0, time.Local), persistentTasks, func(r *serviceRig) *Persistent {
+		p, err := NewPersistent(PersistentOptions{Agents: agents, TurnEnds: turns, StatePath: filepath.Join(r.dir, "pending.json"), Clock: r.clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	})
+}
+
+func TestPersistentFiringSucceedsOnTurnEnd(t *testing.T) {
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	r := persistentRig(t, agents, turns)
+	r.run()
+	rec, done, err := r.svc.Start(context.Background(), "implicit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns.end(t, rec.ID, TurnEnd{SessionID: "s1", Reply: "done it"})
+	<-done
+	got, _ := r.svc.Result("implicit", rec.ID)
+	if got.Outcome != OutcomeSucceeded || got.Reply != "done it" || got.Agent != "implicit" || got.SessionID != "s1" {
+		t.Fatalf("record %+v", got)
+	}
+	if q := agents.queued("implicit"); len(q) != 1 || q[0] != "do the thing\n\n"+Marker("implicit", rec.ID) {
+		t.Fatalf("queued %q", q)
+	}
+	if agents.ensured[0] != "implicit<-tasks.implicit" {
+		t.Fatalf("ensured %v: an implicit agent comes from the task's own scope", agents.ensured)
+	}
+	// With a template, the agent is the template's and so is its scope.
+	rec, done, _ = r.svc.Start(context.Background(), "viatemplate")
+	turns.end(t, rec.ID, TurnEnd{Reply: "ok"})
+	<-done
+	got, _ = r.svc.Result("viatemplate", rec.ID)
+	if got.Outcome != OutcomeSucceeded || got.Agent != "helper" || got.Harness != "codex" || agents.ensured[1] != "helper<-templates.helper" {
+		t.Fatalf("template firing %+v, ensured %v", got, agents.ensured)
+	}
+}
+
+func TestPersistentFailuresAndNotice(t *testing.T) {
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	r := persistentRig(t, agents, turns)
+	r.run()
+
+	// The harness says the turn failed: failed, and a notice follows.
+	rec, done, _ := r.svc.Start(context.Background(), "implicit")
+	turns.end(t, rec.ID, TurnEnd{Failed: true, Error: "rate limited\x1b[2J"})
+	<-done
+	got, _ := r.svc.Result("implicit", rec.ID)
+	if got.Outcome != OutcomeFailed || got.Reason != ReasonHarnessError {
+		t.Fatalf("record %+v", got)
+	}
+	q := agents.queued("implicit")
+	if len(q) != 2 || !strings.HasPrefix(q[1], "[leo] task implicit run "+rec.ID+" failed (harness_error): rate limited") || strings.ContainsRune(q[1], 0x1b) {
+		t.Fatalf("notice %q", q)
+	}
+
+	// A full queue is a skip, with no notice.
+	agents.enqueue = api.Errorf(api.CodeQueueFull, "agent implicit: queue full")
+	rec, done, _ = r.svc.Start(context.Background(), "implicit")
+	<-done
+	got, _ = r.svc.Result("implicit", rec.ID)
+	if got.Outcome != OutcomeSkipped || got.Reason != ReasonQueueFull || len(agents.queued("implicit")) != 2 {
+		t.Fatalf("queue full: %+v", got)
+	}
+
+	// claude missing: the ladder's error reason.
+	agents.enqueue = nil
+	agents.ensure = api.Errorf(api.CodeClaudeNotFound, api.ClaudeNotFoundMessage)
+	rec, done, _ = r.svc.Start(context.Background(), "implicit")
+	<-done
+	got, _ = r.svc.Result("implicit", rec.ID)
+	if got.Outcome != OutcomeFailed || got.Reason != ReasonClaudeNotFound || !strings.Contains(got.Message, api.ClaudeNotFoundMessage) {
+		t.Fatalf("claude missing: %+v", got)
+	}
+
+	// A delivery that fails ends the firing at once.
+	agents.ensure = nil
+	agents.fail = errors.New("TUI exited")
+	rec, done, _ = r.svc.Start(context.Background(), "implicit")
+	<-done
+	got, _ = r.svc.Result("implicit", rec.ID)
+	if got.Outcome != OutcomeFailed || got.Reason != ReasonDelivery || !strings.Contains(got.Message, "TUI exited") {
+		t.Fatalf("delivery failed: %+v", got)
+	}
+}
+
+func TestPersistentTimeout(t *testing.T) {
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	r := persistentRig(t, agents, turns)
+	r.run()
+	rec, done, _ := r.svc.Start(context.Background(), "implicit")
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(agents.queued("implicit")) == 1 }, "the delivery")
+	r.clk.advance(t, 11*time.Minute)
+	<-done
+	got, _ := r.svc.Result("implicit", rec.ID)
+	if got.Outcome != OutcomeTimeout || got.Reason != ReasonTimeout {
+		t.Fatalf("record %+v", got)
+	}
+}
+
+// A firing still waiting for its turn end when the daemon stops is taken
+// up by the next one, and recorded once.
+func TestPersistentFiringSurvivesRestart(t *testing.T) {
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	r := persistentRig(t, agents, turns)
+	r.run()
+	rec, _, _ := r.svc.Start(context.Background(), "implicit")
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(agents.queued("implicit")) == 1 }, "the delivery")
+	r.stop()
+	if n := len(r.history("implicit")); n != 0 {
+		t.Fatalf("an interrupted firing was recorded %d times", n)
+	}
+
+	turns2 := &fakeTurns{}
+	p, err := NewPersistent(PersistentOptions{Agents: agents, TurnEnds: turns2, StatePath: filepath.Join(r.dir, "pending.json"), Clock: r.clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := NewService(ServiceOptions{Clock: r.clk, Config: func() *config.Config { return r.cfg }, History: r.hist, Persistent: p})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go svc.Run(ctx)
+	turns2.end(t, rec.ID, TurnEnd{Reply: "after the restart"})
+	recs := r.waitHistory("implicit", 1)
+	if recs[0].ID != rec.ID || recs[0].Outcome != OutcomeSucceeded || recs[0].Reply != "after the restart" {
+		t.Fatalf("record %+v", recs[0])
+	}
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.pending) == 0
+	}, "the firing to leave state")
+	if q := agents.queued("implicit"); len(q) != 1 {
+		t.Fatalf("the prompt was queued %d times", len(q))
+	}
+}

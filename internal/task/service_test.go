@@ -1,0 +1,425 @@
+package task
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/testutil"
+)
+
+// serviceRig is a task service on a fake clock whose one-shot runs are
+// recorded and, per task, held until released.
+type serviceRig struct {
+	t    *testing.T
+	dir  string
+	clk  *testClock
+	cfg  *config.Config
+	hist *History
+	svc  *Service
+
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu    sync.Mutex
+	jobs  []Job
+	hold  map[string]chan struct{}
+	reply map[string]Record // what a task's runs answer
+}
+
+func writeConfig(t *testing.T, dir, yaml string) *config.Config {
+	t.Helper()
+	path := filepath.Join(dir, "leo.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(yaml), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func newServiceRig(t *testing.T, start time.Time, yaml string, persistent func(r *serviceRig) *Persistent) *serviceRig {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"p.md", "q.md"} {
+		if err := os.WriteFile(filepath.Join(dir, "workspace", p), []byte("do the thing\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist, err := OpenHistory(filepath.Join(dir, "history"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &serviceRig{t: t, dir: dir, clk: newTestClock(start), hist: hist, hold: map[string]chan struct{}{}, reply: map[string]Record{}}
+	r.cfg = writeConfig(t, dir, yaml)
+	opts := ServiceOptions{
+		Clock:         r.clk,
+		Config:        func() *config.Config { r.mu.Lock(); defer r.mu.Unlock(); return r.cfg },
+		History:       hist,
+		MaxConcurrent: func() int { return 1 },
+		Oneshot: func(ctx context.Context, j Job) Record {
+			r.mu.Lock()
+			r.jobs = append(r.jobs, j)
+			h := r.hold[j.Task]
+			out := r.reply[j.Task]
+			r.mu.Unlock()
+			if h != nil {
+				select {
+				case <-h:
+				case <-ctx.Done():
+				}
+			}
+			if out.Outcome == "" {
+				out.Outcome = OutcomeSucceeded
+			}
+			out.Attempt = 1
+			return out
+		},
+	}
+	if persistent != nil {
+		opts.Persistent = persistent(r)
+	}
+	r.svc = NewService(opts)
+	return r
+}
+
+func (r *serviceRig) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel, r.done = cancel, make(chan struct{})
+	n := r.clk.armed()
+	go func() { r.svc.Run(ctx); close(r.done) }()
+	r.clk.waitArmed(r.t, n)
+	r.t.Cleanup(r.stop)
+}
+
+func (r *serviceRig) stop() {
+	r.mu.Lock()
+	for k, h := range r.hold {
+		close(h)
+		delete(r.hold, k)
+	}
+	r.mu.Unlock()
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	select {
+	case <-r.done:
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("the service did not stop")
+	}
+	r.cancel = nil
+}
+
+func (r *serviceRig) holdTask(task string) func() {
+	ch := make(chan struct{})
+	r.mu.Lock()
+	r.hold[task] = ch
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.hold[task] == ch {
+			close(ch)
+			delete(r.hold, task)
+		}
+	}
+}
+
+func (r *serviceRig) jobTasks() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var s []string
+	for _, j := range r.jobs {
+		s = append(s, j.Task)
+	}
+	return strings.Join(s, ",")
+}
+
+func (r *serviceRig) history(task string) []Record {
+	recs, _, err := r.hist.Read(task, 0)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return recs
+}
+
+func (r *serviceRig) waitHistory(task string, n int) []Record {
+	r.t.Helper()
+	testutil.WaitForEvery(r.t, 10*time.Second, time.Millisecond, func() bool { return len(r.history(task)) >= n },
+		fmt.Sprintf("%d history records of %s", n, task))
+	return r.history(task)
+}
+
+const twoTasks = `
+tasks:
+  a:
+    schedule: "0 7 * * *"
+    timezone: Europe/Berlin
+    prompt_file: p.md
+  b:
+    schedule: "5 7 * * *"
+    timezone: Europe/Berlin
+    prompt_file: q.md
+`
+
+var berlin = func() *time.Location {
+	l, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		panic(err)
+	}
+	return l
+}()
+
+func TestServiceFiresAndRecords(t *testing.T) {
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 58, 0, 0, berlin), twoTasks, nil)
+	r.run()
+	r.clk.advance(t, 3*time.Minute)
+	recs := r.waitHistory("a", 1)
+	rec := recs[0]
+	if rec.Trigger != TriggerSchedule || rec.Outcome != OutcomeSucceeded || !rec.Due.Equal(time.Date(2026, 3, 2, 7, 0, 0, 0, berlin)) {
+		t.Fatalf("record %+v", rec)
+	}
+	if rec.ID != RunID(rec.Start) || rec.Harness == "" {
+		t.Fatalf("run id %q for start %v, harness %q", rec.ID, rec.Start, rec.Harness)
+	}
+	r.mu.Lock()
+	j := r.jobs[0]
+	r.mu.Unlock()
+	if j.Prompt != "do the thing\n" || j.Scope == nil || j.Scope.Name != "a" {
+		t.Fatalf("job %+v", j)
+	}
+	if got := r.svc.List(); len(got) != 2 || got[0].NextRun == nil || !got[0].NextRun.Equal(time.Date(2026, 3, 3, 7, 0, 0, 0, berlin)) || got[0].LastRun == nil {
+		t.Fatalf("list %+v", got)
+	}
+}
+
+// Runs beyond the daemon-wide cap wait, and get their slot in due order.
+func TestServiceCapQueuesInDueOrder(t *testing.T) {
+	yaml := `
+tasks:
+  first:
+    schedule: "0 7 * * *"
+    prompt_file: p.md
+  later:
+    schedule: "2 7 * * *"
+    prompt_file: p.md
+  earlier:
+    schedule: "1 7 * * *"
+    prompt_file: p.md
+`
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 59, 0, 0, time.Local), yaml, nil)
+	release := r.holdTask("first")
+	r.run()
+	r.clk.advance(t, 4*time.Minute)
+	testutil.WaitFor(t, 10*time.Second, func() bool { return r.svc.sched.Running("later") && r.svc.sched.Running("earlier") }, "both to wait for a slot")
+	if got := r.jobTasks(); got != "first" {
+		t.Fatalf("with a cap of 1, ran %q while first holds the slot", got)
+	}
+	release()
+	r.waitHistory("later", 1)
+	r.waitHistory("earlier", 1)
+	if got := r.jobTasks(); got != "first,earlier,later" {
+		t.Fatalf("runs in order %q, want first,earlier,later (due order)", got)
+	}
+}
+
+// A manual run shares the no-overlap rule with scheduled firings; it runs
+// disabled tasks too.
+func TestServiceManualRun(t *testing.T) {
+	yaml := `
+tasks:
+  off:
+    enabled: false
+    schedule: "0 7 * * *"
+    prompt_file: p.md
+`
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 59, 0, 0, time.Local), yaml, nil)
+	release := r.holdTask("off")
+	r.run()
+	r.clk.advance(t, 2*time.Minute)
+	if got := r.jobTasks(); got != "" {
+		t.Fatalf("a disabled task fired: %q", got)
+	}
+	rec, done, err := r.svc.Start(context.Background(), "off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Outcome != api.OutcomeRunning || rec.Trigger != TriggerManual || rec.ID == "" {
+		t.Fatalf("started %+v", rec)
+	}
+	if _, _, err := r.svc.Start(context.Background(), "off"); !api.HasCode(err, api.CodeTaskRunning) {
+		t.Fatalf("a second run while one runs: %v, want task_running", err)
+	}
+	if v, _ := r.svc.Get("off"); !v.Running || v.NextRun != nil {
+		t.Fatalf("view while running %+v", v)
+	}
+	release()
+	<-done
+	got, ok := r.svc.Result("off", rec.ID)
+	if !ok || got.Outcome != OutcomeSucceeded || got.Trigger != TriggerManual {
+		t.Fatalf("result %+v %v", got, ok)
+	}
+	if _, _, err := r.svc.Start(context.Background(), "nope"); !api.HasCode(err, api.CodeNotFound) {
+		t.Fatalf("unknown task: %v", err)
+	}
+}
+
+// A firing due while the task still runs is skipped and recorded.
+func TestServiceSkipsStillRunning(t *testing.T) {
+	yaml := `
+tasks:
+  often:
+    schedule: "* * * * *"
+    prompt_file: p.md
+`
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 59, 30, 0, time.Local), yaml, nil)
+	release := r.holdTask("often")
+	r.run()
+	r.clk.advance(t, time.Minute)
+	testutil.WaitFor(t, 10*time.Second, func() bool { return r.jobTasks() == "often" }, "the first run")
+	r.clk.advance(t, time.Minute)
+	recs := r.waitHistory("often", 1)
+	if recs[0].Outcome != OutcomeSkipped || recs[0].Reason != ReasonStillRunning || !strings.Contains(recs[0].Message, "still running") {
+		t.Fatalf("skip record %+v", recs[0])
+	}
+	release()
+	r.waitHistory("often", 2)
+}
+
+// The next run of a task continues the conversation its last run of the
+// same harness recorded, across a restart of the service.
+func TestServiceResumesSession(t *testing.T) {
+	yaml := `
+tasks:
+  conv:
+    prompt_file: p.md
+`
+	r := newServiceRig(t, time.Date(2026, 3, 2, 7, 0, 0, 0, time.Local), yaml, nil)
+	r.reply["conv"] = Record{SessionID: "sess-1"}
+	r.run()
+	for range 2 {
+		_, done, err := r.svc.Start(context.Background(), "conv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-done
+	}
+	r.mu.Lock()
+	first, second := r.jobs[0].SessionID, r.jobs[1].SessionID
+	r.mu.Unlock()
+	if first != "" || second != "sess-1" {
+		t.Fatalf("sessions %q then %q; want fresh then sess-1", first, second)
+	}
+	// A new service reads it from history.
+	again := NewService(ServiceOptions{Clock: r.clk, Config: func() *config.Config { return r.cfg }, History: r.hist})
+	if got := again.sessionFor("conv", r.history("conv")[0].Harness); got != "sess-1" {
+		t.Fatalf("after restart: %q", got)
+	}
+	if got := again.sessionFor("conv", "some-other-harness"); got != "" {
+		t.Fatalf("another harness resumed %q", got)
+	}
+}
+
+// A task whose slot passed while the daemon was down runs once, as a
+// catch-up, when the service starts.
+func TestServiceCatchUpFromHistory(t *testing.T) {
+	yaml := `
+tasks:
+  daily:
+    schedule: "0 7 * * *"
+    prompt_file: p.md
+`
+	start := time.Date(2026, 3, 5, 12, 0, 0, 0, time.Local)
+	r := newServiceRig(t, start, yaml, nil)
+	last := time.Date(2026, 3, 2, 7, 0, 0, 0, time.Local)
+	if err := r.hist.Append(Record{ID: RunID(last), Task: "daily", Trigger: TriggerSchedule, Due: last, Start: last, End: last, Outcome: OutcomeSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	r.run()
+	recs := r.waitHistory("daily", 2)
+	if got := recs[1]; got.Trigger != TriggerCatchUp || !got.Due.Equal(time.Date(2026, 3, 5, 7, 0, 0, 0, time.Local)) {
+		t.Fatalf("catch-up record %+v", got)
+	}
+	r.stop()
+	if got := r.jobTasks(); got != "daily" {
+		t.Fatalf("runs %q: want exactly one catch-up", got)
+	}
+}
+
+// A reload that adds a task plans it; one that disables a task stops it.
+func TestServiceReload(t *testing.T) {
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 50, 0, 0, berlin), twoTasks, nil)
+	r.run()
+	r.mu.Lock()
+	r.cfg = writeConfig(t, r.dir, twoTasks+`    enabled: false
+  c:
+    schedule: "1 7 * * *"
+    timezone: Europe/Berlin
+    prompt_file: p.md
+`)
+	r.mu.Unlock()
+	n := r.clk.armed()
+	r.svc.ConfigChanged()
+	r.clk.waitArmed(t, n)
+	r.clk.advance(t, 20*time.Minute)
+	r.waitHistory("c", 1)
+	r.waitHistory("a", 1)
+	r.stop()
+	if got := r.jobTasks(); got != "a,c" {
+		t.Fatalf("runs %q, want a,c (b disabled by the reload)", got)
+	}
+}
+
+func TestSlotsGrantInDueOrder(t *testing.T) {
+	s := &slots{max: func() int { return 1 }}
+	ctx := context.Background()
+	if err := s.acquire(ctx, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan int, 3)
+	var wg sync.WaitGroup
+	for i, due := range []int64{30, 10, 20} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.acquire(ctx, time.Unix(due, 0)); err != nil {
+				t.Error(err)
+				return
+			}
+			order <- int(due)
+			s.release()
+		}()
+		testutil.WaitFor(t, 5*time.Second, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.waiting) == i+1 }, "the waiter")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.acquire(cctx, time.Unix(1, 0)); err == nil {
+		t.Fatal("a cancelled wait got a slot")
+	}
+	s.release()
+	wg.Wait()
+	close(order)
+	var got []int
+	for d := range order {
+		got = append(got, d)
+	}
+	if fmt.Sprint(got) != "[10 20 30]" {
+		t.Fatalf("granted in order %v", got)
+	}
+}
