@@ -661,3 +661,29 @@ func TestRunIDShape(t *testing.T) {
 		t.Fatalf("RunID = %q", id)
 	}
 }
+
+func TestRunInterruptedDuringBackoff(t *testing.T) {
+	g := newRig(t)
+	g.scope.Retries = 3
+	g.scope.Env = map[string]string{"FAKE_SCENARIO": "turn_failed"}
+	backoff := make(chan struct{}, 1)
+	g.r.Backoff = func(int) time.Duration { backoff <- struct{}{}; return time.Minute }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := g.run(ctx, g.job())
+	select {
+	case <-backoff:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no retry")
+	}
+	testutil.WaitFor(t, 10*time.Second, func() bool { return g.clk.Pending() == 1 }, "the backoff armed")
+	cancel()
+	rec := g.wait(ch)
+	wantOutcome(t, rec, OutcomeFailed, ReasonInterrupted)
+	if len(g.argvs()) != 1 || len(rec.Warnings) != 1 || !strings.HasPrefix(rec.Warnings[0], "attempt 1: failed (harness_error)") {
+		t.Fatalf("%d starts, warnings %q: want one attempt, its failure kept", len(g.argvs()), rec.Warnings)
+	}
+	if !strings.Contains(rec.Message, "waiting to retry") {
+		t.Fatalf("message %q", rec.Message)
+	}
+}
