@@ -27,6 +27,9 @@ const (
 const (
 	// CodeUnsupported: the command exists but this build cannot do it yet.
 	CodeUnsupported api.Code = "unsupported"
+	// CodeRunFailed: `leo run <task>` ran the task and the run did not
+	// succeed (failed, timed out or was skipped).
+	CodeRunFailed api.Code = "run_failed"
 )
 
 // ExitCodeOf maps an error returned by Run to the process exit status. It is

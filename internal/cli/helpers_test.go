@@ -47,6 +47,16 @@ func (e *testEnv) run(args ...string) result {
 	return result{stdout: out.String(), stderr: errOut.String(), code: ExitCodeOf(err), err: err}
 }
 
+// runWith is run on a Factory that set changes first (a seam filled in).
+func (e *testEnv) runWith(set func(*Factory), args ...string) result {
+	e.t.Helper()
+	io, _, out, errOut := TestStreams()
+	f := NewFactory(io, e.getenv, "1.2.3-test")
+	set(f)
+	err := Run(context.Background(), args, f)
+	return result{stdout: out.String(), stderr: errOut.String(), code: ExitCodeOf(err), err: err}
+}
+
 // writeConfig writes leo.yaml (and any extra files, relative to the config's
 // directory) under dir/<name> and returns the config path.
 func (e *testEnv) writeConfig(name, yaml string, files map[string]string) string {

@@ -37,7 +37,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/task"
 )
 
 // Factory carries what every command needs and nothing command-specific:
@@ -50,6 +53,11 @@ type Factory struct {
 	Version string
 	// ConfigFlag is the value of --config/-c ("" when not given).
 	ConfigFlag string
+	// RunTaskLocally runs a task in the foreground, for `leo run <task>`
+	// when no daemon runs: the same run the daemon would make, recorded in
+	// the same history. cmd/leo fills it from internal/task; nil means this
+	// build cannot run tasks without a daemon.
+	RunTaskLocally func(ctx context.Context, cfg *config.Config, h home.Home, task string) (api.TaskRun, error)
 }
 
 // NewFactory returns a Factory on the given streams and environment.
@@ -60,7 +68,19 @@ func NewFactory(io *IOStreams, getenv func(string) string, version string) *Fact
 	if version == "" {
 		version = "dev"
 	}
-	return &Factory{IO: io, Getenv: getenv, Version: version}
+	return &Factory{IO: io, Getenv: getenv, Version: version, RunTaskLocally: runTaskLocally}
+}
+
+// runTaskLocally is `leo run` without a daemon: the task runs here, on the
+// daemon's own path (task.RunOnce), recorded in the home's history and
+// logs.
+func runTaskLocally(ctx context.Context, cfg *config.Config, h home.Home, name string) (api.TaskRun, error) {
+	exe, _ := os.Executable()
+	opts, err := task.HomeOptions(h, func() *config.Config { return cfg }, binpath.Resolver{}, exe, nil)
+	if err != nil {
+		return api.TaskRun{}, err
+	}
+	return task.RunOnce(ctx, opts, name)
 }
 
 // Home resolves the leo home: --config wins, then LEO_HOME, then ~/.leo.

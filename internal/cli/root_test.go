@@ -229,7 +229,7 @@ func TestRegisteredCommandsAreTheCLITree(t *testing.T) {
 	for _, c := range root.Commands() {
 		seen[c.Name()]++
 	}
-	for _, name := range []string{"version", "validate", "template", "run"} {
+	for _, name := range []string{"version", "validate", "template", "run", "task"} {
 		if seen[name] != 1 {
 			t.Errorf("command %q registered %d times", name, seen[name])
 		}

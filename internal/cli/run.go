@@ -1,17 +1,20 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/home"
@@ -28,29 +31,43 @@ type RunOptions struct {
 	Executable string
 	Task       string
 	DryRun     bool
+	Detach     bool
 	JSON       bool
 }
 
 func newRunCmd(f *Factory) *cobra.Command {
 	opts := &RunOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "run <task> --dry-run",
-		Short: "Show what a run of a task would launch (only --dry-run is implemented)",
-		Long: `Show exactly what a run of tasks.<task> would launch, without starting it.
+		Use:   "run <task>",
+		Short: "Run a task now and print how it ended (--dry-run: show what it would launch)",
+		Long: `Run tasks.<task> now, whatever its schedule and even when it is disabled.
 
-Only --dry-run is implemented: running a task arrives with the scheduler,
-and until then 'leo run <task>' without --dry-run answers unsupported.
+The daemon runs it, exactly as a scheduled firing (one run of a task at a
+time; the daemon-wide cap on concurrent runs applies), and records it in
+the task's history with the trigger "manual". leo waits for the run to end
+and prints its outcome; the exit status is non-zero when the run did not
+succeed. --detach returns at once with the run id instead.
 
-leo prints the resolved harness, model and workspace and the argv and
-environment of the headless run (for a persistent task: of its target
-agent's launch). Values from env: and anything that looks like a
-credential are shown as ***.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+When no daemon runs for this home, leo runs the task itself in the
+foreground and says so on stderr.
+
+--dry-run starts nothing: it prints the resolved harness, model and
+workspace and the argv and environment of the headless run (for a
+persistent task: of its target agent's launch). Values from env: and
+anything that looks like a credential are shown as ***.`,
+		Args: cobra.MatchAll(cobra.ExactArgs(1), func(*cobra.Command, []string) error {
+			if opts.DryRun && opts.Detach {
+				return usageErrorf("--detach and --dry-run do not go together: a dry run starts nothing")
+			}
+			return nil
+		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Task = args[0]
 			if !opts.DryRun {
-				return api.Errorf(CodeUnsupported,
-					"running tasks is not implemented yet (it arrives with the scheduler); only --dry-run is: 'leo run %s --dry-run' shows what would run", opts.Task)
+				if err := api.CheckName("task", opts.Task); err != nil {
+					return err
+				}
+				return runTaskNow(cmd.Context(), f, opts)
 			}
 			cfg, h, err := f.LoadConfig()
 			if err != nil {
@@ -63,9 +80,234 @@ credential are shown as ***.`,
 			return runRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what would be launched (required: running tasks is not implemented yet)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what would be launched; start nothing")
+	cmd.Flags().BoolVar(&opts.Detach, "detach", false, "start the run in the daemon and return at once with its id")
 	addJSONFlag(cmd, &opts.JSON)
 	return cmd
+}
+
+// Waiting for a run through the daemon: each attempt may take the task's
+// timeout; runWaitSlack covers the pause before a retry and a wait for a
+// free run slot, runWaitMargin the start and the record.
+const (
+	runWaitSlack  = 5 * time.Minute
+	runWaitMargin = 5 * time.Minute
+)
+
+// runWait is how long `leo run` waits for the daemon's answer: every
+// attempt's timeout and some slack, from the task as leo.yaml says
+// (client.RunWaitTimeout when the file does not resolve it; the daemon
+// runs what it loaded).
+func runWait(h home.Home, getenv func(string) string, task string) time.Duration {
+	cfg, err := readConfig(h, getenv)
+	if err != nil {
+		return client.RunWaitTimeout
+	}
+	r, err := cfg.ResolveTask(task)
+	if err != nil || r.Timeout <= 0 {
+		return client.RunWaitTimeout
+	}
+	attempts := time.Duration(r.Retries + 1)
+	return attempts*(r.Timeout+runWaitSlack) + runWaitMargin
+}
+
+// runTaskNow is `leo run <task>` without --dry-run: through the daemon when
+// one runs, else in the foreground through f.RunTaskLocally.
+func runTaskNow(ctx context.Context, f *Factory, opts *RunOptions) error {
+	h, err := f.Home()
+	if err != nil {
+		return err
+	}
+	opts.Home = h
+	c, up, err := reachDaemon(ctx, h)
+	if err != nil {
+		return err
+	}
+	if up {
+		if opts.Detach {
+			rec, err := c.RunTask(ctx, opts.Task, false)
+			if err != nil {
+				return err
+			}
+			return reportStarted(opts, rec)
+		}
+		wait := runWait(h, f.Getenv, opts.Task)
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		rec, err := c.RunTask(wctx, opts.Task, true)
+		if err != nil {
+			if ctx.Err() != nil {
+				return api.Errorf(api.CodeInternal, "stopped waiting; the run of task %s goes on in the daemon (leo task history %s)", opts.Task, opts.Task)
+			}
+			return err
+		}
+		return reportRun(opts, rec)
+	}
+
+	if opts.Detach {
+		return api.Errorf(api.CodeDaemonDown, "--detach needs the leo daemon, and none runs for this home (start it with 'leo service'); without --detach leo runs the task itself in the foreground")
+	}
+	cfg, h, err := f.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if _, ok := cfg.Tasks[opts.Task]; !ok {
+		return unknownScopeError("task", opts.Task, cfg.TaskNames())
+	}
+	if f.RunTaskLocally == nil {
+		return api.Errorf(CodeUnsupported, "no leo daemon runs for this home, and this build cannot run a task without one: start the daemon with 'leo service'")
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "leo: no leo daemon runs for this home; running tasks.%s here in the foreground\n", opts.Task)
+	rec, err := f.RunTaskLocally(ctx, cfg, h, opts.Task)
+	if err != nil {
+		return err
+	}
+	return reportRun(opts, rec)
+}
+
+// reportStarted prints a detached run.
+func reportStarted(opts *RunOptions, rec api.TaskRun) error {
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, rec)
+	}
+	_, err := fmt.Fprintf(opts.IO.Out, "started tasks.%s run %s — follow it: leo task history %s; its output: leo task logs %s --run %s\n",
+		opts.Task, rec.ID, opts.Task, opts.Task, rec.ID)
+	return err
+}
+
+// runFailedError is a run that ended without success: exit 1, and the
+// JSON failure carries the run's record next to error and message.
+type runFailedError struct {
+	run api.TaskRun
+}
+
+func (e *runFailedError) Error() string {
+	r := e.run
+	msg := fmt.Sprintf("tasks.%s run %s %s", r.Task, r.ID, outcomeWords(r.Outcome))
+	if r.Reason != "" {
+		msg += " (" + string(r.Reason) + ")"
+	}
+	if r.Message != "" {
+		msg += ": " + cell(r.Message, 300)
+	}
+	return msg
+}
+
+func (e *runFailedError) ErrorCode() api.Code { return CodeRunFailed }
+
+func (e *runFailedError) JSONBody() any {
+	return struct {
+		Error   api.Code    `json:"error"`
+		Message string      `json:"message"`
+		Run     api.TaskRun `json:"run"`
+	}{CodeRunFailed, e.Error(), e.run}
+}
+
+func outcomeWords(o api.Outcome) string {
+	switch o {
+	case api.OutcomeTimeout:
+		return "timed out"
+	case api.OutcomeSkipped:
+		return "was skipped"
+	case api.OutcomeFailed:
+		return "failed"
+	}
+	return "ended " + string(o)
+}
+
+// reportRun prints a finished run; one that did not succeed is an error.
+func reportRun(opts *RunOptions, rec api.TaskRun) error {
+	if rec.Task == "" {
+		rec.Task = opts.Task
+	}
+	var failed error
+	if rec.Outcome != api.OutcomeSucceeded {
+		failed = &runFailedError{run: rec}
+	}
+	if opts.JSON {
+		if failed != nil {
+			return failed
+		}
+		return writeJSON(opts.IO.Out, rec)
+	}
+	if err := printRun(opts.IO.Out, rec); err != nil {
+		return err
+	}
+	return failed
+}
+
+// maxReplyLines bounds the reply shown after a run; history keeps the
+// first lines, the log has everything.
+const maxReplyLines = 20
+
+func printRun(w io.Writer, r api.TaskRun) error {
+	p := &fieldPrinter{w: w}
+	took := tookText(r)
+	if took != "-" {
+		took = " in " + took
+	} else {
+		took = ""
+	}
+	p.title("tasks.%s run %s: %s%s", r.Task, cell(r.ID, 40), cell(string(r.Outcome), 20), took)
+	if r.Reason != "" || r.Message != "" {
+		p.field("reason", runDetail(api.TaskRun{Reason: r.Reason, Message: r.Message}))
+	}
+	if r.Harness != "" {
+		h := r.Harness
+		if r.Attempt > 0 {
+			h += fmt.Sprintf(" (attempt %d)", r.Attempt)
+		}
+		p.field("harness", h)
+	}
+	if r.Agent != "" {
+		p.field("agent", r.Agent)
+	}
+	if r.ExitCode != nil {
+		p.field("exit code", fmt.Sprint(*r.ExitCode))
+	}
+	if r.SessionID != "" {
+		p.field("session", cell(r.SessionID, 100))
+	}
+	if u := usageText(r); u != "" {
+		p.field("usage", u)
+	}
+	for _, warn := range r.Warnings {
+		p.field("warning", cell(warn, 200))
+	}
+	if reply := strings.TrimRight(r.Reply, "\n"); reply != "" {
+		p.printf("  reply:\n")
+		lines := strings.Split(reply, "\n")
+		for i, line := range lines {
+			if i == maxReplyLines {
+				p.printf("    | … (%d more lines)\n", len(lines)-maxReplyLines)
+				break
+			}
+			p.printf("    | %s\n", cell(line, 500))
+		}
+	}
+	if r.ID != "" {
+		p.field("output", fmt.Sprintf("leo task logs %s --run %s", r.Task, r.ID))
+	}
+	return p.err
+}
+
+func usageText(r api.TaskRun) string {
+	var parts []string
+	if u := r.Usage; u != nil {
+		if u.InputTokens > 0 {
+			parts = append(parts, fmt.Sprintf("%d input tokens", u.InputTokens))
+		}
+		if u.OutputTokens > 0 {
+			parts = append(parts, fmt.Sprintf("%d output tokens", u.OutputTokens))
+		}
+		if c := u.CacheReadTokens + u.CacheWriteTokens; c > 0 {
+			parts = append(parts, fmt.Sprintf("%d cache tokens", c))
+		}
+	}
+	if r.CostUSD != nil {
+		parts = append(parts, fmt.Sprintf("$%.4f", *r.CostUSD))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // envVarJSON is one variable the run would add to leo's own environment.

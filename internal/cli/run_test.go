@@ -180,37 +180,6 @@ func TestRunDryRunBridgeNeedsToken(t *testing.T) {
 	}
 }
 
-// TestRunWithoutDryRunIsUnsupported: leo run does not fake a run.
-func TestRunWithoutDryRunIsUnsupported(t *testing.T) {
-	e := newTestEnv(t)
-	cfg := e.withFullConfig()
-	r := e.run("run", "daily-briefing", "-c", cfg, "--json")
-	obj := assertJSONFailure(t, r, "unsupported", ExitError)
-	mustContain(t, "message", obj["message"].(string), "scheduler", "--dry-run")
-
-	r = e.run("run", "daily-briefing", "-c", cfg)
-	if r.code != ExitError || r.stdout != "" {
-		t.Errorf("exit %d stdout %q", r.code, r.stdout)
-	}
-	mustContain(t, "stderr", r.stderr, "leo: running tasks is not implemented yet", "only --dry-run is")
-}
-
-// leo run's help never promises a run it refuses: it says only --dry-run
-// is implemented.
-func TestRunHelpSaysOnlyDryRunIsImplemented(t *testing.T) {
-	e := newTestEnv(t)
-	for _, args := range [][]string{{"run", "--help"}, {"--help"}} {
-		r := e.run(args...)
-		if r.code != ExitOK {
-			t.Fatalf("leo %q: %+v", args, r)
-		}
-		if strings.Contains(r.stdout, "Run a task now") {
-			t.Errorf("leo %q promises a run:\n%s", args, r.stdout)
-		}
-		mustContain(t, "leo "+strings.Join(args, " "), strings.ToLower(r.stdout), "only --dry-run is implemented")
-	}
-}
-
 func TestRunUnknownTask(t *testing.T) {
 	e := newTestEnv(t)
 	cfg := e.withFullConfig()

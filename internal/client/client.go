@@ -51,8 +51,13 @@ const (
 	ReadTimeout = 5 * time.Second
 	// ChangeTimeout bounds stop, delete and config reload.
 	ChangeTimeout = 30 * time.Second
-	// LaunchTimeout bounds spawn, start, restart, reset and send.
+	// LaunchTimeout bounds spawn, start, restart, reset and send, and
+	// starting a task's run without waiting for it.
 	LaunchTimeout = 60 * time.Second
+	// RunWaitTimeout bounds waiting for a task's run when the caller's
+	// context has no deadline: the default task timeout (30m) and a margin.
+	// A caller that knows the task's timeout and retries sets its own.
+	RunWaitTimeout = 35 * time.Minute
 )
 
 // New returns a client for the daemon of h. It dials h's socket; h's lock
@@ -226,6 +231,126 @@ func (c *Client) ReloadConfig(ctx context.Context) (api.ReloadResult, error) {
 	var r api.ReloadResult
 	err := c.do(ctx, ChangeTimeout, http.MethodPost, "/config/reload", nil, &r)
 	return r, err
+}
+
+// ListTasks is GET /tasks.
+func (c *Client) ListTasks(ctx context.Context) ([]api.Task, error) {
+	var ts []api.Task
+	err := c.do(ctx, ReadTimeout, http.MethodGet, "/tasks", nil, &ts)
+	return ts, err
+}
+
+// GetTask is GET /tasks/{name}.
+func (c *Client) GetTask(ctx context.Context, name string) (api.Task, error) {
+	p, err := taskPath(name, "")
+	if err != nil {
+		return api.Task{}, err
+	}
+	var t api.Task
+	err = c.do(ctx, ReadTimeout, http.MethodGet, p, nil, &t)
+	return t, err
+}
+
+// TaskHistory is GET /tasks/{name}/history?limit=N (newest last); limit
+// <= 0 asks for the daemon's default.
+func (c *Client) TaskHistory(ctx context.Context, name string, limit int) (api.TaskHistory, error) {
+	p, err := taskPath(name, "history")
+	if err != nil {
+		return api.TaskHistory{}, err
+	}
+	var h api.TaskHistory
+	err = c.do(ctx, ReadTimeout, http.MethodGet, p+limitQuery(limit), nil, &h)
+	return h, err
+}
+
+// AllHistory is GET /history?limit=N: every task's runs by start.
+func (c *Client) AllHistory(ctx context.Context, limit int) (api.TaskHistory, error) {
+	var h api.TaskHistory
+	err := c.do(ctx, ReadTimeout, http.MethodGet, "/history"+limitQuery(limit), nil, &h)
+	return h, err
+}
+
+func limitQuery(limit int) string {
+	if limit <= 0 {
+		return ""
+	}
+	return "?limit=" + strconv.Itoa(limit)
+}
+
+// TaskLog is GET /tasks/{name}/logs?run=ID; run "" is the newest run.
+func (c *Client) TaskLog(ctx context.Context, name, run string) (api.TaskLog, error) {
+	p, err := taskPath(name, "logs")
+	if err != nil {
+		return api.TaskLog{}, err
+	}
+	if run != "" {
+		p += "?run=" + url.QueryEscape(run)
+	}
+	var l api.TaskLog
+	err = c.do(ctx, ReadTimeout, http.MethodGet, p, nil, &l)
+	return l, err
+}
+
+// RunTask is POST /tasks/{name}/run. Without wait it answers the run as
+// started. With wait it answers the finished run, which may take the
+// task's timeout (times its attempts): the call is then bounded by ctx's
+// deadline, or RunWaitTimeout when ctx has none.
+func (c *Client) RunTask(ctx context.Context, name string, wait bool) (api.TaskRun, error) {
+	p, err := taskPath(name, "run")
+	if err != nil {
+		return api.TaskRun{}, err
+	}
+	var r api.TaskRun
+	err = c.do(ctx, runBound(ctx, wait), http.MethodPost, p, api.RunRequest{Wait: wait}, &r)
+	return r, err
+}
+
+// runBound is how long RunTask waits for the daemon's answer: starting a
+// run is a launch; a waited run lasts as long as the caller allows (its
+// deadline may be hours away, past every fixed bound), RunWaitTimeout when
+// it sets none.
+func runBound(ctx context.Context, wait bool) time.Duration {
+	if !wait {
+		return LaunchTimeout
+	}
+	if d, ok := ctx.Deadline(); ok {
+		return max(time.Until(d), 0)
+	}
+	return RunWaitTimeout
+}
+
+// EnableTask is POST /tasks/{name}/enable: the daemon edits leo.yaml and
+// reloads.
+func (c *Client) EnableTask(ctx context.Context, name string) (api.Task, error) {
+	return c.taskAction(ctx, name, "enable")
+}
+
+// DisableTask is POST /tasks/{name}/disable.
+func (c *Client) DisableTask(ctx context.Context, name string) (api.Task, error) {
+	return c.taskAction(ctx, name, "disable")
+}
+
+func (c *Client) taskAction(ctx context.Context, name, verb string) (api.Task, error) {
+	p, err := taskPath(name, verb)
+	if err != nil {
+		return api.Task{}, err
+	}
+	var t api.Task
+	err = c.do(ctx, ChangeTimeout, http.MethodPost, p, nil, &t)
+	return t, err
+}
+
+// taskPath is the path of a task's route; a name that breaks the name
+// rule is invalid_args before any request is built.
+func taskPath(name, verb string) (string, error) {
+	if err := api.CheckName("task", name); err != nil {
+		return "", err
+	}
+	p := "/tasks/" + name
+	if verb != "" {
+		p += "/" + verb
+	}
+	return p, nil
 }
 
 // agentPath is the path of an agent's route; a name that breaks the name
@@ -405,6 +530,9 @@ func IsConfigError(err error) bool { return api.HasCode(err, api.CodeConfigError
 
 // IsInvalidArgs reports a request the daemon rejected as malformed.
 func IsInvalidArgs(err error) bool { return api.HasCode(err, api.CodeInvalidArgs) }
+
+// IsTaskRunning reports a run refused because one of the task is going.
+func IsTaskRunning(err error) bool { return api.HasCode(err, api.CodeTaskRunning) }
 
 // IsDeliveryFailed reports a message that could not land.
 func IsDeliveryFailed(err error) bool { return api.HasCode(err, api.CodeDeliveryFailed) }

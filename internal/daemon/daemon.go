@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -226,9 +227,14 @@ func (d *run) serve(ctx context.Context) error {
 		}
 	}()
 	prepareHarnesses(ctx, cfg, d.opts.Getenv, d.log)
+	tasks, err := d.newTaskService(store, nil)
+	if err != nil {
+		return fmt.Errorf("start the task service: %w", err)
+	}
 	store.changed = func() {
 		prepareHarnesses(ctx, store.Get(), d.opts.Getenv, d.log)
 		agents.ConfigChanged()
+		tasks.ConfigChanged()
 	}
 
 	// 6. The socket.
@@ -237,12 +243,16 @@ func (d *run) serve(ctx context.Context) error {
 		return err
 	}
 	srv := &server{
-		version:   d.opts.Version,
-		homeRoot:  h.Root,
-		pid:       os.Getpid(),
-		resolver:  d.opts.Resolver,
-		agents:    agents,
-		reload:    store.Reload,
+		version:  d.opts.Version,
+		homeRoot: h.Root,
+		pid:      os.Getpid(),
+		resolver: d.opts.Resolver,
+		agents:   agents,
+		tasks:    tasks,
+		reload:   store.Reload,
+		setEnabled: func(name string, enabled bool) error {
+			return config.SetTaskEnabled(h.ConfigPath, name, enabled, config.WithGetenv(d.opts.Getenv))
+		},
 		log:       d.log.With("component", "api"),
 		ready:     make(chan struct{}),
 		stopping:  make(chan struct{}),
@@ -272,7 +282,14 @@ func (d *run) serve(ctx context.Context) error {
 		d.log.Info("ready", "agents", len(agents.List()), "restore_took", time.Since(restoreStart).Round(time.Millisecond))
 		go func() {
 			defer close(runDone)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tasks.Run(runCtx)
+			}()
 			agents.Run(runCtx)
+			wg.Wait()
 		}()
 	} else {
 		close(runDone)

@@ -2,10 +2,13 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/task"
 )
 
 // Tasks is what the socket's task routes call: the task service
@@ -98,11 +101,25 @@ func (s *server) setTaskEnabled(enabled bool) endpoint {
 			return nil, err
 		}
 		if err := s.setEnabled(name, enabled); err != nil {
-			return nil, err
+			if errors.Is(err, config.ErrUnknownScope) {
+				return nil, api.Errorf(api.CodeNotFound, "%v", err)
+			}
+			return nil, api.Errorf(api.CodeConfigError, "%v", err)
 		}
 		if _, err := s.reload(r.Context()); err != nil {
 			return nil, err
 		}
 		return s.tasks.Get(name)
 	}
+}
+
+// newTaskService builds the task service of this home (task.HomeOptions)
+// with persistent firings into agents (persistent may be nil).
+func (d *run) newTaskService(store *configStore, persistent *task.Persistent) (*task.Service, error) {
+	opts, err := task.HomeOptions(d.home, store.Get, d.opts.Resolver, d.opts.LeoBinary, d.log.With("component", "task"))
+	if err != nil {
+		return nil, err
+	}
+	opts.Persistent = persistent
+	return task.NewService(opts), nil
 }

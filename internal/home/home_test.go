@@ -30,7 +30,7 @@ func TestResolvePrecedence(t *testing.T) {
 
 func TestStatePathsStayUnderTheHome(t *testing.T) {
 	h := Home{Root: "/h"}
-	for _, p := range []string{h.LockPath(), h.SocketPath(), h.TokenPath(), h.AgentsPath(), h.TaskHistoryPath(), h.LogsDir(), h.ServiceLogPath(), h.MarkerPath()} {
+	for _, p := range []string{h.LockPath(), h.SocketPath(), h.TokenPath(), h.AgentsPath(), h.TaskHistoryDir(), h.TaskPendingPath(), h.LogsDir(), h.ServiceLogPath(), h.MarkerPath()} {
 		if filepath.Dir(p) != "/h/state" && filepath.Dir(p) != "/h" {
 			t.Errorf("%s is not under /h/state", p)
 		}

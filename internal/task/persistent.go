@@ -150,9 +150,8 @@ func (s *Service) deliver(ctx context.Context, res *config.Resolved, rec Record,
 	}
 	cfg := s.opts.Config()
 	target := res
-	rec.Agent = res.Name
+	rec.Agent = agentOf(res)
 	if res.Template != "" {
-		rec.Agent = res.Template
 		t, err := cfg.ResolveTemplate(res.Template)
 		if err != nil {
 			return ended(rec, clk.Now(), OutcomeFailed, ReasonConfigError, err.Error())

@@ -31,7 +31,7 @@ type ServiceOptions struct {
 	// Bridge is the MCP bridge a headless run gets (nil: none).
 	Bridge func(cfg *config.Config) *harness.MCPBridge
 	// ReadLog reads a run's log (ReadLog of the runner's log directory).
-	ReadLog func(task, runID string) (id, text string, err error)
+	ReadLog func(task, runID string) (api.TaskLog, error)
 	// MaxConcurrent is the daemon-wide cap on headless runs at once.
 	MaxConcurrent func() int
 	Log           *slog.Logger
@@ -419,7 +419,7 @@ func (s *Service) view(cfg *config.Config, name string) api.Task {
 			t.ScheduleWords = config.DescribeSchedule(res.Schedule)
 		}
 		if res.Runtime == config.RuntimePersistent {
-			t.Agent = cmp.Or(res.Template, name)
+			t.Agent = agentOf(res)
 		}
 	}
 	if next := s.sched.Next(name); !next.IsZero() {
@@ -486,11 +486,7 @@ func (s *Service) Log(name, runID string) (api.TaskLog, error) {
 	if s.opts.ReadLog == nil {
 		return api.TaskLog{}, api.Errorf(api.CodeNotFound, "task %s: no run logs", name)
 	}
-	id, text, err := s.opts.ReadLog(name, runID)
-	if err != nil {
-		return api.TaskLog{}, err
-	}
-	return api.TaskLog{Task: name, Run: id, Text: text}, nil
+	return s.opts.ReadLog(name, runID)
 }
 
 // slots is the daemon-wide cap on headless runs: a run waits for a free

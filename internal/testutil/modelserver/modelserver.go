@@ -95,6 +95,11 @@ type Reply struct {
 	// Status, when not 0 or 200, answers with that HTTP status and an
 	// error body instead.
 	Status int
+	// Cut drops the connection after the stream's first events (after
+	// Delay), before any text: a stream that breaks mid-response, as a
+	// flaky network or a crashed upstream does. A request that is not
+	// streamed gets no response at all.
+	Cut bool
 }
 
 // Responder picks the reply to a request. It must not block beyond the
@@ -382,16 +387,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		streamAnthropic(ctx, w, id, req.Model, rep)
 	case api == Anthropic:
 		wait(ctx, rep.Delay)
+		cut(rep)
 		writeJSON(w, anthropicMessage(id, req.Model, rep.Text))
 	case api == Responses && req.Stream:
 		streamResponses(ctx, w, id, req.Model, rep)
 	case api == Responses:
 		wait(ctx, rep.Delay)
+		cut(rep)
 		writeJSON(w, responsesObject(id, req.Model, "completed", rep.Text))
 	case api == Chat && req.Stream:
 		streamChat(ctx, w, id, req.Model, rep, req.Body)
 	default:
 		wait(ctx, rep.Delay)
+		cut(rep)
 		writeJSON(w, chatCompletion(id, req.Model, rep.Text))
 	}
 }

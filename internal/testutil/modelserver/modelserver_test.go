@@ -366,3 +366,38 @@ func TestMarkers(t *testing.T) {
 		t.Fatalf("markers %v", got)
 	}
 }
+
+func TestCutDropsTheStreamBeforeAnyText(t *testing.T) {
+	s := Start(t)
+	s.SetResponder(func(r Request) Reply { return Reply{Text: "never sent LEO-cut", Cut: true} })
+	bodies := map[string]string{
+		"/v1/messages":         `{"model":"m","stream":true,"tools":[{}],"messages":[{"role":"user","content":"LEO-cut"}]}`,
+		"/v1/responses":        `{"model":"m","stream":true,"tools":[{}],"input":"LEO-cut"}`,
+		"/v1/chat/completions": `{"model":"m","stream":true,"tools":[{}],"messages":[{"role":"user","content":"LEO-cut"}]}`,
+	}
+	for path, body := range bodies {
+		resp, err := http.Post(s.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("POST %s: %v", path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		// The chunked body ends without its terminating chunk: the client
+		// sees an unexpected EOF, and no text was streamed.
+		if err == nil {
+			t.Errorf("%s: read the whole body with no error; want a broken stream:\n%s", path, b)
+		}
+		if strings.Contains(string(b), "never sent") {
+			t.Errorf("%s: the text was streamed before the cut:\n%s", path, b)
+		}
+		if !strings.Contains(string(b), "data: ") {
+			t.Errorf("%s: no event before the cut:\n%s", path, b)
+		}
+		// Not streamed: no response at all.
+		resp, err = http.Post(s.URL+path, "application/json", strings.NewReader(strings.Replace(body, `"stream":true`, `"stream":false`, 1)))
+		if err == nil {
+			resp.Body.Close()
+			t.Errorf("%s not streamed: got a response (%s); want the connection dropped", path, resp.Status)
+		}
+	}
+}

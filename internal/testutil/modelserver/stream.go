@@ -41,6 +41,15 @@ func (s *sse) raw(line string) {
 	s.flush()
 }
 
+// cut ends the response by dropping the connection when rep.Cut asks:
+// http.ErrAbortHandler makes the server close it without a clean end of the
+// chunked body, and without logging.
+func cut(rep Reply) {
+	if rep.Cut {
+		panic(http.ErrAbortHandler)
+	}
+}
+
 func (s *sse) flush() {
 	if s.f != nil {
 		s.f.Flush()
@@ -93,6 +102,7 @@ func streamAnthropic(ctx context.Context, w http.ResponseWriter, id, model strin
 	if ctx.Err() != nil {
 		return
 	}
+	cut(rep)
 	for _, c := range chunks(rep.Text) {
 		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 			"delta": map[string]any{"type": "text_delta", "text": c}})
@@ -152,6 +162,7 @@ func streamResponses(ctx context.Context, w http.ResponseWriter, id, model strin
 	if ctx.Err() != nil {
 		return
 	}
+	cut(rep)
 	for _, c := range chunks(rep.Text) {
 		ev("response.output_text.delta", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "delta": c})
 	}
@@ -191,6 +202,7 @@ func streamChat(ctx context.Context, w http.ResponseWriter, id, model string, re
 	if ctx.Err() != nil {
 		return
 	}
+	cut(rep)
 	for _, c := range chunks(rep.Text) {
 		s.event("", chunk(map[string]any{"content": c}, nil))
 	}

@@ -1,0 +1,82 @@
+package task
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/home"
+)
+
+// HomeOptions are the service options of leo home h: history in
+// state/task-history/, run logs in state/logs/, headless runs through a
+// Runner that finds harnesses with resolver and gives them the MCP bridge
+// of leoBinary. The daemon adds persistent firings; `leo run` without a
+// daemon uses them as they are.
+func HomeOptions(h home.Home, cfg func() *config.Config, resolver binpath.Resolver, leoBinary string, log *slog.Logger) (ServiceOptions, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	hist, err := OpenHistory(h.TaskHistoryDir(), cfg().Scheduler.HistoryKeepOrDefault())
+	if err != nil {
+		return ServiceOptions{}, err
+	}
+	runner := &Runner{
+		Resolver: resolver,
+		LogDir:   h.LogsDir(),
+		LogsKeep: cfg().Scheduler.LogsKeepOrDefault(),
+		Log:      log,
+	}
+	return ServiceOptions{
+		Config:        cfg,
+		History:       hist,
+		Oneshot:       runner.Run,
+		Bridge:        func(c *config.Config) *harness.MCPBridge { return c.MCPBridge(h, leoBinary) },
+		ReadLog:       func(name, runID string) (api.TaskLog, error) { return ReadLog(h.LogsDir(), name, runID) },
+		MaxConcurrent: func() int { return cfg().Scheduler.MaxConcurrentRunsOrDefault() },
+		Log:           log,
+	}, nil
+}
+
+// RunOnce runs one-shot task name once, in this process and in the
+// foreground, on the same path the daemon runs a task by hand, and records
+// it in the home's history: `leo run` when no daemon runs. A persistent
+// task delivers into an agent, which only a daemon has.
+func RunOnce(ctx context.Context, opts ServiceOptions, name string) (Record, error) {
+	cfg := opts.Config()
+	res, err := cfg.ResolveTask(name)
+	if err != nil {
+		if _, ok := cfg.Tasks[name]; !ok {
+			return Record{}, api.Errorf(api.CodeNotFound, "task %q not found (tasks: %v)", name, cfg.TaskNames())
+		}
+		return Record{}, api.Errorf(api.CodeConfigError, "%v", err)
+	}
+	if res.Runtime == config.RuntimePersistent {
+		return Record{}, api.Errorf(api.CodeDaemonDown,
+			"task %s is persistent: it delivers into agent %s, which needs the daemon (start it with 'leo service')", name, agentOf(res))
+	}
+	svc := NewService(opts)
+	svc.runCtx = ctx
+	rec, done, err := svc.Start(ctx, name)
+	if err != nil {
+		return Record{}, err
+	}
+	<-done
+	out, ok := svc.Result(name, rec.ID)
+	if !ok {
+		return Record{}, api.Errorf(api.CodeInternal, "run %s of task %s ended but its record cannot be read", rec.ID, name)
+	}
+	return out, nil
+}
+
+// agentOf is the agent a persistent task delivers into: its template's,
+// or an implicit one named after the task.
+func agentOf(res *config.Resolved) string {
+	if res.Template != "" {
+		return res.Template
+	}
+	return res.Name
+}
