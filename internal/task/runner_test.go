@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/clock"
@@ -25,68 +23,34 @@ import (
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
-// claudeStream reads claude's stream-json as far as these tests need, for
-// as long as the claude adapter has no EventStreamer of its own: the
-// session id, and the final result event (is_error fails the run even with
-// subtype success).
-type claudeStream struct {
-	longest int
-	lines   int
-	res     harness.RunResult
-}
-
-func (s *claudeStream) Line(line []byte) {
-	s.lines++
-	s.longest = max(s.longest, len(line))
-	var ev struct {
-		Type      string          `json:"type"`
-		SessionID string          `json:"session_id"`
-		IsError   bool            `json:"is_error"`
-		Subtype   string          `json:"subtype"`
-		Result    string          `json:"result"`
-		Cost      *float64        `json:"total_cost_usd"`
-		Usage     *harness.Usage  `json:"usage"`
-		Errors    json.RawMessage `json:"errors"`
-	}
-	if json.Unmarshal(line, &ev) != nil {
-		return
-	}
-	if ev.SessionID != "" {
-		s.res.SessionID = ev.SessionID
-	}
-	if ev.Type != "result" {
-		return
-	}
-	s.res.Reply, s.res.CostUSD, s.res.Usage = ev.Result, ev.Cost, ev.Usage
-	if ev.IsError || ev.Subtype != "success" {
-		s.res.Error = "claude: " + ev.Subtype + ": " + ev.Result
-		return
-	}
-	s.res.Succeeded = true
-}
-
-func (s *claudeStream) Result() harness.RunResult { return s.res }
-
-// streamed gives an adapter an event stream when it has none yet and keeps
-// every stream it made, so a test can look at what the runner fed it.
-type streamed struct {
+// spied wraps an adapter so a test sees what the runner fed its event
+// stream: the longest line of every run.
+type spied struct {
 	harness.Harness
 	mu      sync.Mutex
-	streams []*claudeStream
+	longest int
 }
 
-func (s *streamed) NewEventStream() harness.EventStream {
-	st := &claudeStream{}
-	s.mu.Lock()
-	s.streams = append(s.streams, st)
-	s.mu.Unlock()
-	return st
+func (s *spied) NewEventStream() harness.EventStream {
+	return &spyStream{EventStream: s.Harness.(harness.EventStreamer).NewEventStream(), s: s}
 }
 
-func (s *streamed) last() *claudeStream {
+type spyStream struct {
+	harness.EventStream
+	s *spied
+}
+
+func (st *spyStream) Line(line []byte) {
+	st.s.mu.Lock()
+	st.s.longest = max(st.s.longest, len(line))
+	st.s.mu.Unlock()
+	st.EventStream.Line(line)
+}
+
+func (s *spied) longestLine() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.streams[len(s.streams)-1]
+	return s.longest
 }
 
 // rig is one task run setup: the fake harnesses first on PATH, a private
@@ -98,11 +62,12 @@ type rig struct {
 	home    string
 	ws      string
 	fakeLog string
-	h       *streamed
+	h       *spied
 	scope   *config.Resolved
 }
 
-func newRig(t *testing.T) *rig {
+// newRig sets up runs of a task on harness name.
+func newRig(t *testing.T, name string) *rig {
 	t.Helper()
 	fake := testutil.FakeHarnessDir(t)
 	root := t.TempDir()
@@ -113,13 +78,13 @@ func newRig(t *testing.T) *rig {
 		ws:      filepath.Join(root, "ws"),
 		fakeLog: filepath.Join(root, "fake.log"),
 	}
-	claude, ok := harness.Lookup("claude")
+	h, ok := harness.Lookup(name)
 	if !ok {
-		t.Fatal("claude adapter not registered")
+		t.Fatalf("%s adapter not registered", name)
 	}
-	g.h = &streamed{Harness: claude}
+	g.h = &spied{Harness: h}
 	g.scope = &config.Resolved{
-		Scope: "tasks.brief", Name: "brief", Harness: g.h, HarnessName: "claude",
+		Scope: "tasks.brief", Name: "brief", Harness: g.h, HarnessName: name,
 		Options: harness.Options{}, Env: map[string]string{}, Workspace: g.ws,
 		Timeout: time.Hour, Runtime: config.RuntimeOneshot,
 	}
@@ -128,7 +93,13 @@ func newRig(t *testing.T) *rig {
 		Clock:    g.clk,
 		LogDir:   filepath.Join(root, "state", "logs"),
 		Environ: []string{
+			// Every place a harness keeps its sessions, so neither the fake
+			// nor the adapters' lookups see the test process's own.
 			"HOME=" + g.home, "PATH=" + os.Getenv("PATH"),
+			"CLAUDE_CONFIG_DIR=" + filepath.Join(g.home, ".claude"),
+			"CODEX_HOME=" + filepath.Join(g.home, ".codex"),
+			"XDG_DATA_HOME=" + filepath.Join(g.home, ".local", "share"),
+			"XDG_CONFIG_HOME=" + filepath.Join(g.home, ".config"),
 			"FAKE_HARNESS_LOG=" + g.fakeLog, "FAKE_TURN_MS=0",
 		},
 	}
@@ -181,10 +152,12 @@ func (g *rig) fakeEntries() []fakeEntry {
 	return out
 }
 
+// argvs are the argv of each headless run the fake saw: the ones with the
+// prompt (an adapter may run its program to look a session up).
 func (g *rig) argvs() [][]string {
 	var out [][]string
 	for _, e := range g.fakeEntries() {
-		if e.Argv != nil {
+		if slices.ContainsFunc(e.Argv, func(a string) bool { return strings.Contains(a, "summarise the inbox") }) {
 			out = append(out, e.Argv)
 		}
 	}
@@ -205,109 +178,12 @@ func wantExit(t *testing.T, rec Record, code int) {
 	}
 }
 
-func TestRunSucceeds(t *testing.T) {
-	g := newRig(t)
-	j := g.job()
-	j.Trigger, j.Due = TriggerSchedule, g.clk.Now().Add(-time.Second)
-	rec := g.wait(g.run(context.Background(), j))
-	wantOutcome(t, rec, OutcomeSucceeded, "")
-	wantExit(t, rec, 0)
-	if rec.ID != RunID(g.clk.Now()) || rec.Task != "brief" || rec.Trigger != TriggerSchedule || !rec.Due.Equal(j.Due) {
-		t.Fatalf("record names the run wrong: %+v", rec)
-	}
-	if rec.Harness != "claude" || rec.Attempt != 1 || rec.Start.IsZero() || rec.End.IsZero() {
-		t.Fatalf("record: %+v", rec)
-	}
-	if uuid.Validate(rec.SessionID) != nil {
-		t.Fatalf("session id %q, want the stream's uuid", rec.SessionID)
-	}
-	if rec.Reply != "echo: summarise the inbox" {
-		t.Fatalf("reply %q", rec.Reply)
-	}
-	if rec.Usage == nil || rec.Usage.InputTokens != 10 || rec.Usage.OutputTokens != 3 || rec.CostUSD == nil || *rec.CostUSD != 0.0012 {
-		t.Fatalf("usage %+v cost %v", rec.Usage, rec.CostUSD)
-	}
-	if err := check(&rec); err != nil {
-		t.Fatalf("history would refuse the record: %v", err)
-	}
-	argvs := g.argvs()
-	if len(argvs) != 1 || !slices.Contains(argvs[0], "-p") || !slices.Contains(argvs[0], "summarise the inbox") {
-		t.Fatalf("fake ran with %q, want one headless claude run of the prompt", argvs)
-	}
-}
-
-func TestRunOutcomes(t *testing.T) {
-	cases := []struct {
-		name    string
-		env     map[string]string
-		outcome Outcome
-		reason  Reason
-		exit    int // -1: no exit code
-		message string
-	}{
-		{"turn failed", map[string]string{"FAKE_SCENARIO": "turn_failed"}, OutcomeFailed, ReasonHarnessError, 1, "turn failed (fake)"},
-		{"error event then exit 0", map[string]string{"FAKE_SCENARIO": "stream_error_exit0"}, OutcomeFailed, ReasonHarnessError, 0, "stream error (fake)"},
-		{"is_error with subtype success", map[string]string{"FAKE_SCENARIO": "error_as_success"}, OutcomeFailed, ReasonHarnessError, 0, "API Error: 500"},
-		{"non-zero exit without a stated error", map[string]string{"FAKE_SCENARIO": "hang", "FAKE_CRASH_AFTER_MS": "0"}, OutcomeFailed, ReasonExitStatus, 3, "exited with status 3: fake: crashing after 0 ms"},
-		{"exit 0 without a result", map[string]string{"FAKE_SCENARIO": "hang", "FAKE_CRASH_AFTER_MS": "0", "FAKE_CRASH_CODE": "0"}, OutcomeFailed, ReasonHarnessError, 0, "the stream ended without a result"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			g := newRig(t)
-			// The scenario reaches the harness through the task's env: only
-			// the process environment carries it.
-			g.scope.Env = tc.env
-			rec := g.wait(g.run(context.Background(), g.job()))
-			wantOutcome(t, rec, tc.outcome, tc.reason)
-			wantExit(t, rec, tc.exit)
-			if !strings.Contains(rec.Message, tc.message) {
-				t.Fatalf("message %q, want it to contain %q", rec.Message, tc.message)
-			}
-			if err := check(&rec); err != nil {
-				t.Fatalf("history would refuse the record: %v", err)
-			}
-		})
-	}
-}
-
-// processGone: kill(pid, 0) finds no process (a zombie still counts, so
-// this waits for its reaping too).
 func processGone(pid int) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
-func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
-	g := newRig(t)
-	g.scope.Timeout = 10 * time.Minute
-	g.scope.Retries = 0
-	g.scope.Env = map[string]string{"FAKE_SCENARIO": "hang", "FAKE_HANG_CHILD": "1"}
-	ch := g.run(context.Background(), g.job())
-
-	var leader, child int
-	testutil.WaitFor(t, 10*time.Second, func() bool {
-		leader, child = 0, 0
-		for _, e := range g.fakeEntries() {
-			if e.Event == "hang_child" {
-				leader, child = e.PID, e.Child
-			}
-		}
-		return child != 0 && g.clk.Pending() == 1
-	}, "the fake hanging with a child, and the run's timeout armed")
-	g.clk.Advance(10 * time.Minute)
-	rec := g.wait(ch)
-	wantOutcome(t, rec, OutcomeTimeout, ReasonTimeout)
-	if rec.ExitCode != nil {
-		t.Fatalf("a killed run has no exit code, got %d", *rec.ExitCode)
-	}
-	if !strings.Contains(rec.Message, "10m0s") {
-		t.Fatalf("message %q does not name the timeout", rec.Message)
-	}
-	testutil.WaitFor(t, 10*time.Second, func() bool { return processGone(leader) && processGone(child) },
-		"the harness and the child it forked gone")
-}
-
 func TestRunInterruptedWhenLeoStops(t *testing.T) {
-	g := newRig(t)
+	g := newRig(t, "claude")
 	g.scope.Retries = 3
 	g.scope.Env = map[string]string{"FAKE_SCENARIO": "hang"}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -325,7 +201,7 @@ func TestRunInterruptedWhenLeoStops(t *testing.T) {
 }
 
 func TestRunRetriesWithBackoff(t *testing.T) {
-	g := newRig(t)
+	g := newRig(t, "claude")
 	g.scope.Retries = 2
 	g.scope.Env = map[string]string{"FAKE_SCENARIO": "turn_failed"}
 	retries := make(chan int, 10)
@@ -366,7 +242,7 @@ func TestRunRetriesWithBackoff(t *testing.T) {
 }
 
 func TestRunRetrySucceeds(t *testing.T) {
-	g := newRig(t)
+	g := newRig(t, "claude")
 	g.scope.Retries = 5
 	// The first attempt fails for want of a result; the second finds the
 	// marker the first left and succeeds (the fake's env cannot change
@@ -413,9 +289,9 @@ func TestRunHarnessNotFound(t *testing.T) {
 	noPath := binpath.Resolver{PathFirst: empty, Getenv: func(string) string { return "" }}
 	for _, name := range testutil.Harnesses() {
 		t.Run(name, func(t *testing.T) {
-			g := newRig(t)
+			g := newRig(t, "claude")
 			h, _ := harness.Lookup(name)
-			g.scope.Harness, g.scope.HarnessName = &streamed{Harness: h}, name
+			g.scope.Harness, g.scope.HarnessName = h, name
 			g.scope.Retries = 3
 			g.r.Resolver = noPath
 			g.r.Backoff = func(int) time.Duration { t.Error("a missing harness is retried"); return 0 }
@@ -443,40 +319,49 @@ func TestRunHarnessNotFound(t *testing.T) {
 }
 
 func TestRunEnvNeverInArgv(t *testing.T) {
-	g := newRig(t)
 	const secret = "sk-very-secret-value-0123456789"
-	g.scope.Env = map[string]string{"ANTHROPIC_API_KEY": secret, "FAKE_SCENARIO": "turn_failed"}
-	rec := g.wait(g.run(context.Background(), g.job()))
-	// turn_failed came through the task's env: the environment reached the run.
-	wantOutcome(t, rec, OutcomeFailed, ReasonHarnessError)
-	argvs := g.argvs()
-	if len(argvs) != 1 {
-		t.Fatalf("fake ran %d times", len(argvs))
-	}
-	for _, a := range argvs[0] {
-		if strings.Contains(a, secret) || strings.Contains(a, "FAKE_SCENARIO") {
-			t.Fatalf("an env value is in argv: %q", argvs[0])
+	forEachHarness(t, func(t *testing.T, g *rig) {
+		g.scope.Env = map[string]string{"LEO_TEST_API_KEY": secret, "FAKE_SCENARIO": "turn_failed"}
+		j := g.job()
+		first := g.wait(g.run(context.Background(), g.job()))
+		// turn_failed came through the task's env: the environment reached the run.
+		wantOutcome(t, first, OutcomeFailed, ReasonHarnessError)
+		// A resuming run too (some adapters run their program to look a session up).
+		g.scope.Env["FAKE_SCENARIO"] = "success"
+		j.SessionID = first.SessionID
+		g.clk.Advance(time.Second)
+		rec := g.wait(g.run(context.Background(), j))
+		wantOutcome(t, rec, OutcomeSucceeded, "")
+		if len(g.argvs()) != 2 {
+			t.Fatalf("fake ran %d times", len(g.argvs()))
 		}
-	}
-	log, err := ReadLog(g.r.LogDir, "brief", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(rec)
-	if strings.Contains(log.Text, secret) || strings.Contains(string(b), secret) {
-		t.Fatal("an env value is in the run log or the record")
-	}
+		for _, e := range g.fakeEntries() {
+			for _, a := range e.Argv {
+				if strings.Contains(a, secret) || strings.Contains(a, "FAKE_SCENARIO") {
+					t.Fatalf("an env value is in argv: %q", e.Argv)
+				}
+			}
+		}
+		for _, r := range []Record{first, rec} {
+			log, err := ReadLog(g.r.LogDir, "brief", r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(r)
+			if strings.Contains(log.Text, secret) || strings.Contains(string(b), secret) {
+				t.Fatal("an env value is in the run log or the record")
+			}
+		}
+	})
 }
-
 func TestRunHugeLine(t *testing.T) {
-	g := newRig(t)
+	g := newRig(t, "claude")
 	g.scope.Env = map[string]string{"FAKE_HUGE_LINE_BYTES": "9000000"}
 	rec := g.wait(g.run(context.Background(), g.job()))
 	// The events after the huge line were read: the run succeeded.
 	wantOutcome(t, rec, OutcomeSucceeded, "")
-	st := g.h.last()
-	if st.longest != MaxLineBytes {
-		t.Fatalf("longest line given to the stream: %d bytes, want it cut to %d", st.longest, MaxLineBytes)
+	if got := g.h.longestLine(); got != MaxLineBytes {
+		t.Fatalf("longest line given to the stream: %d bytes, want it cut to %d", got, MaxLineBytes)
 	}
 	// ReadLog shows only the end of so big a log: read the file.
 	b, err := os.ReadFile(LogPath(g.r.LogDir, "brief", rec.ID))
@@ -518,46 +403,8 @@ func TestReadLines(t *testing.T) {
 	}
 }
 
-func TestRunResume(t *testing.T) {
-	g := newRig(t)
-	first := g.wait(g.run(context.Background(), g.job()))
-	wantOutcome(t, first, OutcomeSucceeded, "")
-
-	g.clk.Advance(time.Minute)
-	j := g.job()
-	j.SessionID = first.SessionID
-	rec := g.wait(g.run(context.Background(), j))
-	wantOutcome(t, rec, OutcomeSucceeded, "")
-	if rec.SessionID != first.SessionID || len(rec.Warnings) != 0 {
-		t.Fatalf("session %q warnings %q, want %q resumed", rec.SessionID, rec.Warnings, first.SessionID)
-	}
-	argv := g.argvs()[1]
-	if !testutil.IsResume("claude", argv) || !slices.Contains(argv, first.SessionID) {
-		t.Fatalf("second run %q does not resume %s", argv, first.SessionID)
-	}
-}
-
-func TestRunVanishedSessionStartsFresh(t *testing.T) {
-	g := newRig(t)
-	gone := uuid.NewString()
-	j := g.job()
-	j.SessionID = gone
-	rec := g.wait(g.run(context.Background(), j))
-	wantOutcome(t, rec, OutcomeSucceeded, "")
-	if rec.SessionID == gone || rec.SessionID == "" {
-		t.Fatalf("session %q, want a fresh one", rec.SessionID)
-	}
-	if len(rec.Warnings) != 1 || !strings.Contains(rec.Warnings[0], "session "+gone+" no longer exists") {
-		t.Fatalf("warnings %q", rec.Warnings)
-	}
-	argv := g.argvs()[0]
-	if testutil.IsResume("claude", argv) || slices.Contains(argv, gone) {
-		t.Fatalf("run %q resumes the vanished session", argv)
-	}
-}
-
 func TestRunLogFileAndRetention(t *testing.T) {
-	g := newRig(t)
+	g := newRig(t, "claude")
 	g.r.LogsKeep = 3
 	dir := filepath.Join(g.r.LogDir, "brief")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -663,7 +510,7 @@ func TestRunIDShape(t *testing.T) {
 }
 
 func TestRunInterruptedDuringBackoff(t *testing.T) {
-	g := newRig(t)
+	g := newRig(t, "claude")
 	g.scope.Retries = 3
 	g.scope.Env = map[string]string{"FAKE_SCENARIO": "turn_failed"}
 	backoff := make(chan struct{}, 1)
@@ -686,4 +533,205 @@ func TestRunInterruptedDuringBackoff(t *testing.T) {
 	if !strings.Contains(rec.Message, "waiting to retry") {
 		t.Fatalf("message %q", rec.Message)
 	}
+}
+
+// forEachHarness runs f for every registered adapter on the fake harnesses.
+func forEachHarness(t *testing.T, f func(t *testing.T, g *rig)) {
+	for _, name := range testutil.Harnesses() {
+		t.Run(name, func(t *testing.T) { f(t, newRig(t, name)) })
+	}
+}
+
+func TestRunSucceeds(t *testing.T) {
+	cost := map[string]float64{"claude": 0.0012, "opencode": 0.0008} // codex reports none
+	forEachHarness(t, func(t *testing.T, g *rig) {
+		name := g.scope.HarnessName
+		j := g.job()
+		j.Trigger, j.Due = TriggerSchedule, g.clk.Now().Add(-time.Second)
+		rec := g.wait(g.run(context.Background(), j))
+		wantOutcome(t, rec, OutcomeSucceeded, "")
+		wantExit(t, rec, 0)
+		if rec.ID != RunID(g.clk.Now()) || rec.Task != "brief" || rec.Trigger != TriggerSchedule || !rec.Due.Equal(j.Due) {
+			t.Fatalf("record names the run wrong: %+v", rec)
+		}
+		if rec.Harness != name || rec.Attempt != 1 || rec.Start.IsZero() || rec.End.IsZero() || rec.Message != "" {
+			t.Fatalf("record: %+v", rec)
+		}
+		if rec.SessionID == "" {
+			t.Fatal("no session id recorded")
+		}
+		if rec.Reply != "echo: summarise the inbox" {
+			t.Fatalf("reply %q", rec.Reply)
+		}
+		if rec.Usage == nil || rec.Usage.InputTokens == 0 || rec.Usage.OutputTokens == 0 {
+			t.Fatalf("usage %+v", rec.Usage)
+		}
+		if want, ok := cost[name]; ok != (rec.CostUSD != nil) || ok && *rec.CostUSD != want {
+			t.Fatalf("cost %v, want %v", rec.CostUSD, want)
+		}
+		if err := check(&rec); err != nil {
+			t.Fatalf("history would refuse the record: %v", err)
+		}
+		argvs := g.argvs()
+		if len(argvs) != 1 || !slices.Contains(argvs[0], "summarise the inbox") {
+			t.Fatalf("fake ran with %q, want one headless run of the prompt", argvs)
+		}
+	})
+}
+
+func TestRunOutcomes(t *testing.T) {
+	type want struct {
+		outcome Outcome
+		reason  Reason
+		exit    int
+		message string
+	}
+	crash := map[string]string{"FAKE_SCENARIO": "hang", "FAKE_CRASH_AFTER_MS": "0"}
+	cases := []struct {
+		name string
+		env  map[string]string
+		want map[string]want // by harness
+	}{
+		{"turn failed", map[string]string{"FAKE_SCENARIO": "turn_failed"}, map[string]want{
+			"claude":   {OutcomeFailed, ReasonHarnessError, 1, "turn failed (fake)"},
+			"codex":    {OutcomeFailed, ReasonHarnessError, 1, "stream disconnected before completion (fake)"},
+			"opencode": {OutcomeFailed, ReasonHarnessError, 1, "provider returned 500 (fake)"},
+		}},
+		// An error the stream states fails the run even when the process exits 0.
+		{"error event then exit 0", map[string]string{"FAKE_SCENARIO": "stream_error_exit0"}, map[string]want{
+			"claude":   {OutcomeFailed, ReasonHarnessError, 0, "stream error (fake)"},
+			"codex":    {OutcomeFailed, ReasonHarnessError, 0, "stream disconnected (fake)"},
+			"opencode": {OutcomeFailed, ReasonHarnessError, 0, "stream error (fake)"},
+		}},
+		// claude's is_error fails a "success" result; codex recovers from an
+		// error item and completes its turn; opencode's reply only talks of one.
+		{"error reported as success", map[string]string{"FAKE_SCENARIO": "error_as_success"}, map[string]want{
+			"claude":   {OutcomeFailed, ReasonHarnessError, 0, "API Error: 500"},
+			"codex":    {OutcomeSucceeded, "", 0, ""},
+			"opencode": {OutcomeSucceeded, "", 0, ""},
+		}},
+		// codex's stream itself calls a stream without an end an error.
+		{"non-zero exit without a stated error", crash, map[string]want{
+			"claude":   {OutcomeFailed, ReasonExitStatus, 3, "exited with status 3: fake: crashing after 0 ms"},
+			"codex":    {OutcomeFailed, ReasonHarnessError, 3, "the stream ended without turn.completed"},
+			"opencode": {OutcomeFailed, ReasonExitStatus, 3, "exited with status 3: fake: crashing after 0 ms"},
+		}},
+		// Not opencode: its stream counts EOF after the session started as the
+		// end of the turn, and the crash may come before or after that.
+		{"exit 0 without a result", map[string]string{"FAKE_SCENARIO": "hang", "FAKE_CRASH_AFTER_MS": "0", "FAKE_CRASH_CODE": "0"}, map[string]want{
+			"claude": {OutcomeFailed, ReasonHarnessError, 0, ""},
+			"codex":  {OutcomeFailed, ReasonHarnessError, 0, ""},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, name := range testutil.Harnesses() {
+				w, ok := tc.want[name]
+				if !ok {
+					continue
+				}
+				t.Run(name, func(t *testing.T) {
+					g := newRig(t, name)
+					// The scenario reaches the harness through the task's env:
+					// only the process environment carries it.
+					g.scope.Env = tc.env
+					rec := g.wait(g.run(context.Background(), g.job()))
+					wantOutcome(t, rec, w.outcome, w.reason)
+					wantExit(t, rec, w.exit)
+					if !strings.Contains(rec.Message, w.message) {
+						t.Fatalf("message %q, want it to contain %q", rec.Message, w.message)
+					}
+					if err := check(&rec); err != nil {
+						t.Fatalf("history would refuse the record: %v", err)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
+	forEachHarness(t, func(t *testing.T, g *rig) {
+		g.scope.Timeout = 10 * time.Minute
+		g.scope.Env = map[string]string{"FAKE_SCENARIO": "hang", "FAKE_HANG_CHILD": "1"}
+		ch := g.run(context.Background(), g.job())
+
+		var leader, child int
+		testutil.WaitFor(t, 10*time.Second, func() bool {
+			leader, child = 0, 0
+			for _, e := range g.fakeEntries() {
+				if e.Event == "hang_child" {
+					leader, child = e.PID, e.Child
+				}
+			}
+			return child != 0 && g.clk.Pending() == 1
+		}, "the fake hanging with a child, and the run's timeout armed")
+		g.clk.Advance(10 * time.Minute)
+		rec := g.wait(ch)
+		wantOutcome(t, rec, OutcomeTimeout, ReasonTimeout)
+		if rec.ExitCode != nil {
+			t.Fatalf("a killed run has no exit code, got %d", *rec.ExitCode)
+		}
+		if !strings.Contains(rec.Message, "10m0s") {
+			t.Fatalf("message %q does not name the timeout", rec.Message)
+		}
+		testutil.WaitFor(t, 10*time.Second, func() bool { return processGone(leader) && processGone(child) },
+			"the harness and the child it forked gone")
+	})
+}
+
+func TestRunResume(t *testing.T) {
+	forEachHarness(t, func(t *testing.T, g *rig) {
+		name := g.scope.HarnessName
+		first := g.wait(g.run(context.Background(), g.job()))
+		wantOutcome(t, first, OutcomeSucceeded, "")
+
+		g.clk.Advance(time.Minute)
+		j := g.job()
+		j.SessionID = first.SessionID
+		rec := g.wait(g.run(context.Background(), j))
+		wantOutcome(t, rec, OutcomeSucceeded, "")
+		if rec.SessionID != first.SessionID || len(rec.Warnings) != 0 {
+			t.Fatalf("session %q warnings %q, want %q resumed", rec.SessionID, rec.Warnings, first.SessionID)
+		}
+		if argv := g.argvs()[1]; !testutil.IsResume(name, argv) || !slices.Contains(argv, first.SessionID) {
+			t.Fatalf("second run %q does not resume %s", argv, first.SessionID)
+		}
+		if argv := g.argvs()[0]; testutil.IsResume(name, argv) {
+			t.Fatalf("first run %q resumes", argv)
+		}
+	})
+}
+
+func TestRunVanishedSessionStartsFresh(t *testing.T) {
+	forEachHarness(t, func(t *testing.T, g *rig) {
+		name := g.scope.HarnessName
+		// A conversation that did exist: its files are gone since.
+		first := g.wait(g.run(context.Background(), g.job()))
+		wantOutcome(t, first, OutcomeSucceeded, "")
+		gone := first.SessionID
+		home := filepath.Join(g.home, "moved")
+		g.r.Environ = slices.DeleteFunc(slices.Clone(g.r.Environ), func(kv string) bool {
+			return strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "CLAUDE_CONFIG_DIR=") ||
+				strings.HasPrefix(kv, "CODEX_HOME=") || strings.HasPrefix(kv, "XDG_")
+		})
+		g.r.Environ = append(g.r.Environ, "HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"),
+			"CODEX_HOME="+filepath.Join(home, ".codex"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
+			"XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+
+		g.clk.Advance(time.Minute)
+		j := g.job()
+		j.SessionID = gone
+		rec := g.wait(g.run(context.Background(), j))
+		wantOutcome(t, rec, OutcomeSucceeded, "")
+		if rec.SessionID == gone || rec.SessionID == "" {
+			t.Fatalf("session %q, want a fresh one", rec.SessionID)
+		}
+		if len(rec.Warnings) != 1 || !strings.Contains(rec.Warnings[0], "session "+gone+" no longer exists") {
+			t.Fatalf("warnings %q", rec.Warnings)
+		}
+		if argv := g.argvs()[1]; testutil.IsResume(name, argv) || slices.Contains(argv, gone) {
+			t.Fatalf("run %q resumes the vanished session", argv)
+		}
+	})
 }
