@@ -41,10 +41,11 @@ import (
 // at most once. A spawn the client saw succeed must exist after every
 // later kill, and a live pane must be adopted, never relaunched.
 //
-// A delivery interrupted by SIGKILL is lost with the daemon's in-memory
-// queue (sends are fire-and-forget): the message reaches the TUI at most
-// once, never twice. The test checks that, and that every agent takes a
-// message from the last daemon.
+// A delivery interrupted by SIGKILL is finished or failed by the next
+// daemon (the queue is durable; see queue_test.go for its order and
+// outcomes): the message reaches the TUI at most once, never twice. The
+// test checks that, and that every agent takes a message from the last
+// daemon.
 
 const (
 	totalOps = 50

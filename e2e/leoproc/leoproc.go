@@ -476,6 +476,16 @@ type StateRecord struct {
 	State   api.AgentState `json:"state"`
 	PaneID  string         `json:"pane_id"`
 	PanePID int            `json:"pane_pid"`
+	// InFlight and Queue are the agent's durable delivery queue: the
+	// message pasted but not known to be submitted, and those waiting.
+	InFlight *StateMessage  `json:"in_flight"`
+	Queue    []StateMessage `json:"queue"`
+}
+
+// StateMessage is a saved message of a record (id and text).
+type StateMessage struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
 }
 
 // ReadAgentsFile parses state/agents.json strictly (unknown fields are
@@ -584,6 +594,8 @@ type HarnessEvent struct {
 	PID     int      `json:"pid"`
 	Event   string   `json:"event"`
 	Message *string  `json:"message"`
+	// Child is the pid of a process a hanging fake started (hang_child).
+	Child int `json:"child"`
 }
 
 // HarnessEvents reads the fake harnesses' log; the test fails if it cannot.

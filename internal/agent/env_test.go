@@ -58,6 +58,17 @@ type testEnv struct {
 	// landTimeout of deliveries made by managers created from now on (0:
 	// the driver's default).
 	landTimeout time.Duration
+	// tasks are persistent tasks in the config: name → harness and extra
+	// YAML lines (each gets the templates' env).
+	tasks map[string]taskSpec
+	// tuneOpts, when set, adjusts the Options of managers created from now
+	// on.
+	tuneOpts func(*Options)
+}
+
+type taskSpec struct {
+	harness, yaml string
+	env           map[string]string // on top of the templates' env
 }
 
 type syncBuffer struct {
@@ -170,6 +181,34 @@ func (e *testEnv) writeConfig() {
 			fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
 		}
 	}
+	if len(e.tasks) > 0 {
+		b.WriteString("tasks:\n")
+		names := make([]string, 0, len(e.tasks))
+		for n := range e.tasks {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			ts := e.tasks[n]
+			fmt.Fprintf(&b, "  %s:\n    runtime: persistent\n    harness: %s\n    schedule: \"0 7 * * *\"\n    prompt_file: prompt.md\n    workspace: %s\n",
+				n, ts.harness, filepath.Join(e.workspace, "task-"+n))
+			b.WriteString(ts.yaml)
+			b.WriteString("    env:\n")
+			for _, k := range keys {
+				if _, own := ts.env[k]; !own {
+					fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
+				}
+			}
+			own := make([]string, 0, len(ts.env))
+			for k := range ts.env {
+				own = append(own, k)
+			}
+			sort.Strings(own)
+			for _, k := range own {
+				fmt.Fprintf(&b, "      %s: %q\n", k, ts.env[k])
+			}
+		}
+	}
 	cfg, err := config.Parse([]byte(b.String()), e.home.ConfigPath)
 	if err != nil {
 		e.t.Fatalf("config: %v\n%s", err, b.String())
@@ -200,7 +239,7 @@ func (e *testEnv) newManager(resolver ...binpath.Resolver) *Manager {
 	if len(resolver) > 0 {
 		r = resolver[0]
 	}
-	m, err := New(Options{
+	opts := Options{
 		Home:      e.home,
 		Tmux:      e.tmux,
 		Config:    func() *config.Config { return e.cfg.Load() },
@@ -211,7 +250,11 @@ func (e *testEnv) newManager(resolver ...binpath.Resolver) *Manager {
 		Tick:      50 * time.Millisecond,
 		Delivery:  delivery.Driver{ReadyTimeout: cmp.Or(e.readyTimeout, 20*time.Second), LandTimeout: e.landTimeout},
 		Width:     e.width,
-	})
+	}
+	if e.tuneOpts != nil {
+		e.tuneOpts(&opts)
+	}
+	m, err := New(opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}

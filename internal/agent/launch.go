@@ -18,19 +18,34 @@ import (
 	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
-// resolve applies the cascade to the template from the current config.
-func (m *Manager) resolve(cfg *config.Config, template string) (*config.Resolved, error) {
-	res, err := cfg.ResolveTemplate(template)
+// resolve applies the cascade to the scope an agent launches from:
+// templates.<template>, or tasks.<task> when task is set (the implicit agent
+// of a persistent task without template:).
+func (m *Manager) resolve(cfg *config.Config, template, task string) (*config.Resolved, error) {
+	kind, name := "template", template
+	var res *config.Resolved
+	var err error
+	if task != "" {
+		kind, name = "task", task
+		res, err = cfg.ResolveTask(task)
+	} else {
+		res, err = cfg.ResolveTemplate(template)
+	}
 	if errors.Is(err, config.ErrUnknownScope) {
-		return nil, api.Errorf(api.CodeNotFound, "template %q not found in %s", template, m.configName(cfg))
+		return nil, api.Errorf(api.CodeNotFound, "%s %q not found in %s", kind, name, m.configName(cfg))
 	}
 	if err != nil {
 		return nil, api.Errorf(api.CodeConfigError, "%v", err)
 	}
 	if res.Harness == nil {
-		return nil, api.Errorf(api.CodeConfigError, "templates.%s: harness %q is not registered", template, res.HarnessName)
+		return nil, api.Errorf(api.CodeConfigError, "%ss.%s: harness %q is not registered", kind, name, res.HarnessName)
 	}
 	return res, nil
+}
+
+// resolveRec is resolve for the scope rec comes from.
+func (m *Manager) resolveRec(cfg *config.Config, rec *Record) (*config.Resolved, error) {
+	return m.resolve(cfg, rec.Template, rec.Task)
 }
 
 func (m *Manager) configName(cfg *config.Config) string {
@@ -93,7 +108,7 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	if cfg == nil {
 		return nil, api.Errorf(api.CodeConfigError, "no config loaded")
 	}
-	res, err := m.resolve(cfg, rec.Template)
+	res, err := m.resolveRec(cfg, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +120,7 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	// the real path: a workspace reached through a symlink (on macOS /tmp
 	// is one) is launched, trusted and looked up by the path it resolves to.
 	if err := os.MkdirAll(res.Workspace, 0o755); err != nil {
-		return nil, api.Errorf(api.CodeConfigError, "templates.%s: workspace %s: %v", rec.Template, res.Workspace, err)
+		return nil, api.Errorf(api.CodeConfigError, "%s: workspace %s: %v", rec.scope(), res.Workspace, err)
 	}
 	if real, err := filepath.EvalSymlinks(res.Workspace); err == nil {
 		res.Workspace = real
@@ -149,7 +164,7 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	}
 	cmd, err := h.Interactive(spec)
 	if err != nil {
-		return nil, api.Errorf(api.CodeConfigError, "templates.%s: %v", rec.Template, err)
+		return nil, api.Errorf(api.CodeConfigError, "%s: %v", rec.scope(), err)
 	}
 	if len(cmd.Argv) == 0 {
 		return nil, api.Errorf(api.CodeInternal, "harness %s built an empty command", res.HarnessName)
@@ -191,7 +206,7 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 		dir = p.res.Workspace
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return api.Errorf(api.CodeConfigError, "templates.%s: workspace %s: %v", rec.Template, dir, err)
+		return api.Errorf(api.CodeConfigError, "%s: workspace %s: %v", rec.scope(), dir, err)
 	}
 
 	// The record says starting on disk before tmux is touched; memory

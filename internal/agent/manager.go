@@ -37,6 +37,10 @@ const (
 	DefaultDiscoverTimeout = 30 * time.Second
 	// recentDeliveries is how many delivery outcomes an agent shows.
 	recentDeliveries = 10
+	// keptOutcomes is how many finished messages per agent Await still
+	// finds by id (far more than queue_max, so a persistent task that
+	// asks after a restart finds its firing's outcome).
+	keptOutcomes = 256
 	// restoreParallel bounds concurrent relaunches at boot.
 	restoreParallel = 8
 )
@@ -87,6 +91,8 @@ type Manager struct {
 	// firstTurns holds one slot per harness and workspace: see
 	// firstTurnSlot.
 	firstTurns map[string]chan struct{}
+	// ensuring serializes Ensure per agent name (see ensureLock).
+	ensuring map[string]*keyedLock
 
 	// problems are what boot restore could not take as its own (state it
 	// does not understand), for the daemon's status.
@@ -117,6 +123,11 @@ type agent struct {
 	discovering  bool
 	deliveries   []api.Delivery
 	deleted      bool
+	// items are the messages queued or being delivered, by id, and
+	// outcomes the last ones finished (newest last): Await finds a
+	// message's outcome through them, across a restart too.
+	items    map[string]*delivery.Item
+	outcomes []*delivery.Item
 	// turn and leftover are the delivery driver's memory of this agent's
 	// TUI (the last submitted turn; leo's own failed paste that may sit in
 	// the input). Only the queue worker touches them.
@@ -183,7 +194,7 @@ func New(opts Options) (*Manager, error) {
 }
 
 func (m *Manager) newAgent(rec *Record) *agent {
-	a := &agent{rec: rec}
+	a := &agent{rec: rec, items: map[string]*delivery.Item{}}
 	a.queue = &delivery.Queue{
 		Max: m.opts.SendQueueMax,
 		// queue_max of the agent's template, read at each push so that a
@@ -353,6 +364,7 @@ func (m *Manager) view(a *agent) api.Agent {
 	out := api.Agent{
 		Name:          r.Name,
 		Template:      r.Template,
+		Task:          r.Task,
 		Harness:       r.Harness,
 		Model:         r.Model,
 		Workspace:     r.Workspace,
@@ -421,7 +433,7 @@ func (m *Manager) Spawn(ctx context.Context, req api.SpawnRequest) (api.Agent, e
 	if cfg == nil {
 		return api.Agent{}, api.Errorf(api.CodeConfigError, "no config loaded")
 	}
-	res, err := m.resolve(cfg, req.Template)
+	res, err := m.resolve(cfg, req.Template, "")
 	if err != nil {
 		return api.Agent{}, err
 	}
@@ -437,7 +449,7 @@ func (m *Manager) Spawn(ctx context.Context, req api.SpawnRequest) (api.Agent, e
 		return api.Agent{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		a, err := m.spawnOnce(ctx, req, res, base, live)
+		a, err := m.spawnOnce(ctx, spawnScope{template: req.Template}, res, base, live, false)
 		if api.HasCode(err, api.CodeAgentExists) && attempt < 3 {
 			// The session appeared after the listing: take the next name.
 			m.log.Warn("spawn: a tmux session of the chosen name appeared meanwhile; leaving it alone and taking another name", "err", err)
@@ -460,26 +472,42 @@ func (m *Manager) sessions(ctx context.Context) (map[string]bool, error) {
 	return live, nil
 }
 
+// spawnScope is the config scope a new agent launches from: a template, or
+// a task's own scope (the implicit agent of a persistent task).
+type spawnScope struct{ template, task string }
+
 // spawnOnce records and launches one agent under a free name: one that no
 // record has and whose tmux session is not in live. A session of that name
-// found at launch is added to live and reported as agent_exists.
-func (m *Manager) spawnOnce(ctx context.Context, req api.SpawnRequest, res *config.Resolved, base string, live map[string]bool) (api.Agent, error) {
+// found at launch is added to live and reported as agent_exists. With exact
+// the agent gets base or nothing: a taken name is agent_exists.
+func (m *Manager) spawnOnce(ctx context.Context, sc spawnScope, res *config.Resolved, base string, live map[string]bool, exact bool) (api.Agent, error) {
 	now := m.clk.Now()
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return api.Agent{}, api.Errorf(api.CodeInternal, "agent manager is shutting down")
 	}
-	name := uniqueName(base, func(n string) bool {
+	taken := func(n string) bool {
 		_, taken := m.agents[n]
 		return taken || live[TmuxSession(n)]
-	})
+	}
+	if exact && taken(base) {
+		_, rec := m.agents[base]
+		m.mu.Unlock()
+		if rec {
+			return api.Agent{}, api.Errorf(api.CodeAgentExists, "agent %s exists", base)
+		}
+		return api.Agent{}, api.Errorf(api.CodeAgentExists,
+			"tmux session %s exists and no agent record claims it; leo leaves it alone", TmuxSession(base))
+	}
+	name := uniqueName(base, taken)
 	if name != base && live[TmuxSession(base)] {
 		m.log.Warn("spawn: a tmux session no record claims holds the name; leaving it alone", "session", TmuxSession(base), "agent", name)
 	}
 	rec := &Record{
 		Name:      name,
-		Template:  req.Template,
+		Template:  sc.template,
+		Task:      sc.task,
 		Harness:   res.HarnessName,
 		Workspace: res.Workspace,
 		Model:     res.Model,
@@ -510,7 +538,7 @@ func (m *Manager) spawnOnce(ctx context.Context, req api.SpawnRequest, res *conf
 		m.save()
 		return api.Agent{}, err
 	}
-	m.log.Info("agent spawned", "agent", name, "template", req.Template, "harness", res.HarnessName)
+	m.log.Info("agent spawned", "agent", name, "scope", rec.scope(), "harness", res.HarnessName)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.view(a), nil
@@ -579,6 +607,10 @@ func (m *Manager) stopLocked(ctx context.Context, a *agent, wake bool, why strin
 		r.PanePID = 0
 		if !wake {
 			r.Error = ""
+			// Its waiting messages fail below (cancelled): off the disk
+			// in the same write, so a crash in between cannot bring
+			// them back to an agent a person stopped.
+			r.Queue = nil
 		}
 	}, false)
 	if err != nil {
@@ -728,8 +760,10 @@ func (m *Manager) Kick() {
 	}
 }
 
-// Close stops background work and fails queued messages. Agents' tmux
-// sessions keep running: the next daemon adopts them.
+// Close stops background work. Queued messages fail here (cancelled) but
+// stay in state/agents.json, as does one cut short in flight: the next
+// daemon delivers them. Agents' tmux sessions keep running: the next
+// daemon adopts them.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {

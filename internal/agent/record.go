@@ -19,8 +19,12 @@ import (
 // value: env is re-resolved from leo.yaml at every launch, and only the key
 // names are kept for listings.
 type Record struct {
-	Name      string         `json:"name"`
-	Template  string         `json:"template"`
+	Name     string `json:"name"`
+	Template string `json:"template"`
+	// Task, for an implicit agent (a persistent task without template:),
+	// is the task whose own scope (tasks.<name>) every launch, resume,
+	// queue_max and env resolve from; Template is then empty.
+	Task      string         `json:"task,omitempty"`
 	Harness   string         `json:"harness"`
 	Workspace string         `json:"workspace"`
 	Model     string         `json:"model,omitempty"`
@@ -62,6 +66,22 @@ type Record struct {
 	// here, and the next one finishes it from what the screen shows
 	// instead of being blocked by the text in the input line.
 	InFlight *InFlight `json:"in_flight,omitempty"`
+
+	// Queue is the messages accepted for the agent and not yet in flight,
+	// in delivery order. A message is written here before Enqueue accepts
+	// it, moves to InFlight in the same write as its paste is recorded, and
+	// leaves once its outcome is known, so a daemon killed at any moment
+	// leaves every accepted message either here or in InFlight, never in
+	// both and never in neither.
+	Queue []Queued `json:"queue,omitempty"`
+}
+
+// Queued is one accepted message waiting for delivery.
+type Queued struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+	// At is when the message was accepted.
+	At time.Time `json:"at"`
 }
 
 // InFlight is a message that may sit, pasted but not submitted, in the
@@ -90,7 +110,38 @@ func (r *Record) clone() *Record {
 		f := *r.InFlight
 		c.InFlight = &f
 	}
+	c.Queue = append([]Queued(nil), r.Queue...)
 	return &c
+}
+
+// scope is the config scope the agent launches from: "templates.<t>", or
+// "tasks.<t>" for an implicit agent of a persistent task.
+func (r *Record) scope() string {
+	if r.Task != "" {
+		return "tasks." + r.Task
+	}
+	return "templates." + r.Template
+}
+
+// withoutQueued is q without the message id (q itself when absent).
+func withoutQueued(q []Queued, id string) []Queued {
+	for i, x := range q {
+		if x.ID == id {
+			out := make([]Queued, 0, len(q)-1)
+			out = append(out, q[:i]...)
+			return append(out, q[i+1:]...)
+		}
+	}
+	return q
+}
+
+func hasQueued(q []Queued, id string) bool {
+	for _, x := range q {
+		if x.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // TmuxSession is the tmux session name of an agent.

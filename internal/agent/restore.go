@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -80,10 +81,20 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 		claimed[session] = live
 		a.lastLaunch = now
 		a.lastActivity = now
+		m.checkSavedQueue(a)
+		// Messages saved for an agent the idle sweep parked wake it, as
+		// they would have in the last daemon.
+		wake := r.State == api.StateStopped && r.WakeOnMessage && len(r.Queue) > 0
 		switch {
 		case r.State == api.StateStopped && live:
 			kill = append(kill, a)
+			if wake {
+				relaunch = append(relaunch, a)
+			}
 		case r.State == api.StateStopped:
+			if wake {
+				relaunch = append(relaunch, a)
+			}
 		case live:
 			r.PaneID, r.PanePID = p.PaneID, p.PID
 			// Launched before this daemon: the first sweep may judge it.
@@ -138,8 +149,13 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 		f, name := *a.rec.InFlight, a.rec.Name
 		m.mu.Unlock()
 		m.log.Warn("finishing a delivery the last daemon was stopped in", "agent", name, "id", f.ID, "since", f.Since)
-		if _, err := a.queue.Push(&delivery.Item{ID: f.ID, Message: f.Text, Pasted: true, PastedAt: f.Since}); err != nil {
+		it := &delivery.Item{ID: f.ID, Message: f.Text, Pasted: true, PastedAt: f.Since}
+		m.mu.Lock()
+		a.items[it.ID] = it
+		m.mu.Unlock()
+		if _, err := a.queue.PushUnbounded(it); err != nil {
 			m.mu.Lock()
+			delete(a.items, it.ID)
 			m.lostInFlight(a, "not resumed: "+err.Error())
 			m.mu.Unlock()
 		}
@@ -183,6 +199,12 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 		}(a)
 	}
 	wg.Wait()
+	// Then the messages the last daemon had accepted and not yet put in
+	// flight, in the order it accepted them, behind the one it was
+	// finishing.
+	for _, a := range m.restoredQueues() {
+		m.requeue(a)
+	}
 	if err := m.save(); err != nil {
 		return st, err
 	}
@@ -199,7 +221,112 @@ func (m *Manager) lostInFlight(a *agent, why string) {
 	a.rec.InFlight = nil
 	msg := fmt.Sprintf("%v (%s)", delivery.ErrNotLanded, why)
 	a.deliveries = append(a.deliveries, api.Delivery{ID: f.ID, Status: "failed", Error: msg, At: m.clk.Now()})
+	m.keepOutcome(a, delivery.NewDone(f.ID, f.Text, fmt.Errorf("%w (%s)", delivery.ErrNotLanded, why)))
 	m.log.Warn("message not delivered", "agent", a.rec.Name, "id", f.ID, "err", msg)
+}
+
+// checkSavedQueue drops from a's saved queue what this leo would never
+// have accepted (a hand-edited file): an entry without an id, a repeated
+// id, a text that is not a message leo sends. Each is recorded as failed
+// with the reason; m.mu must be held.
+func (m *Manager) checkSavedQueue(a *agent) {
+	r := a.rec
+	if len(r.Queue) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	if r.InFlight != nil {
+		seen[r.InFlight.ID] = true
+	}
+	kept := make([]Queued, 0, len(r.Queue))
+	for i, q := range r.Queue {
+		why := ""
+		text, err := delivery.PasteText(q.Text)
+		switch {
+		case q.ID == "":
+			why = fmt.Sprintf("queue[%d] has no id", i)
+		case seen[q.ID]:
+			// The same message twice: it is delivered once, as the first.
+			m.log.Warn("saved message listed twice; delivering it once", "agent", r.Name, "id", q.ID)
+			continue
+		case err != nil:
+			why = err.Error()
+		case text != q.Text:
+			why = "its text is not as leo saves it"
+		}
+		if why != "" {
+			m.failSaved(a, q, "saved message not understood: "+why)
+			continue
+		}
+		seen[q.ID] = true
+		kept = append(kept, q)
+	}
+	r.Queue = kept
+}
+
+// failSaved records a saved message as failed with reason; m.mu must be
+// held, and the caller takes it off the saved queue.
+func (m *Manager) failSaved(a *agent, q Queued, reason string) {
+	err := errors.New(reason)
+	m.keepOutcome(a, delivery.NewDone(q.ID, q.Text, err))
+	a.deliveries = append(a.deliveries, api.Delivery{ID: q.ID, Status: "failed", Error: reason, At: m.clk.Now()})
+	if len(a.deliveries) > recentDeliveries {
+		a.deliveries = a.deliveries[len(a.deliveries)-recentDeliveries:]
+	}
+	m.log.Warn("message not delivered", "agent", a.rec.Name, "id", q.ID, "err", reason)
+}
+
+// restoredQueues are the agents with saved messages, by name (any order
+// between agents is fine; each agent's own order is kept).
+func (m *Manager) restoredQueues() []*agent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*agent
+	for _, a := range m.agents {
+		if len(a.rec.Queue) > 0 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// requeue puts a's saved messages back in its queue, with their ids. An
+// agent that is stopped now (a person stopped it, or boot restore could not
+// start it) gets none: they fail with the reason and leave the saved
+// queue with the restore's final save.
+func (m *Manager) requeue(a *agent) {
+	m.mu.Lock()
+	saved := append([]Queued(nil), a.rec.Queue...)
+	if a.rec.State == api.StateStopped {
+		reason := "cancelled: the agent was stopped"
+		if a.rec.Error != "" {
+			reason = "agent stopped: " + a.rec.Error
+		}
+		for _, q := range saved {
+			m.failSaved(a, q, reason)
+		}
+		a.rec.Queue = nil
+		m.mu.Unlock()
+		return
+	}
+	items := make([]*delivery.Item, len(saved))
+	for i, q := range saved {
+		items[i] = &delivery.Item{ID: q.ID, Message: q.Text}
+		a.items[q.ID] = items[i]
+	}
+	name := a.rec.Name
+	m.mu.Unlock()
+	for i, it := range items {
+		if _, err := a.queue.PushUnbounded(it); err != nil {
+			m.mu.Lock()
+			delete(a.items, it.ID)
+			m.failSaved(a, saved[i], "not queued again after the restart: "+err.Error())
+			a.rec.Queue = withoutQueued(a.rec.Queue, it.ID)
+			m.mu.Unlock()
+			continue
+		}
+		m.log.Info("message queued again after the restart", "agent", name, "id", it.ID, "accepted", saved[i].At)
+	}
 }
 
 func contains(list []*agent, a *agent) bool {

@@ -30,6 +30,12 @@ func (m *Manager) Send(ctx context.Context, name, message string) (api.SendResul
 // the delivery's outcome (persistent tasks wait on it). It is the edge every
 // sender passes through: a message that holds anything but text (see
 // delivery.PasteText) is refused here, whole, with invalid_args.
+//
+// The queue is durable: the message is written to the agent's record in
+// state/agents.json before Enqueue accepts it, and a message that cannot be
+// written is refused. It leaves the file once its outcome is known, so a
+// daemon killed meanwhile (SIGKILL included) leaves it for the next one,
+// which delivers it under the same id (see Await).
 func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.Item, api.SendResult, error) {
 	text, err := delivery.PasteText(message)
 	if err != nil {
@@ -43,6 +49,16 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	if err := m.checkNotCommand(a, message); err != nil {
 		return nil, api.SendResult{}, err
 	}
+	// Close waits for an Enqueue under way, so its writes never land on
+	// disk after Close returned.
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, api.SendResult{}, api.Errorf(api.CodeInternal, "agent manager is shutting down")
+	}
+	m.bg.Add(1)
+	m.mu.Unlock()
+	defer m.bg.Done()
 	// The state check and the push happen under the agent's op lock, so a
 	// Stop (which cancels what is queued) or an idle suspend (which skips
 	// an agent with work queued) is wholly before or after them: a message
@@ -53,16 +69,81 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	if err != nil {
 		return nil, api.SendResult{}, err
 	}
-	it := &delivery.Item{ID: uuid.NewString(), Message: message}
-	ahead, err := a.queue.Push(it)
-	if errors.Is(err, delivery.ErrFull) {
-		return nil, api.SendResult{}, api.Errorf(api.CodeQueueFull, "agent %s: queue full (%d messages already wait for it; queue_max %d)", name, a.queue.Waiting(), m.queueMax(a))
+	// Checked before the write too: a message refused for a full queue
+	// never touches the disk. (Push checks again.)
+	if limit := m.queueMax(a); a.queue.Waiting() >= limit {
+		return nil, api.SendResult{}, m.queueFull(a, limit)
 	}
+	q := Queued{ID: uuid.NewString(), Text: message, At: m.clk.Now()}
+	if err := m.commit(a, func(r *Record) { r.Queue = append(r.Queue, q) }, false); err != nil {
+		return nil, api.SendResult{}, api.Errorf(api.CodeInternal,
+			"agent %s: message not accepted: it could not be written to state/agents.json, where it must be to survive a restart (%v)", name, err)
+	}
+	it := &delivery.Item{ID: q.ID, Message: message}
+	m.mu.Lock()
+	a.items[it.ID] = it
+	m.mu.Unlock()
+	ahead, err := a.queue.Push(it)
 	if err != nil {
+		// Refused after all: off the disk again, so no later daemon
+		// delivers a message its sender was told was refused.
+		m.mu.Lock()
+		delete(a.items, it.ID)
+		m.mu.Unlock()
+		m.unqueue(a, it.ID)
+		if errors.Is(err, delivery.ErrFull) {
+			return nil, api.SendResult{}, m.queueFull(a, m.queueMax(a))
+		}
 		return nil, api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "agent %s: %v", name, err)
 	}
 	m.log.Info("message queued", "agent", name, "id", it.ID, "bytes", len(message), "ahead", ahead, "woke", woke)
 	return it, api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: "queued"}, nil
+}
+
+func (m *Manager) queueFull(a *agent, limit int) error {
+	m.mu.Lock()
+	name := a.rec.Name
+	m.mu.Unlock()
+	return api.Errorf(api.CodeQueueFull, "agent %s: queue full (%d messages already wait for it; queue_max %d)", name, a.queue.Waiting(), limit)
+}
+
+// unqueue removes message id from a's durable queue (a no-op when it is not
+// there). A failed write is logged: the message then stays on disk, and a
+// later daemon would deliver it once more than its outcome says.
+func (m *Manager) unqueue(a *agent, id string) {
+	m.mu.Lock()
+	has := !a.deleted && hasQueued(a.rec.Queue, id)
+	name := a.rec.Name
+	m.mu.Unlock()
+	if !has {
+		return
+	}
+	if err := m.commit(a, func(r *Record) { r.Queue = withoutQueued(r.Queue, id) }, false); err != nil {
+		m.log.Error("removing a finished message from the saved queue failed", "agent", name, "id", id, "err", err)
+	}
+}
+
+// Await finds message id sent to agent name: its queue item, whose Done
+// channel closes with the outcome (Err nil: delivered). It finds messages
+// queued or being delivered, and the last finished ones of the agent
+// (keptOutcomes); a message accepted before a daemon restart is found by
+// the same id once boot restore put it back. not_found otherwise.
+func (m *Manager) Await(name, id string) (*delivery.Item, error) {
+	a, err := m.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if it, ok := a.items[id]; ok {
+		return it, nil
+	}
+	for i := len(a.outcomes) - 1; i >= 0; i-- {
+		if a.outcomes[i].ID == id {
+			return a.outcomes[i], nil
+		}
+	}
+	return nil, api.Errorf(api.CodeNotFound, "agent %s: no message %q queued, in delivery or recently finished", name, id)
 }
 
 // checkNotCommand refuses a message its agent's TUI would run as a command
@@ -88,14 +169,15 @@ func (m *Manager) checkNotCommand(a *agent, text string) error {
 	return nil
 }
 
-// queueMax is how many messages may wait for a: its template's queue_max
-// (config.DefaultQueueMax when the template is gone or does not resolve).
+// queueMax is how many messages may wait for a: the queue_max of the scope
+// it launches from (its template, or its task for an implicit agent);
+// config.DefaultQueueMax when that scope is gone or does not resolve.
 func (m *Manager) queueMax(a *agent) int {
 	m.mu.Lock()
-	template := a.rec.Template
+	rec := &Record{Template: a.rec.Template, Task: a.rec.Task}
 	m.mu.Unlock()
 	if cfg := m.opts.Config(); cfg != nil {
-		if res, err := cfg.ResolveTemplate(template); err == nil && res.QueueMax > 0 {
+		if res, err := m.resolveRec(cfg, rec); err == nil && res.QueueMax > 0 {
 			return res.QueueMax
 		}
 	}
@@ -199,7 +281,7 @@ func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context,
 	if cfg == nil {
 		return nil
 	}
-	res, err := m.resolve(cfg, rec.Template)
+	res, err := m.resolveRec(cfg, rec)
 	if err != nil {
 		return nil
 	}
@@ -311,11 +393,17 @@ const firstTurnHold = 5 * time.Second
 // until settleInFlight its text may sit in the input line, and a daemon
 // killed meanwhile leaves the next one the record to finish it from
 // (restore). A failed save stops the delivery before anything is typed.
+//
+// The same write takes the message off the saved queue: a daemon killed at
+// any moment leaves it in exactly one of the two, so it is neither lost
+// nor delivered twice.
 func (m *Manager) markInFlight(a *agent, id, text string) error {
-	m.mu.Lock()
-	a.rec.InFlight = &InFlight{ID: id, Text: text, Since: m.clk.Now()}
-	m.mu.Unlock()
-	return m.save()
+	f := InFlight{ID: id, Text: text, Since: m.clk.Now()}
+	return m.commit(a, func(r *Record) {
+		g := f
+		r.InFlight = &g
+		r.Queue = withoutQueued(r.Queue, id)
+	}, false)
 }
 
 // settleInFlight drops the in-flight record once the message's outcome is
@@ -344,8 +432,15 @@ func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
 		// in-flight record must not be finished again by the next start.
 		m.settleInFlight(a, it.ID, err)
 	}
+	// Its outcome is known: off the saved queue (if it failed before its
+	// paste, it is still there). A message cut short by leo shutting down
+	// stays, for the next daemon to deliver.
+	if m.ctx.Err() == nil {
+		m.unqueue(a, it.ID)
+	}
 	d := api.Delivery{ID: it.ID, Status: "delivered", At: m.clk.Now()}
 	m.mu.Lock()
+	m.keepOutcome(a, it)
 	name := a.rec.Name
 	if err != nil {
 		d.Status = "failed"
@@ -363,6 +458,16 @@ func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
 		m.log.Warn("message not delivered", "agent", name, "id", it.ID, "err", d.Error)
 	} else {
 		m.log.Info("message delivered", "agent", name, "id", it.ID, "waited", m.clk.Since(it.Enqueued).Round(time.Millisecond))
+	}
+}
+
+// keepOutcome moves a finished message from a's live items to its kept
+// outcomes; m.mu must be held.
+func (m *Manager) keepOutcome(a *agent, it *delivery.Item) {
+	delete(a.items, it.ID)
+	a.outcomes = append(a.outcomes, it)
+	if len(a.outcomes) > keptOutcomes {
+		a.outcomes = append([]*delivery.Item(nil), a.outcomes[len(a.outcomes)-keptOutcomes:]...)
 	}
 }
 
@@ -406,7 +511,7 @@ func (m *Manager) discover(a *agent, h harness.Harness, rec *Record, gen int, si
 	if cfg == nil {
 		return
 	}
-	res, err := m.resolve(cfg, rec.Template)
+	res, err := m.resolveRec(cfg, rec)
 	if err != nil {
 		return
 	}

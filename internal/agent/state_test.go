@@ -233,11 +233,11 @@ func TestSpawnLeavesUnclaimedSessionAloneAndTakesNextName(t *testing.T) {
 	// launch refuses it (agent_exists) and leaves it alone.
 	raw.NewSession(t, "leo-late", t.TempDir(), "cat")
 	pid = e.sessionPID("leo-late")
-	res, err := m.resolve(e.cfg.Load(), "codex")
+	res, err := m.resolve(e.cfg.Load(), "codex", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.spawnOnce(context.Background(), api.SpawnRequest{Template: "codex", Name: "late"}, res, "late", map[string]bool{})
+	_, err = m.spawnOnce(context.Background(), spawnScope{template: "codex"}, res, "late", map[string]bool{}, false)
 	if !api.HasCode(err, api.CodeAgentExists) {
 		t.Fatalf("spawn onto an unlisted session: %v, want agent_exists", err)
 	}

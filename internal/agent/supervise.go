@@ -98,12 +98,13 @@ func (m *Manager) views() []agentView {
 		if a.deleted {
 			continue
 		}
-		idle, ok := m.idleCache[a.rec.Template]
+		scope := a.rec.scope()
+		idle, ok := m.idleCache[scope]
 		if !ok && cfg != nil {
-			if res, err := cfg.ResolveTemplate(a.rec.Template); err == nil {
+			if res, err := m.resolveRec(cfg, a.rec); err == nil {
 				idle = res.IdleSuspendAfter
 			}
-			m.idleCache[a.rec.Template] = idle
+			m.idleCache[scope] = idle
 		}
 		out = append(out, agentView{
 			Name:         a.rec.Name,

@@ -138,8 +138,11 @@ const (
 
 // Agent is an agent as listings show it. It never carries env values.
 type Agent struct {
-	Name          string     `json:"name"`
-	Template      string     `json:"template"`
+	Name     string `json:"name"`
+	Template string `json:"template"`
+	// Task names the persistent task an implicit agent was launched for,
+	// from that task's own scope (tasks.<name>); Template is then empty.
+	Task          string     `json:"task,omitempty"`
 	Harness       string     `json:"harness"`
 	Model         string     `json:"model,omitempty"`
 	Workspace     string     `json:"workspace"`

@@ -270,7 +270,11 @@ func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 1, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	row("name", a.Name)
-	row("template", a.Template)
+	if a.Task != "" {
+		row("task", a.Task+" (its own scope, tasks."+a.Task+")")
+	} else {
+		row("template", a.Template)
+	}
 	row("harness", a.Harness)
 	row("model", orDash(a.Model))
 	row("state", stateText(a))

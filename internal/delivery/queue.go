@@ -36,6 +36,15 @@ func (it *Item) Done() <-chan struct{} { return it.done }
 // Err is the outcome once Done is closed: nil means delivered.
 func (it *Item) Err() error { return it.err }
 
+// NewDone is an item whose outcome is already known: a message whose
+// delivery ended without passing through a queue (e.g. one restored from
+// disk after a restart that could not be queued again).
+func NewDone(id, message string, err error) *Item {
+	it := &Item{ID: id, Message: message, done: make(chan struct{}), err: err}
+	close(it.done)
+	return it
+}
+
 // ErrFull is returned by Push when the queue holds its maximum.
 var ErrFull = errors.New("queue full")
 
@@ -73,11 +82,22 @@ type Queue struct {
 // Push appends it and starts a worker if none runs. It returns how many
 // messages are ahead of it (in flight included; internal jobs not counted).
 func (q *Queue) Push(it *Item) (ahead int, err error) {
+	return q.push(it, true)
+}
+
+// PushUnbounded is Push without Max and Limit: for messages accepted
+// earlier (restored from disk after a restart), which a bound lowered
+// since must not drop.
+func (q *Queue) PushUnbounded(it *Item) (ahead int, err error) {
+	return q.push(it, false)
+}
+
+func (q *Queue) push(it *Item, bounded bool) (ahead int, err error) {
 	// The limit is read before the queue's lock: Limit belongs to the
 	// caller and may take the caller's locks, which are also held around
 	// calls into the queue (a listing reads Messages under them).
 	limit := 0
-	if q.Limit != nil && it.Job == nil {
+	if bounded && q.Limit != nil && it.Job == nil {
 		limit = q.Limit()
 	}
 	q.mu.Lock()
@@ -85,7 +105,7 @@ func (q *Queue) Push(it *Item) (ahead int, err error) {
 	if q.closed {
 		return 0, ErrCancelled
 	}
-	if q.Max > 0 && len(q.pending) >= q.Max {
+	if bounded && q.Max > 0 && len(q.pending) >= q.Max {
 		return 0, ErrFull
 	}
 	if limit > 0 && q.pendingMessagesLocked() >= limit {

@@ -171,9 +171,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 		if a.outcome == OutcomeSucceeded {
 			rec.Reason, rec.Message = "", ""
 		}
-		rec.End = clk.Now()
-		r.log().Info("task run ended", "task", j.Task, "run", j.ID, "trigger", j.Trigger,
-			"outcome", rec.Outcome, "reason", rec.Reason, "attempt", rec.Attempt)
+		rec.End = clk.Now() // the service logs the run as it records it
 		return rec
 	}
 	configError := func(format string, args ...any) Record {

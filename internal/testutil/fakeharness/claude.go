@@ -149,10 +149,16 @@ func claudeHeadless(p parsedArgs) int {
 		fmt.Println("Claude Code (fake) starting up…")
 		emit(map[string]any{"type": "rate_limit_event", "session_id": id, "rate_limit_info": map[string]any{"status": "allowed"}, "new_field": 1})
 	}
+	// The events below have the fields, and the nesting, of claude 2.1.197's
+	// (internal/harness/claude/testdata/streams; TestFakeHeadlessStreamsMatchReal).
 	emit(map[string]any{
-		"type": "system", "subtype": "init", "session_id": id, "cwd": cwd(), "model": model,
-		"tools": []string{"Bash", "Read"}, "mcp_servers": []any{}, "permissionMode": "default",
-		"apiKeySource": "none", "claude_code_version": "0.0.0-fake", "uuid": uuid.NewString(),
+		"type": "system", "subtype": "init", "cwd": cwd(), "session_id": id,
+		"tools": []string{"Task", "Bash", "Edit", "Read", "Write"}, "mcp_servers": []any{}, "model": model,
+		"permissionMode": p.getOr("permission-mode", "default"), "slash_commands": []string{"compact", "review"},
+		"apiKeySource": "ANTHROPIC_API_KEY", "claude_code_version": "0.0.0-fake", "output_style": "default",
+		"agents": []string{"general-purpose"}, "skills": []string{}, "plugins": []any{},
+		"analytics_disabled": true, "product_feedback_disabled": true, "uuid": uuid.NewString(),
+		"memory_paths": map[string]any{"auto": filepath.Join(claudeConfigDir(), "projects", "memory")}, "fast_mode_state": "off",
 	})
 	if sc == "banner_noise" {
 		emit(map[string]any{"type": "system", "subtype": "status_fake_unknown", "session_id": id})
@@ -161,13 +167,25 @@ func claudeHeadless(p parsedArgs) int {
 		hangForever()
 	}
 	time.Sleep(turnDuration())
+	fullUsage := func(in, out int) map[string]any {
+		return map[string]any{
+			"input_tokens": in, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": out,
+			"server_tool_use": map[string]any{"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": "standard",
+			"cache_creation": map[string]any{"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+			"inference_geo": "", "iterations": []any{}, "speed": "standard",
+		}
+	}
 	result := func(subtype string, isErr bool, text string, extra map[string]any) map[string]any {
+		ms := turnDuration().Milliseconds()
 		r := map[string]any{
-			"type": "result", "subtype": subtype, "is_error": isErr, "duration_ms": turnDuration().Milliseconds(),
-			"duration_api_ms": turnDuration().Milliseconds(), "num_turns": 1, "result": text, "session_id": id,
-			"total_cost_usd": 0.0012, "permission_denials": []any{}, "uuid": uuid.NewString(),
-			"usage":      map[string]any{"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 3},
-			"modelUsage": map[string]any{model: map[string]any{"inputTokens": 10, "outputTokens": 3, "contextWindow": 200000}},
+			"type": "result", "subtype": subtype, "is_error": isErr, "api_error_status": nil,
+			"duration_ms": ms, "duration_api_ms": ms, "num_turns": 1, "result": text, "stop_reason": "end_turn",
+			"session_id": id, "total_cost_usd": 0.0012, "usage": fullUsage(10, 3),
+			"modelUsage":         map[string]any{model: map[string]any{"inputTokens": 10, "outputTokens": 3, "contextWindow": 200000}},
+			"permission_denials": []any{}, "terminal_reason": "completed", "fast_mode_state": "off", "uuid": uuid.NewString(),
+		}
+		if !isErr {
+			r["ttft_ms"], r["ttft_stream_ms"], r["time_to_request_ms"] = ms, ms, 0
 		}
 		for k, v := range extra {
 			r[k] = v
@@ -179,9 +197,28 @@ func claudeHeadless(p parsedArgs) int {
 			"type": "assistant", "parent_tool_use_id": nil, "session_id": id, "uuid": uuid.NewString(),
 			"message": map[string]any{
 				"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-				"content": []any{map[string]any{"type": "text", "text": text}}, "stop_reason": nil,
-				"usage": map[string]any{"input_tokens": 10, "output_tokens": 3},
+				"content": []any{map[string]any{"type": "text", "text": text}}, "stop_reason": nil, "stop_sequence": nil,
+				"usage": map[string]any{"input_tokens": 10, "output_tokens": 3}, "context_management": nil,
 			},
+		}
+	}
+	// synthetic is the message claude makes up for an API error it gave
+	// up on; the error kind rides at the top level.
+	synthetic := func(kind, text string) map[string]any {
+		return map[string]any{
+			"type": "assistant", "error": kind, "parent_tool_use_id": nil, "session_id": id, "uuid": uuid.NewString(),
+			"message": map[string]any{
+				"id": uuid.NewString(), "container": nil, "model": "<synthetic>", "role": "assistant", "stop_details": nil,
+				"stop_reason": "stop_sequence", "stop_sequence": "", "type": "message", "usage": fullUsage(0, 0),
+				"content": []any{map[string]any{"type": "text", "text": text}}, "context_management": nil,
+			},
+		}
+	}
+	retries := func(status int, kind string) {
+		n := envInt("FAKE_RETRIES", 2)
+		for i := 1; i <= n; i++ {
+			emit(map[string]any{"type": "system", "subtype": "api_retry", "attempt": i, "max_retries": n,
+				"retry_delay_ms": 500 * i, "error_status": status, "error": kind, "session_id": id, "uuid": uuid.NewString()})
 		}
 	}
 	finish := func(r map[string]any, code int) int {
@@ -196,7 +233,12 @@ func claudeHeadless(p parsedArgs) int {
 	}
 	switch sc {
 	case "error_as_success":
-		return finish(result("success", true, "API Error: 500 Internal server error (fake)", map[string]any{"api_error_status": 500}), 0)
+		// Retries exhausted on a 500 (real: exit 1; exit 0 here, so that
+		// is_error is what tells the failure).
+		text := "API Error: 500 Internal server error (fake). This is a server-side issue, usually temporary — try again in a moment."
+		retries(500, "server_error")
+		emit(synthetic("server_error", text))
+		return finish(result("success", true, text, map[string]any{"api_error_status": 500, "stop_reason": "stop_sequence", "total_cost_usd": 0, "usage": fullUsage(0, 0), "modelUsage": map[string]any{}}), 0)
 	case "not_logged_in":
 		text := "Not logged in · Please run /login"
 		emit(assistant(text))
@@ -207,6 +249,18 @@ func claudeHeadless(p parsedArgs) int {
 		return finish(result("error_max_turns", true, "", map[string]any{"errors": []string{"Reached max turns"}}), 1)
 	case "stream_error_exit0":
 		return finish(result("error_during_execution", true, "stream error (fake)", map[string]any{"errors": []string{"stream error (fake)"}}), 0)
+	case "truncated":
+		// The stream stops before its result event, and the process
+		// exits 0 all the same.
+		emit(assistant("echo: " + prompt))
+		logEvent(map[string]any{"event": "exit", "code": 0, "scenario": sc})
+		return 0
+	case "reconnecting":
+		retries(529, "overloaded_error")
+	case "huge_line":
+		emit(map[string]any{"type": "user", "parent_tool_use_id": nil, "session_id": id, "uuid": uuid.NewString(),
+			"message": map[string]any{"role": "user", "content": []any{map[string]any{
+				"tool_use_id": "toolu_fake", "type": "tool_result", "content": hugeText(), "is_error": false}}}})
 	}
 	reply := "echo: " + prompt
 	_ = appendJSONL(claudeTranscript(id), claudeRecord(id, "user", prompt))

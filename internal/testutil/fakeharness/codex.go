@@ -203,6 +203,15 @@ func codexExec(p parsedArgs, pos []string) int {
 		logEvent(map[string]any{"event": "exit", "code": code, "scenario": sc})
 		return code
 	}
+	// The fields of codex 0.171.0's events
+	// (internal/harness/codex/testdata/streams; TestFakeHeadlessStreamsMatchReal).
+	usage := func(in, cached, out int) map[string]any {
+		return map[string]any{"input_tokens": in, "cached_input_tokens": cached, "cache_write_input_tokens": 0,
+			"output_tokens": out, "reasoning_output_tokens": 0}
+	}
+	agentMessage := func(id, text string) {
+		emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": id, "type": "agent_message", "text": text}})
+	}
 	switch sc {
 	case "turn_failed", "not_logged_in":
 		msg := "stream disconnected before completion (fake)"
@@ -222,17 +231,31 @@ func codexExec(p parsedArgs, pos []string) int {
 	case "error_as_success":
 		reply := "I hit an error (fake): upstream returned 500"
 		emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_0", "type": "error", "message": "upstream returned 500 (fake)"}})
-		emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_1", "type": "agent_message", "text": reply}})
-		emit(map[string]any{"type": "turn.completed", "usage": map[string]any{"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}})
+		agentMessage("item_1", reply)
+		emit(map[string]any{"type": "turn.completed", "usage": usage(0, 0, 0)})
 		return end(0)
+	case "truncated":
+		// The stream stops before turn.completed; the process exits 0.
+		agentMessage("item_0", "echo: "+prompt)
+		return end(0)
+	case "reconnecting":
+		// codex retries a dropped stream itself, saying so in error
+		// events, and then completes the turn.
+		for i := 1; i <= envInt("FAKE_RETRIES", 2); i++ {
+			emit(map[string]any{"type": "error", "message": fmt.Sprintf("Reconnecting... %d/5 (stream disconnected before completion: Transport error: network error: error decoding response body)", i)})
+		}
 	}
 	reply := "echo: " + prompt
 	logLine(map[string]any{"message": prompt, "pid": os.Getpid()})
 	st.reply(reply)
+	output := ""
+	if sc == "huge_line" {
+		output = hugeText()
+	}
 	emit(map[string]any{"type": "item.started", "item": map[string]any{"id": "item_0", "type": "command_execution", "command": "bash -lc true", "aggregated_output": "", "exit_code": nil, "status": "in_progress"}})
-	emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_0", "type": "command_execution", "command": "bash -lc true", "aggregated_output": "", "exit_code": 0, "status": "completed"}})
-	emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_1", "type": "agent_message", "text": reply}})
-	emit(map[string]any{"type": "turn.completed", "usage": map[string]any{"input_tokens": 2400, "cached_input_tokens": 2000, "output_tokens": 40}})
+	emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_0", "type": "command_execution", "command": "bash -lc true", "aggregated_output": output, "exit_code": 0, "status": "completed"}})
+	agentMessage("item_1", reply)
+	emit(map[string]any{"type": "turn.completed", "usage": usage(2400, 2000, 40)})
 	if !jsonOut {
 		fmt.Println(reply)
 	}

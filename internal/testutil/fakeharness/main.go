@@ -2,9 +2,56 @@
 // leo's tests, choosing its role from the name it was run as. As a TUI it
 // draws the screens leo's screen readers know, takes bracketed pastes and
 // echoes what is submitted; headless it prints the event streams of the
-// real tools. It writes session files where the real tools do, so resume
-// logic can be tested end to end. Knobs come from FAKE_* variables; see
-// the leo brief ("Fake harnesses").
+// real tools, with their events' fields and nesting (checked against the
+// real captures by TestFakeHeadlessStreamsMatchReal). It writes session
+// files where the real tools do, so resume logic can be tested end to end.
+//
+// Knobs (environment):
+//
+//	FAKE_ROLE            the role when the binary runs under another name
+//	FAKE_SCENARIO        what a run does (below); default success
+//	FAKE_TURN_MS         how long a turn takes (default 50)
+//	FAKE_RETRIES         retry events of the reconnecting and
+//	                     error_as_success scenarios (default 2)
+//	FAKE_HUGE_LINE_BYTES size of huge_line's one big event (default 8 MiB)
+//	FAKE_HARNESS_LOG     append argv, messages and exits here as JSON lines
+//	FAKE_RAW_LOG         append the raw bytes the TUI read here
+//	FAKE_EXIT_ON_RESUME  a resume exits with this code at once
+//	FAKE_CRASH_AFTER_MS  exit 3 after this long
+//	FAKE_IGNORE_HUP      ignore SIGHUP (as opencode does)
+//	FAKE_SLOW_START_MS   TUI: draw nothing and drop input for this long
+//	FAKE_TRUST_DIALOG    TUI: show the trust dialog (claude: "1"; codex:
+//	                     shown unless "0"); FAKE_TRUST_ANSWER_MS how long
+//	                     the answered dialog stays
+//	FAKE_SUBMIT_LAG_MS   claude TUI: lag after Enter
+//	FAKE_CODEX_LOADING_MS, FAKE_CODEX_STARTUP_MS, FAKE_CODEX_SUBMIT_GAP_MS
+//	                     codex TUI: startup phases and the gap after Enter
+//	FAKE_OPENCODE_FIRST_SUBMIT_GAP_MS
+//	                     opencode TUI: the first turn's gap after Enter
+//
+// Headless scenarios (FAKE_SCENARIO), with what the adapter's stream
+// parser makes of them (TestFakeHeadlessScenarios):
+//
+//	success             the turn answered "echo: <prompt>"; exit 0
+//	turn_failed         the harness's failure event; exit 1
+//	not_logged_in       the failure a missing login gives; exit 1
+//	error_as_success    claude: retries, then result subtype success with
+//	                    is_error true, exit 0 (fails); codex: an error item
+//	                    and turn.completed (succeeds); opencode: the error
+//	                    told as text (succeeds)
+//	stream_error_exit0  a failure event, then exit 0 (fails)
+//	reconnecting        claude: api_retry events, codex: "Reconnecting...
+//	                    n/5" error events, then the answer (succeeds, with
+//	                    warnings); opencode retries silently: as success
+//	truncated           the stream stops before its end event, exit 0:
+//	                    claude no result (not succeeded), codex no
+//	                    turn.completed (fails), opencode no step_finish
+//	                    (succeeds: EOF ends an opencode turn)
+//	huge_line           one event of FAKE_HUGE_LINE_BYTES (a tool's
+//	                    output), then success
+//	banner_noise        non-JSON lines and unknown events around success
+//	hang                the first event, then nothing, forever
+//	claude only: max_turns (error_max_turns result, exit 1)
 package main
 
 import (
@@ -75,6 +122,26 @@ func envMS(name string, def int) time.Duration {
 		return time.Duration(def) * time.Millisecond
 	}
 	return time.Duration(n) * time.Millisecond
+}
+
+func envInt(name string, def int) int {
+	n, err := strconv.Atoi(os.Getenv(name))
+	if err != nil || n < 0 {
+		return def
+	}
+	return n
+}
+
+// hugeText is the huge_line scenario's payload: FAKE_HUGE_LINE_BYTES
+// (default 8 MiB) of command output, lines and all, carried by one event.
+func hugeText() string {
+	n := envInt("FAKE_HUGE_LINE_BYTES", 8<<20)
+	var b strings.Builder
+	b.Grow(n + 64)
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "-rw-r--r-- 1 user user %8d Jan  1 00:00 \"file %d\"\n", i, i)
+	}
+	return b.String()[:n]
 }
 
 func turnDuration() time.Duration { return envMS("FAKE_TURN_MS", 50) }

@@ -125,7 +125,9 @@ func opencodeRun(p parsedArgs, pos []string) int {
 	if sc == "banner_noise" {
 		fmt.Println("opencode (fake) warming up — not json")
 	}
-	emit("step_start", map[string]any{"id": "prt_1", "type": "step-start", "snapshot": "4b825dc"})
+	// The fields of opencode 1.18.33's events
+	// (internal/harness/opencode/testdata/streams; TestFakeHeadlessStreamsMatchReal).
+	emit("step_start", map[string]any{"id": "prt_1", "type": "step-start"})
 	if sc == "hang" {
 		hangForever()
 	}
@@ -141,7 +143,15 @@ func opencodeRun(p parsedArgs, pos []string) int {
 			return
 		}
 		_ = out.Encode(map[string]any{"type": "error", "timestamp": ms(), "sessionID": id,
-			"error": map[string]any{"name": "APIError", "data": map[string]any{"message": msg}}})
+			"error": map[string]any{"name": "APIError", "data": map[string]any{"message": msg, "statusCode": 500, "isRetryable": true,
+				"responseHeaders": map[string]any{"content-type": "application/json"}, "responseBody": `{"error":{"message":"` + msg + `"}}`,
+				"metadata": map[string]any{"url": "http://127.0.0.1/v1/chat/completions"}}}})
+	}
+	tokens := func(in, out int) map[string]any {
+		return map[string]any{"total": in + out, "input": in, "output": out, "reasoning": 0, "cache": map[string]any{"write": 0, "read": 0}}
+	}
+	text := func(t string) {
+		emit("text", map[string]any{"id": "prt_2", "type": "text", "text": t, "time": map[string]any{"start": start, "end": ms()}})
 	}
 	switch sc {
 	case "turn_failed":
@@ -154,17 +164,27 @@ func opencodeRun(p parsedArgs, pos []string) int {
 		errorEvent("stream error (fake)")
 		return end(0)
 	case "error_as_success":
-		emit("text", map[string]any{"id": "prt_2", "type": "text", "text": "Error: provider returned 500 (fake)", "time": map[string]any{"start": start, "end": ms()}})
-		emit("step_finish", map[string]any{"id": "prt_3", "type": "step-finish", "reason": "stop", "cost": 0, "tokens": map[string]any{"input": 0, "output": 0, "reasoning": 0, "cache": map[string]any{"read": 0, "write": 0}}})
+		text("Error: provider returned 500 (fake)")
+		emit("step_finish", map[string]any{"id": "prt_3", "type": "step-finish", "reason": "stop", "cost": 0, "tokens": tokens(0, 0)})
 		return end(0)
+	case "truncated":
+		// The stream stops before step_finish; the process exits 0.
+		text("echo: " + prompt)
+		return end(0)
+	case "huge_line":
+		emit("tool_use", map[string]any{"id": "prt_t", "type": "tool", "callID": "call_1", "tool": "bash",
+			"state": map[string]any{"status": "completed", "input": map[string]any{"command": "ls -la"}, "output": hugeText(),
+				"title": "ls -la", "metadata": map[string]any{}, "time": map[string]any{"start": start, "end": ms()}}})
 	}
+	// reconnecting: opencode retries a failed request without a word in
+	// its stream, so it reads as a success.
 	reply := "echo: " + prompt
 	logLine(map[string]any{"message": prompt, "pid": os.Getpid()})
 	if sc == "banner_noise" {
 		emit("fake_unknown", map[string]any{"id": "prt_x", "type": "mystery"})
 	}
-	emit("text", map[string]any{"id": "prt_2", "type": "text", "text": reply, "time": map[string]any{"start": start, "end": ms()}})
-	emit("step_finish", map[string]any{"id": "prt_3", "type": "step-finish", "reason": "stop", "cost": 0.0008, "tokens": map[string]any{"input": 1200, "output": 20, "reasoning": 0, "cache": map[string]any{"read": 0, "write": 0}}})
+	text(reply)
+	emit("step_finish", map[string]any{"id": "prt_3", "type": "step-finish", "reason": "stop", "cost": 0.0008, "tokens": tokens(1200, 20)})
 	opencodeTouch(id, cwd(), "")
 	opencodeRecord(id, "assistant", reply)
 	if !jsonOut {

@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/e2e/leoproc"
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/testutil"
+)
+
+// writeTasks writes leo.yaml with one-shot tasks: name → harness and extra
+// YAML at a task's settings indentation. Each task's workspace holds its
+// prompt file; FAKE_HARNESS_LOG is in every task's env.
+func writeTasks(t *testing.T, w world, tasks map[string][2]string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("defaults:\n  harness: claude\ntasks:\n")
+	names := make([]string, 0, len(tasks))
+	for n := range tasks {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		ws := filepath.Join(w.Workspaces, "task-"+n)
+		if err := os.MkdirAll(ws, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "prompt.md"), []byte("report on "+n+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "  %s:\n    harness: %s\n    workspace: %s\n    prompt_file: prompt.md\n%s", n, tasks[n][0], ws, tasks[n][1])
+		if !strings.Contains(tasks[n][1], "    env:\n") {
+			b.WriteString("    env:\n")
+		}
+		fmt.Fprintf(&b, "      FAKE_HARNESS_LOG: %q\n", w.HarnessLog)
+	}
+	if err := os.WriteFile(w.Home.ConfigPath, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runJSON(t *testing.T, w world, args ...string) (api.TaskRun, cliResult) {
+	t.Helper()
+	r := leo(t, w, nil, append(args, "--json")...)
+	var out struct {
+		api.TaskRun
+		Run *api.TaskRun `json:"run"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, r)
+	}
+	if out.Run != nil {
+		return *out.Run, r
+	}
+	return out.TaskRun, r
+}
+
+// One-shot runs of each harness through the daemon: the run succeeds with
+// the session id, reply and usage its stream reported, its output is in
+// its log, and the next run continues the same conversation.
+func TestTaskRunsThroughDaemon(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	tasks := map[string][2]string{}
+	for _, h := range leoproc.Harnesses {
+		tasks[h] = [2]string{h, ""}
+	}
+	writeTasks(t, w, tasks)
+	w.startDaemon()
+	for _, h := range leoproc.Harnesses {
+		first, r := runJSON(t, w, "run", h)
+		if r.code != 0 || first.Outcome != api.OutcomeSucceeded || first.SessionID == "" || first.Trigger != api.TriggerManual {
+			t.Fatalf("%s first run: %+v\n%s", h, first, r)
+		}
+		if !strings.Contains(first.Reply, "report on "+h) || first.Usage == nil || first.Usage.OutputTokens == 0 {
+			t.Fatalf("%s reply %q usage %+v", h, first.Reply, first.Usage)
+		}
+		second, r := runJSON(t, w, "run", h)
+		if r.code != 0 || second.SessionID != first.SessionID {
+			t.Fatalf("%s second run resumed %q, want %q\n%s", h, second.SessionID, first.SessionID, r)
+		}
+		last := w.Launches(h)[len(w.Launches(h))-1]
+		if !slices.Contains(last, first.SessionID) {
+			t.Fatalf("%s second run argv %q does not resume %s", h, last, first.SessionID)
+		}
+		lg := leo(t, w, nil, "task", "logs", h, "--run", first.ID)
+		if lg.code != 0 || !strings.Contains(lg.stdout, first.SessionID) {
+			t.Fatalf("%s log of run %s: %s", h, first.ID, lg)
+		}
+		fi, err := os.Stat(filepath.Join(w.Home.Root, "state", "logs", h, first.ID+".log"))
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s log file: %v %v", h, fi, err)
+		}
+	}
+	hist := leo(t, w, nil, "task", "history", "--json")
+	var all api.TaskHistory
+	if err := json.Unmarshal([]byte(hist.stdout), &all); err != nil || len(all.Runs) != 2*len(leoproc.Harnesses) {
+		t.Fatalf("history: %v\n%s", err, hist)
+	}
+}
+
+// Each failure ends in history with its outcome and reason, and the
+// daemon goes on: a stream error on exit 0, a transient codex error that
+// recovers, a hang killed at the timeout with its process group, retries,
+// and claude not installed.
+func TestTaskFailuresThroughDaemon(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "codex", "opencode") // no claude on PATH
+	writeTasks(t, w, map[string][2]string{
+		"noclaude":  {"claude", ""},
+		"errexit0":  {"opencode", "    env:\n      FAKE_SCENARIO: stream_error_exit0\n"},
+		"transient": {"codex", "    env:\n      FAKE_SCENARIO: reconnecting\n"},
+		"hang":      {"codex", "    timeout: 2s\n    env:\n      FAKE_SCENARIO: hang\n      FAKE_HANG_CHILD: \"1\"\n"},
+		"retried":   {"codex", "    retries: 1\n    env:\n      FAKE_SCENARIO: turn_failed\n"},
+	})
+	w.startDaemon()
+
+	rec, r := runJSON(t, w, "run", "noclaude")
+	if r.code == 0 || rec.Outcome != api.OutcomeFailed || rec.Reason != api.ReasonClaudeNotFound || rec.Message != api.ClaudeNotFoundMessage {
+		t.Fatalf("claude missing: %+v\n%s", rec, r)
+	}
+	rec, r = runJSON(t, w, "run", "errexit0")
+	if rec.Outcome != api.OutcomeFailed || rec.Reason != api.ReasonHarnessError || rec.ExitCode == nil || *rec.ExitCode != 0 {
+		t.Fatalf("error then exit 0: %+v\n%s", rec, r)
+	}
+	rec, r = runJSON(t, w, "run", "transient")
+	if rec.Outcome != api.OutcomeSucceeded || len(rec.Warnings) == 0 || !strings.Contains(strings.Join(rec.Warnings, " "), "Reconnecting") {
+		t.Fatalf("transient codex errors: %+v\n%s", rec, r)
+	}
+	rec, r = runJSON(t, w, "run", "hang")
+	if rec.Outcome != api.OutcomeTimeout || rec.Reason != api.ReasonTimeout {
+		t.Fatalf("hang: %+v\n%s", rec, r)
+	}
+	testutil.WaitFor(t, 20*time.Second, func() bool { return !w.fakeRunning("hang") }, "the hung run's process group to be gone")
+	rec, r = runJSON(t, w, "run", "retried")
+	if rec.Outcome != api.OutcomeFailed || rec.Attempt != 2 || len(rec.Warnings) == 0 {
+		t.Fatalf("retries: %+v\n%s", rec, r)
+	}
+	if h, err := w.Client.Health(t.Context()); err != nil || !h.Ready {
+		t.Fatalf("the daemon after the failures: %+v %v", h, err)
+	}
+}
+
+// fakeRunning reports whether a fake harness process of task's runs (the
+// run itself, or a child it started) is still alive.
+func (w world) fakeRunning(task string) bool {
+	w.TB.Helper()
+	var pids []int
+	for _, ev := range w.HarnessEvents() {
+		if ev.Child > 0 {
+			pids = append(pids, ev.Child)
+		}
+		if slices.ContainsFunc(ev.Argv, func(a string) bool { return strings.HasPrefix(a, "report on "+task) }) && ev.PID > 0 {
+			pids = append(pids, ev.PID)
+		}
+	}
+	if len(pids) == 0 {
+		w.TB.Fatalf("no fake harness process of task %s was logged", task)
+	}
+	for _, pid := range pids {
+		if processAlive(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// processAlive reports whether pid is a live process (a zombie is not).
+func processAlive(pid int) bool {
+	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		// The state follows the parenthesised command name.
+		if i := strings.LastIndexByte(string(data), ')'); i > 0 && i+2 < len(data) {
+			return data[i+2] != 'Z'
+		}
+		return true
+	}
+	return syscall.Kill(pid, 0) == nil
+}
