@@ -355,24 +355,24 @@ func TestRunEnvNeverInArgv(t *testing.T) {
 	})
 }
 func TestRunHugeLine(t *testing.T) {
-	g := newRig(t, "claude")
-	g.scope.Env = map[string]string{"FAKE_HUGE_LINE_BYTES": "9000000"}
-	rec := g.wait(g.run(context.Background(), g.job()))
-	// The events after the huge line were read: the run succeeded.
-	wantOutcome(t, rec, OutcomeSucceeded, "")
-	if got := g.h.longestLine(); got != MaxLineBytes {
-		t.Fatalf("longest line given to the stream: %d bytes, want it cut to %d", got, MaxLineBytes)
-	}
-	// ReadLog shows only the end of so big a log: read the file.
-	b, err := os.ReadFile(LogPath(g.r.LogDir, "brief", rec.ID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(b, []byte("[leo: line cut at 8388608 bytes]\n")) || !bytes.Contains(b, []byte(`"type":"result"`)) {
-		t.Fatal("the log does not say the line was cut, or lacks what followed it")
-	}
+	forEachHarness(t, func(t *testing.T, g *rig) {
+		g.scope.Env = map[string]string{"FAKE_SCENARIO": "huge_line", "FAKE_HUGE_LINE_BYTES": "9000000"}
+		rec := g.wait(g.run(context.Background(), g.job()))
+		// The events after the huge line were read: the run succeeded.
+		wantOutcome(t, rec, OutcomeSucceeded, "")
+		if got := g.h.longestLine(); got != MaxLineBytes {
+			t.Fatalf("longest line given to the stream: %d bytes, want it cut to %d", got, MaxLineBytes)
+		}
+		// ReadLog shows only the end of so big a log: read the file.
+		b, err := os.ReadFile(LogPath(g.r.LogDir, "brief", rec.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte("[leo: line cut at 8388608 bytes]\n")) || !bytes.Contains(b, []byte("echo: summarise the inbox")) {
+			t.Fatal("the log does not say the line was cut, or lacks what followed it")
+		}
+	})
 }
-
 func TestReadLines(t *testing.T) {
 	const max = 100
 	big := strings.Repeat("a", 300<<10) // longer than the reader's buffer
@@ -616,11 +616,12 @@ func TestRunOutcomes(t *testing.T) {
 			"codex":    {OutcomeFailed, ReasonHarnessError, 3, "the stream ended without turn.completed"},
 			"opencode": {OutcomeFailed, ReasonExitStatus, 3, "exited with status 3: fake: crashing after 0 ms"},
 		}},
-		// Not opencode: its stream counts EOF after the session started as the
-		// end of the turn, and the crash may come before or after that.
-		{"exit 0 without a result", map[string]string{"FAKE_SCENARIO": "hang", "FAKE_CRASH_AFTER_MS": "0", "FAKE_CRASH_CODE": "0"}, map[string]want{
-			"claude": {OutcomeFailed, ReasonHarnessError, 0, ""},
-			"codex":  {OutcomeFailed, ReasonHarnessError, 0, ""},
+		// opencode's stream counts EOF after the session started as the end
+		// of its turn.
+		{"exit 0 without the end event", map[string]string{"FAKE_SCENARIO": "truncated"}, map[string]want{
+			"claude":   {OutcomeFailed, ReasonHarnessError, 0, ""},
+			"codex":    {OutcomeFailed, ReasonHarnessError, 0, ""},
+			"opencode": {OutcomeSucceeded, "", 0, ""},
 		}},
 	}
 	for _, tc := range cases {
