@@ -57,6 +57,7 @@ var Steps = []string{
 	"reset drops",
 	"never-trusted ws",
 	"symlinked ws",
+	"task run, resume",
 }
 
 // outcome is one cell of the table.

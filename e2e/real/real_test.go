@@ -3,6 +3,7 @@ package real
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -136,6 +137,7 @@ func runHarness(t *testing.T, h, bin string, versions map[string]string, deadlin
 	r.step("reset drops", r.resetDrops)
 	r.step("never-trusted ws", r.neverTrusted)
 	r.step("symlinked ws", r.symlinked)
+	r.step("task run, resume", r.taskRuns)
 }
 
 // step is a subtest whose failure text also goes into the table.
@@ -243,10 +245,24 @@ func (r *run) writeConfig() {
 			fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
 		}
 	}
+	// A one-shot task of the harness, in a workspace of its own.
+	fmt.Fprintf(&b, "tasks:\n  %s:\n    harness: %s\n    workspace: %s\n    prompt_file: prompt.md\n    timeout: 5m\n    env:\n", r.job(), r.h, r.workspace(r.job()))
+	for _, k := range sortedKeys(env) {
+		fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
+	}
+	if err := os.MkdirAll(r.workspace(r.job()), 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.workspace(r.job()), "prompt.md"), []byte("nothing yet\n"), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
 	if err := os.WriteFile(r.w.Home.ConfigPath, []byte(b.String()), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
 }
+
+// job is the name of the harness's one-shot task.
+func (r *run) job() string { return r.h + "-job" }
 
 func sortedKeys(m map[string]string) []string {
 	return slices.Sorted(maps.Keys(m))
@@ -755,4 +771,35 @@ func (r *run) symlinked(s *step) {
 		a := s.get(r.link())
 		return a.SessionID != "", describe(a)
 	})
+}
+
+// taskRuns: a one-shot task runs the real CLI headless through the daemon
+// (`leo run`): it succeeds with the reply, the session/thread id and the
+// usage its stream reported, and the next run continues that conversation.
+func (r *run) taskRuns(s *step) {
+	runOnce := func() (string, api.TaskRun) {
+		m := r.marker()
+		if err := os.WriteFile(filepath.Join(r.workspace(r.job()), "prompt.md"), []byte("Say "+m+" back\n"), 0o600); err != nil {
+			s.Fatalf("%v", err)
+		}
+		var rec api.TaskRun
+		out := s.leo("run", r.job(), "--json")
+		if err := json.Unmarshal([]byte(out), &rec); err != nil {
+			s.Fatalf("leo run --json: %v: %s", err, out)
+		}
+		if rec.Outcome != api.OutcomeSucceeded || rec.SessionID == "" || rec.Usage == nil || rec.Usage.OutputTokens == 0 {
+			s.Fatalf("run %s: %s", m, out)
+		}
+		if !strings.Contains(rec.Reply, "ACK "+m) {
+			s.Fatalf("run %s replied %q", m, rec.Reply)
+		}
+		return m, rec
+	}
+	first, rec1 := runOnce()
+	s.turn(first, time.Minute)
+	second, rec2 := runOnce()
+	if rec2.SessionID != rec1.SessionID {
+		s.Fatalf("the second run used conversation %s, the first %s", rec2.SessionID, rec1.SessionID)
+	}
+	s.inConversation(s.turn(second, time.Minute), first)
 }

@@ -136,12 +136,13 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 		ok, err := pol.Exists(ctx, q, id)
 		switch {
 		case err != nil:
-			m.log.Warn("cannot check the stored conversation; starting it fresh", "agent", rec.Name, "session", id, "err", err)
-			if !pol.PinsID() {
-				id = ""
-			} else {
-				id = pol.NewID()
-			}
+			// An unanswered check (a harness CLI slow on a loaded box) is
+			// not "gone": dropping the conversation here would start the
+			// agent fresh behind the user's back. Resume it; a resume of a
+			// conversation that really is gone exits at once, and the
+			// quick-exit rule then starts fresh.
+			m.log.Warn("cannot check the stored conversation; resuming it anyway", "agent", rec.Name, "session", id, "err", err)
+			resume = true
 		case ok:
 			resume = true
 		case !pol.PinsID():
@@ -169,6 +170,7 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	if len(cmd.Argv) == 0 {
 		return nil, api.Errorf(api.CodeInternal, "harness %s built an empty command", res.HarnessName)
 	}
+	cmd = m.withTurnEnd(ctx, h, spec, cmd, rec.Name)
 	// Run the very program the lookup found.
 	if cmd.Argv[0] == h.Binary() {
 		cmd.Argv = append([]string{bin}, cmd.Argv[1:]...)
@@ -186,6 +188,26 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	env["LEO_AGENT"] = rec.Name
 	env["LEO_HOME"] = m.opts.Home.Root
 	return &launchPlan{res: res, spec: spec, cmd: cmd, env: env, sessionID: id, resume: resume}, nil
+}
+
+// withTurnEnd has the harness run `leo hook turn-end` at the end of every
+// turn (persistent tasks learn their outcome from it). Not fatal: without
+// it the agent runs as before and a persistent firing in it times out.
+func (m *Manager) withTurnEnd(ctx context.Context, h harness.Harness, spec harness.LaunchSpec, cmd harness.Command, name string) harness.Command {
+	sig, ok := h.(harness.TurnEndSignaler)
+	if !ok || m.opts.LeoBinary == "" {
+		return cmd
+	}
+	hook := harness.TurnEndHook{
+		Command: []string{m.opts.LeoBinary, "hook", "turn-end", "--harness", h.Name()},
+		Dir:     m.opts.Home.HooksDir(),
+	}
+	out, err := sig.TurnEndSignal(ctx, spec, cmd, hook)
+	if err != nil {
+		m.log.Warn("the harness's turn-end signal could not be set up; persistent tasks in this agent will time out", "agent", name, "harness", h.Name(), "err", err)
+		return cmd
+	}
+	return out
 }
 
 // launch starts (or restarts in place) a's TUI. a.op must be held. The

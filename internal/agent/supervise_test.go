@@ -203,3 +203,31 @@ func TestCrashLoopBacksOff(t *testing.T) {
 		t.Fatalf("last exit %+v", a.LastExit)
 	}
 }
+
+// A stored conversation leo cannot check (opencode's `session list` does
+// not answer) is resumed, not dropped: dropping it would start the agent
+// fresh behind the user's back, while a resume of a conversation that
+// really is gone exits at once and the quick-exit rule starts fresh.
+func TestUncheckableConversationIsResumed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := e.manager()
+	id := spawnWithSession(t, e, m, "opencode")
+	e.extraEnv["FAKE_SESSION_LIST_FAIL"] = "1"
+	e.writeConfig()
+	m.ConfigChanged()
+	if err := syscall.Kill(e.panePID("opencode"), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "restart", 20*time.Second, func() bool {
+		a := mustGet(t, m, "opencode")
+		return a.Restarts == 1 && a.State == api.StateRunning
+	})
+	launches := e.launches("opencode")
+	if want := resumeArgs("opencode", id); len(launches) != 2 || !testutil.HasSeq(launches[1], want) {
+		t.Fatalf("relaunch %q does not resume %s", launches, id)
+	}
+	if a := mustGet(t, m, "opencode"); a.SessionID != id {
+		t.Fatalf("session %q after the restart, want %q", a.SessionID, id)
+	}
+}

@@ -353,6 +353,13 @@ func taskPath(name, verb string) (string, error) {
 	return p, nil
 }
 
+// TurnEnd is POST /hooks/turn-end: a harness hook's report of a turn's
+// end. Bounded by ctx (a hook gives up quickly rather than hold up the
+// harness) and ReadTimeout.
+func (c *Client) TurnEnd(ctx context.Context, r api.TurnEndReport) error {
+	return c.do(ctx, ReadTimeout, http.MethodPost, "/hooks/turn-end", r, nil)
+}
+
 // agentPath is the path of an agent's route; a name that breaks the name
 // rule is invalid_args here, before it can become a path such as /agents//logs.
 func agentPath(name, verb string) (string, error) {

@@ -22,6 +22,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/tmux"
+	"github.com/blackpaw-studio/leo/internal/turnend"
 )
 
 // Options configure Run.
@@ -52,6 +53,9 @@ type Options struct {
 	// spec/managed-install.md). nil — an unmanaged install — refuses to
 	// start with NoConfigMessage. Never called for an explicit --config.
 	FirstStart func(ctx context.Context, h home.Home, log *slog.Logger) error
+	// TurnEnds correlates agents' turn-end hooks with the persistent-task
+	// firings waiting for them; nil means the daemon makes its own.
+	TurnEnds *turnend.Hub
 	// NewAgents builds the agent manager; nil means the real one
 	// (internal/agent). Tests pass fakes.
 	NewAgents func(AgentDeps) (Agents, error)
@@ -209,6 +213,10 @@ func (d *run) serve(ctx context.Context) error {
 	}
 	defer tm.Close()
 
+	turnEnds := d.opts.TurnEnds
+	if turnEnds == nil {
+		turnEnds = turnend.New(d.log.With("component", "turnend"))
+	}
 	agents, err := d.opts.NewAgents(AgentDeps{
 		Home:      h,
 		Tmux:      tm,
@@ -227,7 +235,11 @@ func (d *run) serve(ctx context.Context) error {
 		}
 	}()
 	prepareHarnesses(ctx, cfg, d.opts.Getenv, d.log)
-	tasks, err := d.newTaskService(store, nil)
+	persistent, err := d.persistentFirings(agents, turnEnds)
+	if err != nil {
+		return fmt.Errorf("start the task service: %w", err)
+	}
+	tasks, err := d.newTaskService(store, persistent)
 	if err != nil {
 		return fmt.Errorf("start the task service: %w", err)
 	}
@@ -249,6 +261,7 @@ func (d *run) serve(ctx context.Context) error {
 		resolver: d.opts.Resolver,
 		agents:   agents,
 		tasks:    tasks,
+		turnEnds: turnEnds,
 		reload:   store.Reload,
 		setEnabled: func(name string, enabled bool) error {
 			return config.SetTaskEnabled(h.ConfigPath, name, enabled, config.WithGetenv(d.opts.Getenv))
@@ -257,7 +270,13 @@ func (d *run) serve(ctx context.Context) error {
 		ready:     make(chan struct{}),
 		stopping:  make(chan struct{}),
 		readyWait: d.opts.ReadyWait,
-		problems:  func() []string { return d.problems(agents, tm) },
+		problems: func() []string {
+			out := d.problems(agents, tm)
+			if persistent != nil && persistent.Problem != "" {
+				out = append(out, persistent.Problem)
+			}
+			return out
+		},
 	}
 	hs := &http.Server{
 		Handler:           srv.routes(),

@@ -35,6 +35,8 @@ import (
 //	POST   /tasks/{name}/run          api.RunRequest → api.TaskRun (task_running while one runs)
 //	POST   /tasks/{name}/enable       api.Task (edits leo.yaml, then reloads)
 //	POST   /tasks/{name}/disable      api.Task
+//	POST   /hooks/turn-end            api.TurnEndReport → {"ok":true} (a harness's
+//	                                  turn-end hook; never waits for restore)
 //
 // Errors are {"error": code, "message": text} with api.HTTPStatus(code).
 // An agent name that breaks the name rule is invalid_args on every route,
@@ -55,6 +57,9 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /agents/{name}/logs", s.handle(true, s.agentLogs))
 
 	mux.HandleFunc("POST /config/reload", s.handle(true, s.reloadConfig))
+	// Not gated: the hub needs no restored agents, and a hook must not
+	// wait (it gives up after a few seconds anyway).
+	mux.HandleFunc("POST /hooks/turn-end", s.handle(false, s.turnEnd))
 
 	mux.HandleFunc("GET /tasks", s.handle(true, s.listTasks))
 	mux.HandleFunc("GET /tasks/{name}", s.handle(true, s.getTask))
@@ -190,6 +195,23 @@ func (s *server) reloadConfig(r *http.Request) (any, error) {
 		return nil, err
 	}
 	return s.reload(r.Context())
+}
+
+// turnEnd hands a harness hook's report to the hub. A report that matches
+// no waiting firing is fine ({"ok":true}); one the adapter cannot read is
+// invalid_args.
+func (s *server) turnEnd(r *http.Request) (any, error) {
+	var rep api.TurnEndReport
+	if err := decodeBody(r, &rep, false); err != nil {
+		return nil, err
+	}
+	if s.turnEnds == nil {
+		return okResult{OK: true}, nil
+	}
+	if _, err := s.turnEnds.Report(rep); err != nil {
+		return nil, api.Errorf(api.CodeInvalidArgs, "%v", err)
+	}
+	return okResult{OK: true}, nil
 }
 
 type okResult struct {

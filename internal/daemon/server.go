@@ -13,6 +13,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/turnend"
 )
 
 // maxRequestBody bounds a request body; the largest is a message to send.
@@ -29,6 +30,8 @@ type server struct {
 	tasks    Tasks
 	// setEnabled edits tasks.<name>.enabled in leo.yaml.
 	setEnabled func(task string, enabled bool) error
+	// turnEnds takes the harnesses' turn-end reports (POST /hooks/turn-end).
+	turnEnds *turnend.Hub
 	// reload re-reads and validates leo.yaml, swapping it in only when valid.
 	reload func(ctx context.Context) (api.ReloadResult, error)
 	log    *slog.Logger

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
+	"github.com/blackpaw-studio/leo/internal/agent"
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/task"
+	"github.com/blackpaw-studio/leo/internal/turnend"
 )
 
 // Tasks is what the socket's task routes call: the task service
@@ -122,4 +125,42 @@ func (d *run) newTaskService(store *configStore, persistent *task.Persistent) (*
 	}
 	opts.Persistent = persistent
 	return task.NewService(opts), nil
+}
+
+// hubTurns is the turn-end hub as persistent firings wait on it.
+type hubTurns struct{ hub *turnend.Hub }
+
+func (t hubTurns) Await(agent, message string) (<-chan task.TurnEnd, func()) {
+	ch := make(chan task.TurnEnd, 1)
+	w, err := t.hub.Await(agent, message)
+	if err != nil {
+		// Not a firing's message: nothing can end it; the firing times out.
+		return ch, func() {}
+	}
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-w.Done():
+			ch <- w.Result().TurnEnd
+		case <-stop:
+			w.Cancel()
+		}
+	}()
+	var once sync.Once
+	return ch, func() { once.Do(func() { close(stop) }) }
+}
+
+// persistentFirings is the persistent side of the task service: firings
+// into the agents of the real manager (nil for a test's fake manager).
+func (d *run) persistentFirings(agents Agents, hub *turnend.Hub) (*task.Persistent, error) {
+	m, ok := agents.(*agent.Manager)
+	if !ok {
+		return nil, nil
+	}
+	return task.NewPersistent(task.PersistentOptions{
+		Agents:    agent.TaskAgents{M: m},
+		TurnEnds:  hubTurns{hub: hub},
+		StatePath: d.home.TaskPendingPath(),
+		Log:       d.log.With("component", "task"),
+	})
 }

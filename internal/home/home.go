@@ -105,6 +105,10 @@ func (h Home) LogsDir() string         { return h.state("logs") }
 func (h Home) ServiceLogPath() string  { return h.state("service.log") }
 func (h Home) MarkerPath() string      { return h.state("managed.json") }
 
+// HooksDir holds files harnesses load to run leo's hooks (opencode's
+// turn-end plugin).
+func (h Home) HooksDir() string { return h.state("hooks") }
+
 // TmuxSocket is the -L name of this home's tmux server: "leo" for the
 // default home, "leo-<hash>" for any other, so isolated homes never collide.
 func (h Home) TmuxSocket(defaultRoot string) string {

@@ -15,7 +15,9 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/statefile"
+	"github.com/blackpaw-studio/leo/internal/turnend"
 )
 
 // Persistent tasks deliver their prompt into an agent instead of running
@@ -47,23 +49,16 @@ type AgentPort interface {
 }
 
 // TurnEnd is the end of an agent's turn, as its harness signalled it.
-type TurnEnd struct {
-	SessionID string
-	Reply     string
-	Failed    bool
-	Error     string
-}
+type TurnEnd = harness.TurnEnd
 
-// TurnEnds hands out waits for the turn that carries a run's marker.
+// TurnEnds hands out waits for the turn whose input is a firing's message
+// (turnend.Hub in the daemon).
 type TurnEnds interface {
-	// Await returns a channel that receives the turn end of the turn of
-	// agent whose input carries runID's marker, and what stops waiting.
-	Await(agent, task, runID string) (<-chan TurnEnd, func())
+	// Await returns a channel that receives the end of agent's turn whose
+	// input is message, and what stops waiting. It is called before the
+	// message is queued, so a turn that ends at once is not missed.
+	Await(agent, message string) (<-chan TurnEnd, func())
 }
-
-// Marker is the line a persistent firing's message ends with: the
-// turn-end signal is matched to the firing by it.
-func Marker(task, runID string) string { return "[leo task " + task + " run " + runID + "]" }
 
 // PersistentOptions configure the persistent-firing side of the service.
 type PersistentOptions struct {
@@ -78,6 +73,9 @@ type PersistentOptions struct {
 // Persistent runs persistent firings.
 type Persistent struct {
 	opts PersistentOptions
+	// Problem is what the daemon reports when the pending firings file
+	// was not understood (it is kept aside).
+	Problem string
 
 	mu      sync.Mutex
 	pending map[string]pendingFiring // by run id
@@ -87,6 +85,9 @@ type Persistent struct {
 type pendingFiring struct {
 	Rec      Record    `json:"run"`
 	Deadline time.Time `json:"deadline"`
+	// Message is what the firing delivers (turnend.Message): its turn is
+	// found by it, before and after a restart.
+	Message string `json:"message"`
 	// MessageID is the queued message, once the agent took it.
 	MessageID    string `json:"message_id,omitempty"`
 	NotifyOnFail bool   `json:"notify_on_fail,omitempty"`
@@ -109,7 +110,21 @@ func NewPersistent(opts PersistentOptions) (*Persistent, error) {
 	}
 	p := &Persistent{opts: opts, pending: map[string]pendingFiring{}}
 	var f pendingFile
-	if _, err := statefile.ReadJSON(opts.StatePath, &f); err != nil {
+	_, err := statefile.ReadChecked(opts.StatePath, &f, func([]byte) error {
+		if f.Version != 1 {
+			return fmt.Errorf("version %d (this leo knows 1)", f.Version)
+		}
+		return nil
+	})
+	var corrupt *statefile.CorruptError
+	switch {
+	case errors.As(err, &corrupt):
+		// Kept aside, never taken as empty without a word: the firings in
+		// it are lost to this daemon, and the operator is told where.
+		p.Problem = "pending persistent firings: " + corrupt.Error()
+		opts.Log.Error("pending persistent firings", "err", corrupt)
+		f = pendingFile{}
+	case err != nil:
 		return nil, fmt.Errorf("pending persistent firings: %w", err)
 	}
 	for _, pf := range f.Firings {
@@ -159,19 +174,19 @@ func (s *Service) deliver(ctx context.Context, res *config.Resolved, rec Record,
 		target = t
 	}
 	rec.Harness = target.HarnessName
-	pf := pendingFiring{Rec: rec, Deadline: rec.Start.Add(res.Timeout), NotifyOnFail: res.NotifyOnFail}
+	pf := pendingFiring{Rec: rec, Deadline: rec.Start.Add(res.Timeout), NotifyOnFail: res.NotifyOnFail,
+		Message: turnend.Message(prompt, rec.Task, rec.ID)}
 	if err := p.save(func(m map[string]pendingFiring) { m[rec.ID] = pf }); err != nil {
 		return ended(rec, clk.Now(), OutcomeFailed, ReasonDelivery, "cannot keep the firing in state: "+err.Error())
 	}
-	turn, stop := p.opts.TurnEnds.Await(rec.Agent, rec.Task, rec.ID)
+	turn, stop := p.opts.TurnEnds.Await(rec.Agent, pf.Message)
 	defer stop()
 
 	out := func() Record {
 		if _, err := p.opts.Agents.Ensure(ctx, rec.Agent, target); err != nil {
 			return ended(rec, clk.Now(), OutcomeFailed, reasonOf(err), "agent "+rec.Agent+": "+err.Error())
 		}
-		message := strings.TrimRight(prompt, "\n") + "\n\n" + Marker(rec.Task, rec.ID)
-		id, err := p.opts.Agents.Enqueue(ctx, rec.Agent, message)
+		id, err := p.opts.Agents.Enqueue(ctx, rec.Agent, pf.Message)
 		if err != nil {
 			if api.HasCode(err, api.CodeQueueFull) {
 				return ended(rec, clk.Now(), OutcomeSkipped, ReasonQueueFull, err.Error())
@@ -262,7 +277,7 @@ func (p *Persistent) Resume(ctx context.Context, done func(Record)) {
 	p.mu.Unlock()
 	for _, pf := range pending {
 		go func() {
-			turn, stop := p.opts.TurnEnds.Await(pf.Rec.Agent, pf.Rec.Task, pf.Rec.ID)
+			turn, stop := p.opts.TurnEnds.Await(pf.Rec.Agent, pf.Message)
 			defer stop()
 			out := p.await(ctx, pf, turn)
 			p.finish(ctx, pf, out)

@@ -12,6 +12,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/testutil"
+	"github.com/blackpaw-studio/leo/internal/turnend"
 )
 
 // fakeAgents is the agent manager as persistent firings see it.
@@ -69,7 +70,8 @@ type fakeTurns struct {
 	waiting map[string]chan TurnEnd // runID -> channel
 }
 
-func (f *fakeTurns) Await(_, _, runID string) (<-chan TurnEnd, func()) {
+func (f *fakeTurns) Await(_, message string) (<-chan TurnEnd, func()) {
+	_, runID, _ := turnend.FindMarker(message)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.waiting == nil {
@@ -138,7 +140,7 @@ func TestPersistentFiringSucceedsOnTurnEnd(t *testing.T) {
 	if got.Outcome != OutcomeSucceeded || got.Reply != "done it" || got.Agent != "implicit" || got.SessionID != "s1" {
 		t.Fatalf("record %+v", got)
 	}
-	if q := agents.queued("implicit"); len(q) != 1 || q[0] != "do the thing\n\n"+Marker("implicit", rec.ID) {
+	if q := agents.queued("implicit"); len(q) != 1 || q[0] != turnend.Message("do the thing\n", "implicit", rec.ID) {
 		t.Fatalf("queued %q", q)
 	}
 	if agents.ensured[0] != "implicit<-tasks.implicit" {

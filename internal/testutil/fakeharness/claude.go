@@ -13,14 +13,21 @@ import (
 	"github.com/google/uuid"
 )
 
-type claudeStore struct{ id string }
+type claudeStore struct {
+	id       string
+	promptID string // the open turn's, as claude stamps its user entries
+}
 
 func (s *claudeStore) submit(msg string) {
-	_ = appendJSONL(claudeTranscript(s.id), claudeRecord(s.id, "user", msg))
+	s.promptID = uuid.NewString()
+	rec := claudeRecord(s.id, "user", msg)
+	rec["promptId"] = s.promptID
+	_ = appendJSONL(claudeTranscript(s.id), rec)
 }
 
 func (s *claudeStore) reply(msg string) {
 	_ = appendJSONL(claudeTranscript(s.id), claudeRecord(s.id, "assistant", msg))
+	claudeStop(s.id, s.promptID, msg)
 }
 
 // claudeSession resolves --session-id / --resume / --continue the way the
@@ -172,7 +179,7 @@ func claudeHeadless(p parsedArgs) int {
 			"input_tokens": in, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": out,
 			"server_tool_use": map[string]any{"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": "standard",
 			"cache_creation": map[string]any{"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
-			"inference_geo": "", "iterations": []any{}, "speed": "standard",
+			"inference_geo":  "", "iterations": []any{}, "speed": "standard",
 		}
 	}
 	result := func(subtype string, isErr bool, text string, extra map[string]any) map[string]any {

@@ -16,6 +16,9 @@ import (
 type codexStore struct {
 	id, path, originator string
 	turn                 string // the open turn's id, "" between turns
+	notify               []string
+	inputs               []string // the open turn's messages
+	titled               bool     // the thread's title was generated
 }
 
 // submit records a user message the way codex-cli 0.171.0 writes its
@@ -40,6 +43,7 @@ func (s *codexStore) submit(msg string) {
 		s.turn = newThreadID()
 		_ = appendJSONL(s.path, codexEvent(map[string]any{"type": "task_started", "turn_id": s.turn}))
 	}
+	s.inputs = append(s.inputs, msg)
 	_ = appendJSONL(s.path, codexMessage("user", msg, "user"))
 	_ = appendJSONL(s.path, codexEvent(map[string]any{
 		"type": "item_completed", "thread_id": s.id, "turn_id": s.turn,
@@ -61,7 +65,9 @@ func (s *codexStore) reply(msg string) {
 	}))
 	_ = appendJSONL(s.path, codexMessage("assistant", msg, ""))
 	_ = appendJSONL(s.path, codexEvent(map[string]any{"type": "task_complete", "turn_id": s.turn, "last_agent_message": msg}))
-	s.turn = ""
+	codexNotify(s.notify, s.id, s.turn, s.inputs, msg, !s.titled)
+	s.titled = true
+	s.turn, s.inputs = "", nil
 }
 
 func newThreadID() string {
@@ -126,7 +132,7 @@ func runCodex(args []string) int {
 	if len(pos) > 0 && pos[0] == "exec" {
 		return codexExec(p, pos[1:])
 	}
-	st := &codexStore{originator: "codex-tui"}
+	st := &codexStore{originator: "codex-tui", notify: codexNotifyArgv(p)}
 	resumed := false
 	if len(pos) > 0 && pos[0] == "resume" {
 		id, path, code, failed := codexResume(p, pos[1:])
@@ -134,6 +140,7 @@ func runCodex(args []string) int {
 			return code
 		}
 		st.id, st.path, resumed = id, path, true
+		st.titled = true // a resumed thread has its title
 	}
 	model := p.getOr("model", "gpt-fake")
 	logEvent(map[string]any{"event": "start", "session_id": st.id, "resumed": resumed, "cwd": cwd()})

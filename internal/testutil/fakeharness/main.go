@@ -10,6 +10,7 @@
 //
 //	FAKE_ROLE            the role when the binary runs under another name
 //	FAKE_SCENARIO        what a run does (below); default success
+//	FAKE_SESSION_LIST_FAIL  opencode: `session list` fails (as one that cannot answer)
 //	FAKE_TURN_MS         how long a turn takes (default 50)
 //	FAKE_RETRIES         retry events of the reconnecting and
 //	                     error_as_success scenarios (default 2)

@@ -11,9 +11,13 @@ import (
 	"unicode/utf8"
 )
 
-type opencodeStore struct{ id string }
+type opencodeStore struct {
+	id   string
+	last string // the open turn's message
+}
 
 func (s *opencodeStore) submit(msg string) {
+	s.last = msg
 	first := s.id == ""
 	s.id = opencodeTouch(s.id, cwd(), msg)
 	opencodeRecord(s.id, "user", msg)
@@ -25,6 +29,7 @@ func (s *opencodeStore) submit(msg string) {
 func (s *opencodeStore) reply(msg string) {
 	opencodeTouch(s.id, cwd(), "")
 	opencodeRecord(s.id, "assistant", msg)
+	opencodeIdle(s.id, s.last, msg)
 }
 
 func runOpencode(args []string) int {
@@ -64,6 +69,11 @@ func runOpencode(args []string) int {
 }
 
 func opencodeSessionList(p parsedArgs) int {
+	if os.Getenv("FAKE_SESSION_LIST_FAIL") != "" {
+		// As a `session list` that cannot answer (a loaded machine, a
+		// locked store) looks to leo.
+		return fail(1, "Error: database is locked (fake)")
+	}
 	list := opencodeList()
 	if n, err := strconv.Atoi(p.get("max-count")); err == nil && n >= 0 && n < len(list) {
 		list = list[:n]

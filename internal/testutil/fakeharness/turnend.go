@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// The fake TUIs end each turn the way the real ones do (see
+// internal/harness/<name>/turnend.go and the captures in its testdata):
+//
+//   - claude runs the commands of the Stop hooks in <cwd>/.claude/
+//     settings.local.json through sh, the payload on stdin;
+//   - codex runs its notify program (-c notify=[…]) with the payload as one
+//     more argument, and, for the first turn of a thread, once more for the
+//     title it generates in a side thread (whose one input quotes the
+//     message) — before the turn's own, the order that makes correlation
+//     hardest;
+//   - opencode cannot run leo's plugin module, so it does what that plugin
+//     does: for each "plugin" entry of OPENCODE_CONFIG_CONTENT whose options
+//     name a command, it runs the command with the plugin's payload on stdin.
+//
+// Hooks run in the background (the TUI keeps drawing) and are bounded.
+
+const hookTimeout = 10 * time.Second
+
+func runHook(harness string, argv []string, stdin []byte) {
+	if len(argv) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hookTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	err := cmd.Run()
+	ev := map[string]any{"event": "turn_end_hook", "harness": harness}
+	if err != nil {
+		ev["err"] = err.Error()
+	}
+	logEvent(ev)
+}
+
+// ---- claude -------------------------------------------------------------------
+
+// claudeStopCommands are the commands of the Stop hooks claude would run
+// in the current directory.
+func claudeStopCommands() []string {
+	data, err := os.ReadFile(filepath.Join(cwd(), ".claude", "settings.local.json"))
+	if err != nil {
+		return nil
+	}
+	var s struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if json.Unmarshal(data, &s) != nil {
+		return nil
+	}
+	var out []string
+	for _, g := range s.Hooks["Stop"] {
+		for _, h := range g.Hooks {
+			if h.Type == "command" && h.Command != "" {
+				out = append(out, h.Command)
+			}
+		}
+	}
+	return out
+}
+
+func claudeStop(id, promptID, reply string) {
+	cmds := claudeStopCommands()
+	if len(cmds) == 0 {
+		return
+	}
+	payload, _ := json.Marshal(map[string]any{
+		"session_id": id, "transcript_path": claudeTranscript(id), "cwd": claudeCwd(), "prompt_id": promptID,
+		"permission_mode": "default", "hook_event_name": "Stop", "stop_hook_active": false,
+		"last_assistant_message": reply,
+	})
+	go func() {
+		for _, c := range cmds {
+			runHook("claude", []string{"/bin/sh", "-c", c}, payload)
+		}
+	}()
+}
+
+// ---- codex ----------------------------------------------------------------------
+
+// codexNotifyArgv is the notify program of the launch's -c overrides.
+func codexNotifyArgv(p parsedArgs) []string {
+	var argv []string
+	for _, kv := range p.flags["config"] {
+		if !strings.HasPrefix(strings.TrimSpace(kv), "notify") {
+			continue
+		}
+		var v struct {
+			Notify []string `toml:"notify"`
+		}
+		if toml.Unmarshal([]byte(kv), &v) == nil {
+			argv = v.Notify
+		}
+	}
+	return argv
+}
+
+// codexTitlePrompt is the start of codex 0.171.0's title-generation input.
+const codexTitlePrompt = "Generate a concise, single-line task title of at most 36 characters and under five words where possible. Start with an imperative verb. Capitalize only the first word unless the user's language, proper nouns, acronyms, or code terms require otherwise. Preserve ticket references exactly. Write in the user's language. Do not use quotes, markdown, or trailing punctuation. Do not answer the request."
+
+func codexNotify(notify []string, thread, turn string, inputs []string, reply string, first bool) {
+	if len(notify) == 0 {
+		return
+	}
+	payload := func(thread, turn string, inputs []string, reply string) string {
+		b, _ := json.Marshal(map[string]any{
+			"type": "agent-turn-complete", "thread-id": thread, "turn-id": turn, "cwd": cwd(),
+			"client": "codex-tui", "input-messages": inputs, "last-assistant-message": reply,
+		})
+		return string(b)
+	}
+	var calls []string
+	if first && len(inputs) > 0 {
+		calls = append(calls, payload(newThreadID(), newThreadID(), []string{codexTitlePrompt + "\n\nUser prompt:\n" + inputs[0]}, "Side reply"))
+	}
+	calls = append(calls, payload(thread, turn, inputs, reply))
+	go func() {
+		for _, c := range calls {
+			runHook("codex", append(append([]string(nil), notify...), c), nil)
+		}
+	}()
+}
+
+// ---- opencode ---------------------------------------------------------------------
+
+// opencodeHookCommands are the commands of the plugin entries of the
+// config overlay ([<module>, {"command": [...]}]).
+func opencodeHookCommands() [][]string {
+	var overlay struct {
+		Plugin []json.RawMessage `json:"plugin"`
+	}
+	if json.Unmarshal([]byte(os.Getenv("OPENCODE_CONFIG_CONTENT")), &overlay) != nil {
+		return nil
+	}
+	var out [][]string
+	for _, raw := range overlay.Plugin {
+		var entry []json.RawMessage
+		if json.Unmarshal(raw, &entry) != nil || len(entry) != 2 {
+			continue
+		}
+		var opts struct {
+			Command []string `json:"command"`
+		}
+		if json.Unmarshal(entry[1], &opts) == nil && len(opts.Command) > 0 {
+			out = append(out, opts.Command)
+		}
+	}
+	return out
+}
+
+func opencodeIdle(session, input, reply string) {
+	cmds := opencodeHookCommands()
+	if len(cmds) == 0 {
+		return
+	}
+	text := func(s string) []any { return []any{map[string]any{"type": "text", "text": s}} }
+	payload, _ := json.Marshal(map[string]any{
+		"type": "session.idle", "properties": map[string]any{"sessionID": session},
+		"messages": []any{
+			map[string]any{"info": map[string]any{"id": "msg_user", "sessionID": session, "role": "user"}, "parts": text(input + " ")},
+			map[string]any{"info": map[string]any{"id": "msg_reply", "sessionID": session, "role": "assistant", "parentID": "msg_user"}, "parts": text(reply)},
+		},
+	})
+	go func() {
+		for _, c := range cmds {
+			runHook("opencode", c, payload)
+		}
+	}()
+}
