@@ -186,6 +186,9 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 	if j.Scope == nil || j.Scope.Harness == nil {
 		return configError("tasks.%s: the task has no resolved harness", j.Task)
 	}
+	if j.Scope.Runtime == config.RuntimePersistent {
+		return configError("%s: a persistent task delivers into an agent; it has no headless run", j.Scope.Scope)
+	}
 	h := j.Scope.Harness
 	rec.Harness = j.Scope.HarnessName
 	if rec.Harness == "" {
@@ -290,6 +293,10 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 	var a attempt
 	for n := 1; ; n++ {
 		rec.Attempt = n
+		if ctx.Err() != nil {
+			a = attempt{outcome: OutcomeFailed, reason: ReasonInterrupted, message: "leo stopped before the run started"}
+			break
+		}
 		say("attempt %d of %d: %s in %s, timeout %s", n, attempts, argv[0], dir, timeout)
 		a = r.attempt(ctx, streamer, process{argv: argv, env: env.list(), dir: dir, timeout: timeout}, lg)
 		say("attempt %d: %s", n, a.summary())

@@ -18,7 +18,9 @@
 //	FAKE_HARNESS_LOG     append argv, messages and exits here as JSON lines
 //	FAKE_RAW_LOG         append the raw bytes the TUI read here
 //	FAKE_EXIT_ON_RESUME  a resume exits with this code at once
-//	FAKE_CRASH_AFTER_MS  exit 3 after this long
+//	FAKE_CRASH_AFTER_MS  exit after this long, with FAKE_CRASH_CODE (default 3)
+//	FAKE_HANG_CHILD      "1": hang starts a copy of itself that hangs too,
+//	                     sharing stdout (a tool or MCP server the run left)
 //	FAKE_IGNORE_HUP      ignore SIGHUP (as opencode does)
 //	FAKE_SLOW_START_MS   TUI: draw nothing and drop input for this long
 //	FAKE_TRUST_DIALOG    TUI: show the trust dialog (claude: "1"; codex:
@@ -58,7 +60,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -98,7 +99,6 @@ func main() {
 		signal.Ignore(syscall.SIGHUP)
 	}
 	startCrashTimer()
-	printHugeLine()
 	os.Exit(run(r, os.Args[1:]))
 }
 
@@ -188,18 +188,6 @@ func startCrashTimer() {
 	})
 }
 
-// printHugeLine writes one line of FAKE_HUGE_LINE_BYTES bytes (not JSON)
-// to stdout before anything else: a headless reader must survive it.
-func printHugeLine() {
-	n, err := strconv.Atoi(os.Getenv("FAKE_HUGE_LINE_BYTES"))
-	if err != nil || n <= 0 {
-		return
-	}
-	line := bytes.Repeat([]byte{'x'}, n+1)
-	line[n] = '\n'
-	_, _ = os.Stdout.Write(line)
-}
-
 // ---- FAKE_HARNESS_LOG -----------------------------------------------------
 
 // logLine appends one JSON object to $FAKE_HARNESS_LOG. O_APPEND writes of
@@ -286,7 +274,7 @@ func nonAlnumToDash(s string) string {
 func hangForever() {
 	if os.Getenv("FAKE_HANG_CHILD") == "1" {
 		child := exec.Command(os.Args[0], os.Args[1:]...)
-		child.Env = append(os.Environ(), "FAKE_HANG_CHILD=0", "FAKE_HUGE_LINE_BYTES=")
+		child.Env = append(os.Environ(), "FAKE_HANG_CHILD=0")
 		child.Stdout, child.Stderr = os.Stdout, os.Stderr
 		if err := child.Start(); err == nil {
 			logEvent(map[string]any{"event": "hang_child", "child": child.Process.Pid})
