@@ -64,6 +64,7 @@ var Steps = []string{
 	"never-trusted ws",
 	"symlinked ws",
 	"task run, resume",
+	"persistent task",
 }
 
 // outcome is one cell of the table.

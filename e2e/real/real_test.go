@@ -139,6 +139,7 @@ func runHarness(t *testing.T, h, bin string, versions map[string]string, deadlin
 	r.step("never-trusted ws", r.neverTrusted)
 	r.step("symlinked ws", r.symlinked)
 	r.step("task run, resume", r.taskRuns)
+	r.step("persistent task", r.persistentTask)
 }
 
 // step is a subtest whose failure text also goes into the table.
@@ -246,24 +247,34 @@ func (r *run) writeConfig() {
 			fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
 		}
 	}
-	// A one-shot task of the harness, in a workspace of its own.
-	fmt.Fprintf(&b, "tasks:\n  %s:\n    harness: %s\n    workspace: %s\n    prompt_file: prompt.md\n    timeout: 5m\n    env:\n", r.job(), r.h, r.workspace(r.job()))
-	for _, k := range sortedKeys(env) {
-		fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
-	}
-	if err := os.MkdirAll(r.workspace(r.job()), 0o700); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(r.workspace(r.job()), "prompt.md"), []byte("nothing yet\n"), 0o600); err != nil {
-		r.t.Fatal(err)
+	// A one-shot task of the harness and a persistent one (its implicit
+	// agent launched from the task's own scope), each in a workspace of
+	// its own.
+	b.WriteString("tasks:\n")
+	for _, name := range []string{r.job(), r.persist()} {
+		fmt.Fprintf(&b, "  %s:\n    harness: %s\n    workspace: %s\n    prompt_file: prompt.md\n    timeout: 6m\n", name, r.h, r.workspace(name))
+		if name == r.persist() {
+			b.WriteString("    runtime: persistent\n")
+		}
+		b.WriteString("    env:\n")
+		for _, k := range sortedKeys(env) {
+			fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
+		}
+		if err := os.MkdirAll(r.workspace(name), 0o700); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(r.workspace(name), "prompt.md"), []byte("nothing yet\n"), 0o600); err != nil {
+			r.t.Fatal(err)
+		}
 	}
 	if err := os.WriteFile(r.w.Home.ConfigPath, []byte(b.String()), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
 }
 
-// job is the name of the harness's one-shot task.
-func (r *run) job() string { return r.h + "-job" }
+// job and persist name the harness's one-shot and persistent tasks.
+func (r *run) job() string     { return r.h + "-job" }
+func (r *run) persist() string { return r.h + "-persist" }
 
 func sortedKeys(m map[string]string) []string {
 	return slices.Sorted(maps.Keys(m))
@@ -779,15 +790,7 @@ func (r *run) symlinked(s *step) {
 // usage its stream reported, and the next run continues that conversation.
 func (r *run) taskRuns(s *step) {
 	runOnce := func() (string, api.TaskRun) {
-		m := r.marker()
-		if err := os.WriteFile(filepath.Join(r.workspace(r.job()), "prompt.md"), []byte("Say "+m+" back\n"), 0o600); err != nil {
-			s.Fatalf("%v", err)
-		}
-		var rec api.TaskRun
-		out := s.leo("run", r.job(), "--json")
-		if err := json.Unmarshal([]byte(out), &rec); err != nil {
-			s.Fatalf("leo run --json: %v: %s", err, out)
-		}
+		m, rec, out := s.runTask(r.job())
 		if rec.Outcome != api.OutcomeSucceeded || rec.SessionID == "" || rec.Usage == nil || rec.Usage.OutputTokens == 0 {
 			s.Fatalf("run %s: %s", m, out)
 		}
@@ -803,4 +806,43 @@ func (r *run) taskRuns(s *step) {
 		s.Fatalf("the second run used conversation %s, the first %s", rec2.SessionID, rec1.SessionID)
 	}
 	s.inConversation(s.turn(second, time.Minute), first)
+}
+
+// runTask writes a prompt with a new marker into task's prompt file, runs
+// the task with `leo run --json` and returns the marker and the record.
+func (s *step) runTask(task string) (string, api.TaskRun, string) {
+	s.Helper()
+	m := s.r.marker()
+	if err := os.WriteFile(filepath.Join(s.r.workspace(task), "prompt.md"), []byte("Say "+m+" back\n"), 0o600); err != nil {
+		s.Fatalf("%v", err)
+	}
+	// A persistent task's first firing starts its TUI cold (opencode's
+	// first start installs its plugin package from npm).
+	ctx, cancel := s.wait(7 * time.Minute)
+	defer cancel()
+	raw, err := s.r.w.Leo(ctx, "run", task, "--json")
+	out := string(raw)
+	var rec api.TaskRun
+	if jerr := json.Unmarshal(raw, &rec); jerr != nil {
+		s.Fatalf("leo run %s --json: %v (%v): %s", task, err, jerr, out)
+	}
+	return m, rec, out
+}
+
+// persistentTask: a persistent task's firing spawns its implicit agent (the
+// real TUI in tmux), delivers the prompt into it, and ends succeeded with
+// the reply when the TUI's own turn-end signal (claude's Stop hook, codex's
+// notify program, opencode's plugin) reports that turn; a second firing
+// goes into the same, running agent.
+func (r *run) persistentTask(s *step) {
+	for i := range 2 {
+		m, rec, out := s.runTask(r.persist())
+		if rec.Outcome != api.OutcomeSucceeded || rec.Agent != r.persist() || !strings.Contains(rec.Reply, "ACK "+m) {
+			s.Fatalf("firing %d: %s", i+1, out)
+		}
+		s.once(m)
+	}
+	if a := s.get(r.persist()); a.State != api.StateRunning || a.Restarts != 0 {
+		s.Fatalf("the task's agent after two firings: %s", describe(a))
+	}
 }
