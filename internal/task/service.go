@@ -56,6 +56,9 @@ type Service struct {
 	live     map[string]*liveRun // the run each running task has going
 	sessions map[string]session  // the conversation each task's next run resumes
 	last     map[string]Record   // each task's newest record, once read
+	// resuming is the pending persistent firing each task has, taken up
+	// after a restart: it holds the task's claim and its slot counts as run.
+	resuming map[string]Record
 }
 
 // session is a conversation a task's runs continue, per harness: ids of
@@ -88,6 +91,7 @@ func NewService(opts ServiceOptions) *Service {
 		live:     map[string]*liveRun{},
 		sessions: map[string]session{},
 		last:     map[string]Record{},
+		resuming: map[string]Record{},
 	}
 	s.slots = &slots{max: opts.MaxConcurrent}
 	s.sched = NewScheduler(opts.Clock, s.fire, s.skipped)
@@ -103,7 +107,7 @@ func (s *Service) Run(ctx context.Context) {
 	s.mu.Unlock()
 	defer s.manual.Wait()
 	if s.opts.Persistent != nil {
-		s.opts.Persistent.Resume(ctx, s.resumed)
+		s.opts.Persistent.Resume(ctx, s.holdResumed, s.resumed)
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -157,6 +161,12 @@ func (s *Service) specs() []Spec {
 		if rec, ok := s.lastRecord(name); ok {
 			spec.LastRun = cmp.Or(rec.Due, rec.Start)
 		}
+		s.mu.Lock()
+		if p, ok := s.resuming[name]; ok && cmp.Or(p.Due, p.Start).After(spec.LastRun) {
+			// Its slot is being served by the firing taken up again.
+			spec.LastRun = cmp.Or(p.Due, p.Start)
+		}
+		s.mu.Unlock()
 		specs = append(specs, spec)
 	}
 	return specs
@@ -300,7 +310,11 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		if trigger == TriggerSchedule {
 			rec.Trigger = TriggerPersistent
 		}
-		s.record(s.deliver(ctx, res, rec, string(prompt)))
+		// A zero record: the daemon stopped first and the firing stays
+		// pending for the next one to record.
+		if out := s.deliver(ctx, res, rec, string(prompt)); out.Outcome != "" {
+			s.record(out)
+		}
 		return
 	}
 
