@@ -207,6 +207,33 @@ func TestSetTaskEnabledKeepsCRLF(t *testing.T) {
 	}
 }
 
+// goccy/go-yaml's positions in a CRLF file with comments are a line off:
+// the edit still lands on the task's own line, both ways, and every other
+// byte stays.
+func TestSetTaskEnabledCRLFWithComments(t *testing.T) {
+	lf := "# leo\n# more\ntasks:\n  z:\n    enabled: true # z's\n    prompt_file: p.md\n  a:\n    prompt_file: p.md # a's\n    enabled: true\n  b:\n    # first\n    prompt_file: p.md\n"
+	crlf := func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+	h := editHome(t, crlf(lf))
+	for _, step := range []struct {
+		task    string
+		enabled bool
+		want    string
+	}{
+		{"a", false, strings.Replace(lf, "    enabled: true\n  b:", "    enabled: false\n  b:", 1)},
+		{"b", false, strings.Replace(strings.Replace(lf, "    enabled: true\n  b:", "    enabled: false\n  b:", 1),
+			"    # first\n    prompt_file", "    # first\n    enabled: false\n    prompt_file", 1)},
+		{"z", false, strings.Replace(strings.Replace(strings.Replace(lf, "    enabled: true\n  b:", "    enabled: false\n  b:", 1),
+			"    # first\n    prompt_file", "    # first\n    enabled: false\n    prompt_file", 1), "enabled: true # z's", "enabled: false # z's", 1)},
+	} {
+		if err := SetTaskEnabled(h.Path, step.task, step.enabled, WithGetenv(h.getenv)); err != nil {
+			t.Fatalf("tasks.%s enabled=%v: %v", step.task, step.enabled, err)
+		}
+		if got := h.read(t); got != crlf(step.want) {
+			t.Fatalf("after tasks.%s enabled=%v:\ngot  %q\nwant %q", step.task, step.enabled, got, crlf(step.want))
+		}
+	}
+}
+
 // Edits from many goroutines are serialised: none is lost to another's
 // read-modify-write.
 func TestSetTaskEnabledConcurrentEditsAllLand(t *testing.T) {
