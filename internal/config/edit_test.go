@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -231,6 +232,35 @@ func TestSetTaskEnabledCRLFWithComments(t *testing.T) {
 		if got := h.read(t); got != crlf(step.want) {
 			t.Fatalf("after tasks.%s enabled=%v:\ngot  %q\nwant %q", step.task, step.enabled, got, crlf(step.want))
 		}
+	}
+}
+
+// A leo.yaml kept elsewhere and linked in stays a link; the file it points
+// to is edited.
+func TestSetTaskEnabledThroughSymlink(t *testing.T) {
+	h := editHome(t, "")
+	target := filepath.Join(t.TempDir(), "dotfiles-leo.yaml")
+	if err := os.WriteFile(target, []byte(editYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(h.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, h.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetTaskEnabled(h.Path, "morning", false, WithGetenv(h.getenv)); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(h.Path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("leo.yaml is no longer a symlink: %v %v", fi.Mode(), err)
+	}
+	got, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(editYAML, "enabled: true # on for now", "enabled: false # on for now", 1); string(got) != want {
+		t.Fatalf("the linked file:\n%s\nwant:\n%s", got, want)
 	}
 }
 
