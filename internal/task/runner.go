@@ -273,6 +273,13 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 	if argv[0] == h.Binary() {
 		argv[0] = bin
 	}
+	if err := checkArgs(argv, j.Prompt); err != nil {
+		field := j.Scope.Scope
+		if err.prompt {
+			field += ".prompt_file"
+		}
+		return fail(attempt{outcome: OutcomeFailed, reason: ReasonConfigError, message: fmt.Sprintf("%s: %v", field, err)})
+	}
 	env.overlay(cmd.Env)
 	dir := cmd.Dir
 	if dir == "" {
@@ -320,6 +327,39 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 	rec.Warnings = append(rec.Warnings, a.res.Warnings...)
 	rec.Usage, rec.CostUSD = a.res.Usage, a.res.CostUSD
 	return end(a)
+}
+
+// maxArgBytes is Linux's limit on one argument, its NUL included
+// (MAX_ARG_STRLEN: 32 pages).
+const maxArgBytes = 128 << 10
+
+// argError is an argument no program can be started with; prompt: the
+// argument carries the prompt.
+type argError struct {
+	msg    string
+	prompt bool
+}
+
+func (e *argError) Error() string { return e.msg }
+
+// checkArgs finds an argument exec would refuse: one with a NUL byte
+// (EINVAL) or longer than the kernel takes (E2BIG). Said up front, as a
+// config error that no retry can change, rather than as a bare errno.
+func checkArgs(argv []string, prompt string) *argError {
+	for i, a := range argv[1:] {
+		isPrompt := prompt != "" && strings.Contains(a, prompt)
+		what := fmt.Sprintf("argument %d of the command", i+1)
+		if isPrompt {
+			what = "the prompt (a headless run passes it as an argument)"
+		}
+		if at := strings.IndexByte(a, 0); at >= 0 {
+			return &argError{prompt: isPrompt, msg: fmt.Sprintf("%s holds a NUL byte at byte %d; a program's arguments cannot", what, at)}
+		}
+		if len(a) >= maxArgBytes {
+			return &argError{prompt: isPrompt, msg: fmt.Sprintf("%s is %d bytes; one argument can be at most %d bytes", what, len(a), maxArgBytes-1)}
+		}
+	}
+	return nil
 }
 
 func (r *Runner) backoff(retry int) time.Duration {
