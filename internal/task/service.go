@@ -390,6 +390,8 @@ func (s *Service) record(rec Record) {
 	}
 	if err := s.opts.History.Append(rec); err != nil {
 		s.opts.Log.Error("task history: the run could not be recorded", "task", rec.Task, "run", rec.ID, "outcome", rec.Outcome, "err", err)
+		// Whoever waits for the run (leo run) and the listing hear it too.
+		rec.Warnings = append(slices.Clip(rec.Warnings), "this run is not in the task's history: "+err.Error())
 	}
 	s.mu.Lock()
 	s.last[rec.Task] = rec

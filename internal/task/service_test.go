@@ -423,3 +423,23 @@ func TestSlotsGrantInDueOrder(t *testing.T) {
 		t.Fatalf("granted in order %v", got)
 	}
 }
+
+// A run whose record cannot be written still answers its waiter, saying
+// that it is not in history.
+func TestServiceRunNotRecordedSaysSo(t *testing.T) {
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 0, 0, 0, berlin), twoTasks, nil)
+	// The task's history file cannot be opened for appending.
+	if err := os.MkdirAll(filepath.Join(r.dir, "history", "a.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r.run()
+	rec, done := mustStart(t, r.svc, "a")
+	<-done
+	got, ok := r.svc.Result("a", rec.ID)
+	if !ok || got.Outcome != OutcomeSucceeded {
+		t.Fatalf("result %+v %v", got, ok)
+	}
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "not in the task's history") || !strings.Contains(got.Warnings[0], "a.jsonl") {
+		t.Fatalf("warnings %q: want one saying the run is not in history, and why", got.Warnings)
+	}
+}
