@@ -329,3 +329,32 @@ tasks:
 		t.Fatalf("history %+v", recs)
 	}
 }
+
+// A slot of a persistent task skipped because its previous firing still
+// waits is recorded with the trigger its firings have (persistent).
+func TestPersistentSkippedSlotTrigger(t *testing.T) {
+	yaml := `
+tasks:
+  sched:
+    runtime: persistent
+    schedule: "*/5 * * * *"
+    prompt_file: p.md
+    timeout: 30m
+`
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	r := newServiceRig(t, time.Date(2026, 3, 2, 7, 4, 30, 0, time.Local), yaml, func(r *serviceRig) *Persistent {
+		p, err := NewPersistent(PersistentOptions{Agents: agents, TurnEnds: turns, StatePath: filepath.Join(r.dir, "pending.json"), Clock: r.clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	})
+	r.run()
+	r.clk.advance(t, 30*time.Second)
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(agents.queued("sched")) == 1 }, "the 07:05 firing's delivery")
+	r.clk.advance(t, 5*time.Minute)
+	recs := r.waitHistory("sched", 1)
+	if got := recs[0]; got.Outcome != OutcomeSkipped || got.Reason != ReasonStillRunning || got.Trigger != TriggerPersistent {
+		t.Fatalf("skipped slot %+v: want skipped, still_running, trigger persistent", got)
+	}
+}

@@ -207,6 +207,12 @@ func (s *Service) skipped(f Firing, reason Reason) {
 		ID: RunID(now), Task: f.Task, Trigger: f.Trigger, Due: f.Due, Start: now, End: now,
 		Outcome: OutcomeSkipped, Reason: reason,
 	}
+	if cfg := s.opts.Config(); cfg != nil && rec.Trigger == TriggerSchedule {
+		// Named like the firings of its task that did run (execute).
+		if res, err := cfg.ResolveTask(f.Task); err == nil && res.Runtime == config.RuntimePersistent {
+			rec.Trigger = TriggerPersistent
+		}
+	}
 	if reason == ReasonStillRunning {
 		rec.Message = "skipped: still running (the previous run of this task has not ended)"
 	}
