@@ -15,6 +15,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/delivery"
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/statefile"
 	"github.com/blackpaw-studio/leo/internal/turnend"
@@ -176,6 +177,11 @@ func (s *Service) deliver(ctx context.Context, res *config.Resolved, rec Record,
 	rec.Harness = target.HarnessName
 	pf := pendingFiring{Rec: rec, Deadline: rec.Start.Add(res.Timeout), NotifyOnFail: res.NotifyOnFail,
 		Message: turnend.Message(prompt, rec.Task, rec.ID)}
+	// A prompt no TUI may be given (ESC, other controls, too long) fails
+	// here, before an agent is started or spawned for it.
+	if _, err := delivery.PasteText(pf.Message); err != nil {
+		return ended(rec, clk.Now(), OutcomeFailed, ReasonConfigError, fmt.Sprintf("%s.prompt_file %s: %v", res.Scope, res.PromptFile, err))
+	}
 	if err := p.save(func(m map[string]pendingFiring) { m[rec.ID] = pf }); err != nil {
 		return ended(rec, clk.Now(), OutcomeFailed, ReasonDelivery, "cannot keep the firing in state: "+err.Error())
 	}

@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -356,5 +357,33 @@ tasks:
 	recs := r.waitHistory("sched", 1)
 	if got := recs[0]; got.Outcome != OutcomeSkipped || got.Reason != ReasonStillRunning || got.Trigger != TriggerPersistent {
 		t.Fatalf("skipped slot %+v: want skipped, still_running, trigger persistent", got)
+	}
+}
+
+// A persistent prompt a TUI may not be given (ESC would type keys) fails
+// the firing as a config error naming the prompt file, and no agent is
+// started or spawned for it.
+func TestPersistentPromptWithEscapeFailsBeforeTheAgent(t *testing.T) {
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	r := persistentRig(t, agents, turns)
+	if err := os.WriteFile(filepath.Join(r.dir, "workspace", "p.md"), []byte("hi\x1b[2Jthere\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.run()
+	rec, done := mustStart(t, r.svc, "implicit")
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the firing did not fail: it waits for a turn")
+	}
+	got, _ := r.svc.Result("implicit", rec.ID)
+	if got.Outcome != OutcomeFailed || got.Reason != ReasonConfigError ||
+		!strings.Contains(got.Message, "tasks.implicit.prompt_file") || !strings.Contains(got.Message, "ESC") {
+		t.Fatalf("record %+v", got)
+	}
+	agents.mu.Lock()
+	defer agents.mu.Unlock()
+	if len(agents.ensured) != 0 || len(agents.messages) != 0 {
+		t.Fatalf("an agent was ensured (%v) or a message queued (%v)", agents.ensured, agents.messages)
 	}
 }
