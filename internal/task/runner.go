@@ -79,6 +79,9 @@ type Job struct {
 	// SessionID is the conversation to resume ("" = a fresh one).
 	SessionID string
 	Bridge    *harness.MCPBridge
+	// Started, when set, is told the process group of each attempt as it
+	// starts.
+	Started func(pgid int)
 }
 
 // RunIDLayout formats a run id from the run's start time in UTC.
@@ -305,7 +308,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 			break
 		}
 		say("attempt %d of %d: %s in %s, timeout %s", n, attempts, argv[0], dir, timeout)
-		a = r.attempt(ctx, streamer, process{argv: argv, env: env.list(), dir: dir, timeout: timeout}, lg)
+		a = r.attempt(ctx, streamer, process{argv: argv, env: env.list(), dir: dir, timeout: timeout, started: j.Started}, lg)
 		say("attempt %d: %s", n, a.summary())
 		if a.final() || n == attempts {
 			break
@@ -387,6 +390,7 @@ type process struct {
 	env     []string
 	dir     string
 	timeout time.Duration
+	started func(pgid int)
 }
 
 // attempt starts the harness once and waits for it: its exit, the
@@ -420,6 +424,9 @@ func (r *Runner) attempt(ctx context.Context, streamer harness.EventStreamer, p 
 		return attempt{outcome: OutcomeFailed, reason: ReasonStartFailed, message: fmt.Sprintf("starting %s: %v", name, err)}
 	}
 	pgid := c.Process.Pid
+	if p.started != nil {
+		p.started(pgid)
+	}
 
 	stream := streamer.NewEventStream()
 	outDone := make(chan struct{})

@@ -344,6 +344,29 @@ func TestRunPromptThatCannotBeAnArgument(t *testing.T) {
 	}
 }
 
+// Each attempt's process group is told as it starts (the service keeps it
+// in state, for the daemon after a crash to kill).
+func TestRunTellsTheProcessGroup(t *testing.T) {
+	g := newRig(t, "claude")
+	var mu sync.Mutex
+	var groups []int
+	j := g.job()
+	j.Started = func(pgid int) { mu.Lock(); groups = append(groups, pgid); mu.Unlock() }
+	rec := g.wait(g.run(context.Background(), j))
+	wantOutcome(t, rec, OutcomeSucceeded, "")
+	var pids []int
+	for _, e := range g.fakeEntries() {
+		if e.PID > 0 && !slices.Contains(pids, e.PID) {
+			pids = append(pids, e.PID)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(groups) != 1 || !slices.Contains(pids, groups[0]) {
+		t.Fatalf("groups told %v, the harness ran as %v", groups, pids)
+	}
+}
+
 func TestRunEnvNeverInArgv(t *testing.T) {
 	const secret = "sk-very-secret-value-0123456789"
 	forEachHarness(t, func(t *testing.T, g *rig) {

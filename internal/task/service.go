@@ -14,6 +14,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/names"
 )
 
 // ServiceOptions are what the task service runs on. The daemon fills them;
@@ -32,6 +33,10 @@ type ServiceOptions struct {
 	Bridge func(cfg *config.Config) *harness.MCPBridge
 	// ReadLog reads a run's log (ReadLog of the runner's log directory).
 	ReadLog func(task, runID string) (api.TaskLog, error)
+	// RunningPath is the state file of the headless runs going (the
+	// daemon's; "" keeps none): runs a killed daemon left are recorded
+	// interrupted by the next, and their process groups killed.
+	RunningPath string
 	// MaxConcurrent is the daemon-wide cap on headless runs at once.
 	MaxConcurrent func() int
 	Log           *slog.Logger
@@ -42,9 +47,10 @@ type ServiceOptions struct {
 // the rest waiting in due order), hands persistent firings to their
 // agents, and records every run, skipped ones included, in History.
 type Service struct {
-	opts  ServiceOptions
-	sched *Scheduler
-	slots *slots
+	opts     ServiceOptions
+	sched    *Scheduler
+	slots    *slots
+	inflight *inflight
 
 	replan chan struct{}
 	// runCtx is Run's context: runs started by hand end with the daemon
@@ -94,6 +100,7 @@ func NewService(opts ServiceOptions) *Service {
 		resuming: map[string]Record{},
 	}
 	s.slots = &slots{max: opts.MaxConcurrent}
+	s.inflight = &inflight{path: opts.RunningPath}
 	s.sched = NewScheduler(opts.Clock, s.fire, s.skipped)
 	return s
 }
@@ -106,6 +113,7 @@ func (s *Service) Run(ctx context.Context) {
 	s.runCtx = ctx
 	s.mu.Unlock()
 	defer s.manual.Wait()
+	s.recoverInflight()
 	if s.opts.Persistent != nil {
 		s.opts.Persistent.Resume(ctx, s.holdResumed, s.resumed)
 	}
@@ -324,7 +332,17 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		return
 	}
 
-	// Headless: wait for a slot of the daemon-wide cap, in due order.
+	// Headless: kept in state until recorded, so a daemon killed
+	// meanwhile is followed by one that records it.
+	if err := s.inflight.save(func(m map[string]inflightRun) { m[rec.ID] = inflightRun{Rec: rec} }); err != nil {
+		s.opts.Log.Warn("task run: not kept in state", "task", name, "run", rec.ID, "err", err)
+	}
+	defer func() {
+		if err := s.inflight.save(func(m map[string]inflightRun) { delete(m, rec.ID) }); err != nil {
+			s.opts.Log.Warn("task run: not dropped from state", "task", name, "run", rec.ID, "err", err)
+		}
+	}()
+	// Wait for a slot of the daemon-wide cap, in due order.
 	if err := s.slots.acquire(ctx, cmp.Or(due, start)); err != nil {
 		s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonInterrupted, "the daemon stopped before a run slot was free"))
 		return
@@ -333,6 +351,12 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 	job := Job{
 		ID: rec.ID, Task: name, Trigger: trigger, Due: due, Scope: res, Prompt: string(prompt),
 		SessionID: s.sessionFor(name, res.HarnessName),
+		Started: func(pgid int) {
+			run := inflightRun{Rec: rec, PGID: pgid, PGIDStart: processStart(pgid)}
+			if err := s.inflight.save(func(m map[string]inflightRun) { m[rec.ID] = run }); err != nil {
+				s.opts.Log.Warn("task run: its process group not kept in state", "task", name, "run", rec.ID, "err", err)
+			}
+		},
 	}
 	if s.opts.Bridge != nil {
 		job.Bridge = s.opts.Bridge(cfg)
@@ -349,6 +373,31 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		s.mu.Unlock()
 	}
 	s.record(out)
+}
+
+// recoverInflight records the headless runs an earlier daemon left going
+// (it was killed or crashed): each once, as interrupted, before anything
+// is planned, so the slot it served is not fired again. Their process
+// groups are gone by then (inflight.leftover).
+func (s *Service) recoverInflight() {
+	runs, err := s.inflight.leftover()
+	if err != nil {
+		s.opts.Log.Error("task runs in progress", "err", err)
+	}
+	if len(runs) == 0 && err == nil {
+		return
+	}
+	now := s.opts.Clock.Now()
+	for _, r := range runs {
+		if !names.Valid(r.Rec.Task) || !ValidRunID(r.Rec.ID) {
+			continue
+		}
+		s.record(ended(r.Rec, now, OutcomeFailed, ReasonInterrupted,
+			"leo's daemon ended during the run (killed or crashed); the next daemon recorded it and ended the processes it left"))
+	}
+	if err := s.inflight.save(func(m map[string]inflightRun) { clear(m) }); err != nil {
+		s.opts.Log.Error("task runs in progress", "err", err)
+	}
 }
 
 // sessionFor is the conversation task's next run of harnessName continues:
