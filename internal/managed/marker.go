@@ -23,6 +23,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/home"
 )
 
@@ -390,4 +391,27 @@ func checkEnv(env map[string]any) (map[string]string, error) {
 		out[k] = s
 	}
 	return out, nil
+}
+
+// Resolver returns r with the marker's env.PATH searched first when leo
+// is managed (every binary lookup but tmux's; see Tmux), r as is otherwise.
+func (s State) Resolver(r binpath.Resolver) binpath.Resolver {
+	if !s.Managed() || s.Marker.PATH() == "" {
+		return r
+	}
+	if r.PathFirst == "" {
+		r.PathFirst = s.Marker.PATH()
+	} else {
+		r.PathFirst = s.Marker.PATH() + string(os.PathListSeparator) + r.PathFirst
+	}
+	return r
+}
+
+// LeoBinary is the leo binary leo records (hooks, MCP bridge): self_path
+// when managed, else own.
+func (s State) LeoBinary(own string) string {
+	if s.Managed() {
+		return s.Marker.SelfPath
+	}
+	return own
 }
