@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"os"
 
 	"github.com/blackpaw-studio/leo/internal/binpath"
@@ -22,13 +23,16 @@ func (f *Factory) Managed() managed.State {
 	if f.managed != nil && f.managed.Path == h.MarkerPath() {
 		return *f.managed
 	}
-	loader := f.MarkerLoader
+	var stderr io.Writer // nil prints nothing (a Factory without streams)
+	if f.IO != nil {
+		stderr = f.IO.ErrOut
+	}
 	p := managed.Platform{GOOS: f.GOOS, Getenv: f.Getenv}
 	var st managed.State
-	if loader != nil {
-		st = loader.Load(h, p, f.IO.ErrOut)
+	if f.MarkerLoader != nil {
+		st = f.MarkerLoader.Load(h, p, stderr)
 	} else {
-		st = managed.Load(h, p, f.IO.ErrOut)
+		st = managed.Load(h, p, stderr)
 	}
 	f.managed = &st
 	return st
