@@ -145,3 +145,25 @@ func TestValidMarkerSteersTheCLIsBinaries(t *testing.T) {
 		t.Errorf("attach warned: %q", r.stderr)
 	}
 }
+
+// `leo service` with an invalid marker and no leo.yaml behaves unmanaged:
+// the seed's refusal, nothing created, and the marker warning once (the
+// CLI read it; the daemon did not print it again).
+func TestServiceWithInvalidMarkerIsUnmanaged(t *testing.T) {
+	e, h := daemonEnv(t)
+	os.Remove(h.ConfigPath)
+	writeMarker(t, h)
+	if err := os.Chmod(h.MarkerPath(), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	r := e.runWith(func(f *Factory) { f.MarkerLoader, f.GOOS = &managed.Loader{}, "darwin" }, "service")
+	if r.code != ExitConfig || !strings.HasSuffix(r.stderr, "leo: no leo.yaml found — run 'leo setup' first\n") {
+		t.Fatalf("%+v", r)
+	}
+	if n := strings.Count(r.stderr, "managed-install marker"); n != 1 || !strings.Contains(r.stderr, "group- or world-writable (mode 0666)") {
+		t.Errorf("%d marker warnings in %q, want one", n, r.stderr)
+	}
+	if _, err := os.Stat(h.ConfigPath); err == nil {
+		t.Error("an invalid marker's first start created leo.yaml")
+	}
+}
