@@ -20,8 +20,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/home"
@@ -120,7 +122,25 @@ func (s State) Warning() string {
 	if s.Status != Invalid {
 		return ""
 	}
-	return fmt.Sprintf("ignoring the managed-install marker %s: %s; leo runs unmanaged", s.Path, s.Problem)
+	return oneLine(fmt.Sprintf("ignoring the managed-install marker %s: %s; leo runs unmanaged", s.Path, s.Problem))
+}
+
+// oneLine escapes control characters, so a hostile path or value in a
+// message can never break its one line (or a terminal).
+func oneLine(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Read reads and validates h's marker. It prints nothing (see Load).

@@ -163,6 +163,7 @@ func TestReadInvalidEachCheck(t *testing.T) {
 		{name: "self_path relative", edit: set("self_path", "app/bin/leo"), wantIn: "self_path: \"app/bin/leo\" is not absolute"},
 		{name: "self_path ~user", edit: set("self_path", "~root/leo"), wantIn: "self_path: \"~root/leo\" is not absolute"},
 		{name: "self_path does not exist", edit: set("self_path", "~/.leo/app/bin/nope"), wantIn: "self_path: " + filepath.Join(f.userHome, ".leo/app/bin/nope") + " does not exist"},
+		{name: "self_path with a newline that does not exist", edit: set("self_path", "/tmp/no\nsuch\x1b[2J"), wantIn: `self_path: /tmp/no\nsuch\x1b[2J does not exist`},
 		{name: "self_path NUL", edit: set("self_path", "/bin/\x00leo"), wantIn: "self_path: contains a NUL byte"},
 		{name: "self_path number", edit: set("self_path", 3), wantIn: "self_path: a JSON number"},
 		{name: "tmux_path missing", edit: del("tmux_path"), wantIn: "tmux_path: missing"},

@@ -68,6 +68,12 @@ func askServerVersion(ctx context.Context, binary, socket string) (string, error
 }
 
 func chooseTmux(ctx context.Context, m Marker, socket string, ask versionAsker) TmuxChoice {
+	c := guard(ctx, m, socket, ask)
+	c.Problem = oneLine(c.Problem)
+	return c
+}
+
+func guard(ctx context.Context, m Marker, socket string, ask versionAsker) TmuxChoice {
 	fallback := TmuxChoice{Binary: m.TmuxPath}
 	v, err := ask(ctx, m.TmuxPath, socket)
 	if err != nil && !errors.Is(err, tmux.ErrNoServer) {
