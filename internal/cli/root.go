@@ -37,9 +37,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/blackpaw-studio/leo/internal/api"
-	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/task"
 )
 
@@ -58,6 +58,14 @@ type Factory struct {
 	// the same history. cmd/leo fills it from internal/task; nil means this
 	// build cannot run tasks without a daemon.
 	RunTaskLocally func(ctx context.Context, cfg *config.Config, h home.Home, task string) (api.TaskRun, error)
+	// GOOS is the platform the managed-install marker is judged on; ""
+	// means runtime.GOOS (tests drive the macOS path on Linux).
+	GOOS string
+	// MarkerLoader prints an invalid marker's warning; nil means the
+	// process's own (one warning per process).
+	MarkerLoader *managed.Loader
+
+	managed *managed.State // the marker as read for this invocation
 }
 
 // NewFactory returns a Factory on the given streams and environment.
@@ -68,15 +76,16 @@ func NewFactory(io *IOStreams, getenv func(string) string, version string) *Fact
 	if version == "" {
 		version = "dev"
 	}
-	return &Factory{IO: io, Getenv: getenv, Version: version, RunTaskLocally: runTaskLocally}
+	f := &Factory{IO: io, Getenv: getenv, Version: version}
+	f.RunTaskLocally = f.runTaskLocally
+	return f
 }
 
 // runTaskLocally is `leo run` without a daemon: the task runs here, on the
 // daemon's own path (task.RunOnce), recorded in the home's history and
-// logs.
-func runTaskLocally(ctx context.Context, cfg *config.Config, h home.Home, name string) (api.TaskRun, error) {
-	exe, _ := os.Executable()
-	opts, err := task.HomeOptions(h, func() *config.Config { return cfg }, binpath.Resolver{}, exe, nil)
+// logs, with the binaries a managed install names.
+func (f *Factory) runTaskLocally(ctx context.Context, cfg *config.Config, h home.Home, name string) (api.TaskRun, error) {
+	opts, err := task.HomeOptions(h, func() *config.Config { return cfg }, f.Resolver(), f.LeoBinary(), nil)
 	if err != nil {
 		return api.TaskRun{}, err
 	}
@@ -112,6 +121,12 @@ Configuration lives in <home>/leo.yaml; the home is ~/.leo unless LEO_HOME
 is set or --config names the file. Exit codes and JSON output: docs/cli.md.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// Every invocation reads the managed-install marker, so an
+		// invalid one is reported whatever command runs.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			f.Managed()
+			return nil
+		},
 	}
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
