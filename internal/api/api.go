@@ -109,8 +109,11 @@ func HTTPStatus(code Code) int {
 
 // Health is GET /health.
 type Health struct {
-	Version string      `json:"version"`
-	PID     int         `json:"pid"`
+	Version string `json:"version"`
+	PID     int    `json:"pid"`
+	// Started is when this daemon started (its uptime's origin); zero from
+	// a daemon older than the field.
+	Started time.Time   `json:"started,omitzero"`
 	Ready   bool        `json:"ready"`
 	Home    string      `json:"home"`
 	Claude  ClaudeState `json:"claude"`

@@ -36,6 +36,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -62,6 +63,17 @@ type Factory struct {
 	// the same history. cmd/leo fills it from internal/task; nil means this
 	// build cannot run tasks without a daemon.
 	RunTaskLocally func(ctx context.Context, cfg *config.Config, h home.Home, task string) (api.TaskRun, error)
+	// Managed reads the home's marker (state/managed.json): whether this is
+	// a managed install. nil means never managed. The marker's reader
+	// fills it; status and pair show it.
+	Managed func(h home.Home) ManagedInfo
+	// ServiceRegistered reports whether the home's daemon is registered
+	// with the service manager (the launchd job loaded, the systemd unit
+	// enabled). nil means this build cannot tell; status shows "unknown".
+	ServiceRegistered func(ctx context.Context, h home.Home) (bool, error)
+	// Now is the clock of status's uptimes and "in 5h"s; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // NewFactory returns a Factory on the given streams and environment.
@@ -319,6 +331,9 @@ func checkSubcommand(root *cobra.Command, args []string) (*cobra.Command, error)
 		return cmd, nil
 	}
 	msg := fmt.Sprintf("unknown command %q for %q", words[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, set where it reports
+	}
 	if s := cmd.SuggestionsFor(words[0]); len(s) > 0 {
 		msg += fmt.Sprintf(" (did you mean %q?)", s[0])
 	}
