@@ -22,7 +22,13 @@
 //     choose the stable code, or any error for "internal". Run prints it,
 //     as JSON on stdout for --json commands and as text on stderr otherwise,
 //     and maps it to the exit code. Bad flags, bad arguments and unknown
-//     subcommands become invalid_args automatically, JSON or not.
+//     subcommands become invalid_args automatically, JSON or not, and a
+//     --json run's stdout is held so it carries exactly one object. Add the
+//     command to jsonRuleCases (jsonrule_test.go); the tree test fails
+//     until it is there.
+//   - A command with subcommands takes no arguments of its own (Args:
+//     cobra.NoArgs, as groupCommand does): a word there is an unknown
+//     subcommand.
 //   - Errors whose JSON needs more fields than {error, message} implement
 //     jsonFailure (see validate.go's validateFailure).
 package cli
