@@ -11,6 +11,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/task"
 	"github.com/blackpaw-studio/leo/internal/testutil"
@@ -292,4 +293,26 @@ func TestWebURL(t *testing.T) {
 			t.Errorf("webURL(%+v) = %s, want %s", c.web, got, c.want)
 		}
 	}
+}
+
+// TestStatusOfADaemonThatHoldsTheLockButDoesNotAnswer: "running" means
+// holding daemon.lock, so a daemon with broken IPC is never reported as
+// stopped; it is running, not answering, with its pid and the reason.
+func TestStatusOfADaemonThatHoldsTheLockButDoesNotAnswer(t *testing.T) {
+	e, h, _ := statusHome(t)
+	lock, err := lockfile.Acquire(h.LockPath(), h.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Release() })
+	r := e.run("status", "--json")
+	if r.code != ExitOK {
+		t.Fatalf("%+v", r)
+	}
+	d := decodeOne(t, r.stdout)["daemon"].(map[string]any)
+	if d["running"] != true || d["answering"] != false || d["pid"] != float64(os.Getpid()) || d["message"] == "" {
+		t.Errorf("daemon = %v", d)
+	}
+	r = e.run("status")
+	mustContain(t, "status", r.stdout, "daemon:   holds the lock (pid ")
 }
