@@ -132,6 +132,17 @@ func OpenHistory(dir string, retention int) (*History, error) {
 	return &History{dir: dir, retention: retention, count: map[string]int{}}, nil
 }
 
+// SetRetention changes the retention (a config reload); <= 0 means
+// DefaultRetention. It applies from the next append.
+func (h *History) SetRetention(n int) {
+	if n <= 0 {
+		n = DefaultRetention
+	}
+	h.mu.Lock()
+	h.retention = n
+	h.mu.Unlock()
+}
+
 func (h *History) current(task string) string { return filepath.Join(h.dir, task+".jsonl") }
 func (h *History) previous(task string) string {
 	return filepath.Join(h.dir, task+".1.jsonl")
