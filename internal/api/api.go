@@ -111,9 +111,9 @@ func HTTPStatus(code Code) int {
 type Health struct {
 	Version string `json:"version"`
 	PID     int    `json:"pid"`
-	// Started is when this daemon started (its uptime's origin); zero from
-	// a daemon older than the field.
-	Started time.Time   `json:"started,omitzero"`
+	// Started is when this daemon started: with PID, what tells a restarted
+	// daemon from the one before (leo service restart waits for a new one).
+	Started time.Time   `json:"started"`
 	Ready   bool        `json:"ready"`
 	Home    string      `json:"home"`
 	Claude  ClaudeState `json:"claude"`

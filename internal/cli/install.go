@@ -36,13 +36,13 @@ type ManagedInfo struct {
 	PathFirst string `json:"-"`
 }
 
-// managedOf asks f's Managed seam; nil (a build without marker support)
-// means never managed.
-func (f *Factory) managedOf(h home.Home) ManagedInfo {
-	if f.Managed == nil {
+// managedInfo asks f's DescribeManaged seam; nil (a build without marker
+// support) means never managed.
+func (f *Factory) managedInfo(h home.Home) ManagedInfo {
+	if f.DescribeManaged == nil {
 		return ManagedInfo{}
 	}
-	return f.Managed(h)
+	return f.DescribeManaged(h)
 }
 
 // serviceRegisteredOf asks f's ServiceRegistered seam: nil when this build

@@ -75,7 +75,7 @@ broken: the URL comes from its web: section.`,
 				return err
 			}
 			opts.Home, opts.Getenv, opts.Version, opts.Now = h, f.Getenv, f.Version, f.Now
-			opts.Managed = f.managedOf(h)
+			opts.Managed = f.managedInfo(h)
 			return runPair(cmd.Context(), opts)
 		},
 	}

@@ -20,7 +20,7 @@ func TestPairJSONGivesAnAppWhatItNeeds(t *testing.T) {
 	}
 	startFakeDaemon(t, e, h)
 	managed := func(f *Factory) {
-		f.Managed = func(home.Home) ManagedInfo {
+		f.DescribeManaged = func(home.Home) ManagedInfo {
 			return ManagedInfo{Managed: true, Manager: "Leo.app", Label: "studio.blackpaw.leo.daemon"}
 		}
 	}

@@ -69,10 +69,10 @@ type Factory struct {
 	// the same history. cmd/leo fills it from internal/task; nil means this
 	// build cannot run tasks without a daemon.
 	RunTaskLocally func(ctx context.Context, cfg *config.Config, h home.Home, task string) (api.TaskRun, error)
-	// Managed reads the home's marker (state/managed.json): whether this is
-	// a managed install. nil means never managed. The marker's reader
-	// fills it; status and pair show it.
-	Managed func(h home.Home) ManagedInfo
+	// DescribeManaged reads the home's marker (state/managed.json): whether
+	// this is a managed install. nil means never managed. The marker's
+	// reader fills it; status and pair show it.
+	DescribeManaged func(h home.Home) ManagedInfo
 	// ServiceRegistered reports whether the home's daemon is registered
 	// with the service manager (the launchd job loaded, the systemd unit
 	// enabled). nil means this build cannot tell; status shows "unknown".

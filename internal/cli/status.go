@@ -117,7 +117,7 @@ home with no leo.yaml yet is reported as such.`,
 				return err
 			}
 			opts.Home, opts.Getenv, opts.Version, opts.Now = h, f.Getenv, f.Version, f.Now
-			opts.Managed = f.managedOf(h)
+			opts.Managed = f.managedInfo(h)
 			opts.Registered = func(ctx context.Context) (*bool, string) { return f.serviceRegisteredOf(ctx, h) }
 			return runStatus(cmd.Context(), opts)
 		},

@@ -88,7 +88,7 @@ func TestStatusWithTheDaemonUp(t *testing.T) {
 	}
 	registered := true
 	seams := func(f *Factory) {
-		f.Managed = func(got home.Home) ManagedInfo {
+		f.DescribeManaged = func(got home.Home) ManagedInfo {
 			if got.Root != h.Root {
 				t.Errorf("Managed asked about %s, want %s", got.Root, h.Root)
 			}
