@@ -144,7 +144,9 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 	}
 	st.Claude = claudeOf(st.Daemon, opts.Getenv, opts.Managed)
 	var warnings []string
-	if st.Daemon.Answering {
+	// A daemon still restoring agents holds its other routes until it is
+	// ready; status does not wait for it.
+	if st.Daemon.Answering && st.Daemon.Ready {
 		c := client.New(opts.Home)
 		defer c.Close()
 		if agents, err := c.List(ctx); err == nil {
@@ -288,7 +290,9 @@ func writeStatusText(io *IOStreams, st statusJSON, now time.Time) error {
 		line("service", "not registered — 'leo service install' starts it at login")
 	}
 
-	if a := st.Agents; a == nil {
+	if a := st.Agents; a == nil && d.Answering {
+		line("agents", "unknown until the daemon has restored them")
+	} else if a == nil {
 		line("agents", "unknown (the daemon does not answer)")
 	} else if a.Total == 0 {
 		line("agents", "none — spawn one with: leo agent spawn <template>")

@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/daemon"
+	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/task"
@@ -315,4 +318,40 @@ func TestStatusOfADaemonThatHoldsTheLockButDoesNotAnswer(t *testing.T) {
 	}
 	r = e.run("status")
 	mustContain(t, "status", r.stdout, "daemon:   holds the lock (pid ")
+}
+
+// TestStatusDoesNotWaitForBootRestore: a daemon still restoring agents
+// holds its other routes; status reports it as not ready at once, agents
+// unknown, instead of waiting behind it.
+func TestStatusDoesNotWaitForBootRestore(t *testing.T) {
+	e, h, _ := statusHome(t)
+	fake := daemontest.New()
+	fake.RestoreGate = make(chan struct{})
+	t.Cleanup(func() { close(fake.RestoreGate) })
+	daemontest.Start(t, h, func(ctx context.Context) error {
+		return daemon.Run(ctx, daemon.Options{
+			Home: h, Version: "test", Getenv: e.getenv, Stderr: &strings.Builder{},
+			Resolver:  binpath.Resolver{Getenv: e.getenv},
+			NewAgents: func(daemon.AgentDeps) (daemon.Agents, error) { return fake, nil },
+		})
+	})
+	select {
+	case <-fake.RestoreStarted():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the daemon never began restoring")
+	}
+	r := e.run("status", "--json")
+	if r.code != ExitOK || r.stderr != "" {
+		t.Fatalf("%+v", r)
+	}
+	obj := decodeOne(t, r.stdout)
+	d := obj["daemon"].(map[string]any)
+	if d["answering"] != true || d["ready"] != false {
+		t.Errorf("daemon = %v", d)
+	}
+	if obj["agents"] != nil || obj["tasks"].(map[string]any)["source"] != "config" {
+		t.Errorf("agents = %v, tasks = %v", obj["agents"], obj["tasks"])
+	}
+	r = e.run("status")
+	mustContain(t, "status", r.stdout, "restoring agents (not ready yet)", "agents:   unknown until the daemon has restored them")
 }
