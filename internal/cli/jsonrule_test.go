@@ -365,6 +365,7 @@ func TestJSONRunHoldsStdoutToOneObject(t *testing.T) {
 			writeJSON(io.Out, map[string]any{"a": 1})
 			return writeJSON(io.Out, map[string]any{"b": 2})
 		}, "internal"},
+		"nothing": {func(*cobra.Command, *IOStreams) error { return nil }, "internal"},
 		"text": {func(_ *cobra.Command, io *IOStreams) error {
 			_, err := io.Out.Write([]byte("hello\n"))
 			return err

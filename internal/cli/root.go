@@ -210,8 +210,8 @@ func execute(ctx context.Context, root *cobra.Command, io *IOStreams, args []str
 	if err != nil {
 		return err
 	}
-	if held.Len() == 0 {
-		return nil // --help asked for text, or nothing was printed
+	if h := (*target).Flags().Lookup("help"); held.Len() == 0 && h != nil && h.Changed {
+		return nil // --help asked for text (on the real stdout)
 	}
 	if jerr := oneJSONObject(held.Bytes()); jerr != nil {
 		return &runFailure{err: api.Errorf(api.CodeInternal,
@@ -230,6 +230,9 @@ func commandName(c *cobra.Command) string {
 
 // oneJSONObject checks that b is one JSON object and nothing else.
 func oneJSONObject(b []byte) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return errors.New("nothing was printed")
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	var obj map[string]json.RawMessage
 	if err := dec.Decode(&obj); err != nil {
