@@ -57,3 +57,20 @@ func (f *Factory) LeoBinary() string {
 func (f *Factory) Tmux(ctx context.Context, h home.Home) (managed.TmuxChoice, error) {
 	return f.Managed().Tmux(ctx, h.TmuxSocket(home.DefaultRoot(f.Getenv)), binpath.Resolver{Getenv: f.Getenv})
 }
+
+// describeManaged is status's and pair's view of h's marker (read again
+// when h is not the invocation's home; the warning is printed once).
+func (f *Factory) describeManaged(h home.Home) ManagedInfo {
+	st := f.Managed()
+	if st.Path != h.MarkerPath() {
+		st = managed.Read(h, managed.Platform{GOOS: f.GOOS, Getenv: f.Getenv})
+	}
+	info := ManagedInfo{Managed: st.Managed()}
+	if st.Status == managed.Invalid {
+		info.Warning = st.Warning()
+	}
+	if st.Managed() {
+		info.Manager, info.Label, info.PathFirst = st.Marker.Manager, st.Marker.LaunchdLabel, st.Marker.PATH()
+	}
+	return info
+}
