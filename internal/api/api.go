@@ -110,8 +110,11 @@ func HTTPStatus(code Code) int {
 
 // Health is GET /health.
 type Health struct {
-	Version string      `json:"version"`
-	PID     int         `json:"pid"`
+	Version string `json:"version"`
+	PID     int    `json:"pid"`
+	// Started is when this daemon started: with PID, what tells a restarted
+	// daemon from the one before (leo service restart waits for a new one).
+	Started time.Time   `json:"started"`
 	Ready   bool        `json:"ready"`
 	Home    string      `json:"home"`
 	Claude  ClaudeState `json:"claude"`

@@ -40,6 +40,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/service"
 	"github.com/blackpaw-studio/leo/internal/task"
 )
 
@@ -58,6 +59,9 @@ type Factory struct {
 	// the same history. cmd/leo fills it from internal/task; nil means this
 	// build cannot run tasks without a daemon.
 	RunTaskLocally func(ctx context.Context, cfg *config.Config, h home.Home, task string) (api.TaskRun, error)
+	// Service builds the home's service-manager backend (systemd or
+	// launchd); nil means this platform's own. Tests pass fakes.
+	Service func(h home.Home) (service.Manager, error)
 }
 
 // NewFactory returns a Factory on the given streams and environment.

@@ -261,6 +261,7 @@ func (d *run) serve(ctx context.Context) error {
 		version:  d.opts.Version,
 		homeRoot: h.Root,
 		pid:      os.Getpid(),
+		started:  time.Now().UTC(),
 		resolver: d.opts.Resolver,
 		agents:   agents,
 		tasks:    tasks,

@@ -25,6 +25,7 @@ type server struct {
 	version  string
 	homeRoot string
 	pid      int
+	started  time.Time
 	resolver binpath.Resolver
 	agents   Agents
 	tasks    Tasks
@@ -90,6 +91,7 @@ func (s *server) health() api.Health {
 	h := api.Health{
 		Version: s.version,
 		PID:     s.pid,
+		Started: s.started,
 		Ready:   s.isReady(),
 		Home:    s.homeRoot,
 		Agents:  len(s.agents.List()),
