@@ -14,6 +14,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/service"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 // unitCommand builds the daemon's command exactly as the systemd unit
@@ -155,4 +156,119 @@ func TestUnitStopLeavesTmuxAndAgentsForTheNextDaemon(t *testing.T) {
 		t.Fatalf("adopted agent %+v", a)
 	}
 	w.waitDelivered("claude", w.send("claude", "after the restart"))
+}
+
+// fakeSystemctl is a stand-in for `systemctl --user` that runs the unit's
+// daemon as systemd would under KillMode=process: restart sends SIGTERM to
+// the daemon alone, waits for it to go, and starts the next one in a
+// session of its own (the unit's cgroup).
+const fakeSystemctl = `#!/bin/sh
+echo "$*" >> "$FAKE_SYSTEMCTL_LOG"
+shift
+case "$1" in
+show)
+	printf 'LoadState=loaded\nActiveState=active\nSubState=running\nMainPID=0\nUnitFileState=enabled\n' ;;
+restart)
+	pid=$(head -n1 "$LEO_HOME/state/daemon.lock" 2>/dev/null)
+	if [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; then
+		while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+	fi
+	setsid "$FAKE_LEO" service --supervised </dev/null >>"$FAKE_SYSTEMCTL_LOG.daemon" 2>&1 &
+	echo $! > "$FAKE_SYSTEMCTL_PIDFILE" ;;
+*)
+	exit 1 ;;
+esac
+`
+
+// leo service restart --json end to end, through a fake systemctl: the
+// busy agent's turn holds the restart until it ends, the new daemon (new
+// pid) adopts the agent without a relaunch; a daemon that is down is
+// started with drained: false.
+func TestServiceRestartThroughSystemctl(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "claude")
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/systemctl", []byte(fakeSystemctl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := dir + "/daemon.pid"
+	w.PathPrefix = dir
+	w.ExtraEnv = map[string]string{
+		"FAKE_SYSTEMCTL_LOG":     dir + "/calls",
+		"FAKE_SYSTEMCTL_PIDFILE": pidFile,
+		"FAKE_LEO":               leoproc.Binary(t),
+	}
+	// The daemons the fake starts are no children of this test: stop the
+	// last one before the tmux server goes (cleanups run last-in first-out).
+	t.Cleanup(func() { stopPIDFile(t, pidFile) })
+	w.WriteConfig(map[string]string{"FAKE_TURN_MS": "3000"})
+	d1 := w.startDaemon()
+	w.firstSession("claude")
+	before := w.sessions()
+
+	id := w.send("claude", "a long turn")
+	w.waitDelivered("claude", id)
+	start := time.Now()
+	out, err := w.Leo(t.Context(), "service", "restart", "--json")
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(out)) != "{\n  \"ok\": true,\n  \"drained\": true,\n  \"restarted\": true\n}" {
+		t.Fatalf("restart --json printed %q", out)
+	}
+	if took < time.Second {
+		t.Fatalf("restart took %v: it did not wait for the 3 s turn in flight", took)
+	}
+	if !d1.Exited() {
+		t.Fatal("the old daemon still runs")
+	}
+	hl, err := w.Client.Health(t.Context())
+	if err != nil || hl.PID == d1.PID || !hl.Ready {
+		t.Fatalf("after restart: %+v %v (old pid %d)", hl, err, d1.PID)
+	}
+	if after := w.sessions(); !maps.Equal(after, before) || len(w.Launches("claude")) != 1 {
+		t.Fatalf("sessions %v (want %v), %d launches: the agent was not adopted", after, before, len(w.Launches("claude")))
+	}
+	w.waitDelivered("claude", w.send("claude", "to the new daemon"))
+
+	// Down but loaded: a plain start.
+	stopPIDFile(t, pidFile)
+	out, err = w.Leo(t.Context(), "service", "restart", "--json")
+	if err != nil || strings.TrimSpace(string(out)) != "{\n  \"ok\": true,\n  \"drained\": false,\n  \"restarted\": true\n}" {
+		t.Fatalf("restart of a down daemon: %q %v", out, err)
+	}
+	calls, _ := os.ReadFile(dir + "/calls")
+	if got := strings.Count(string(calls), "--user restart leo-"); got != 2 {
+		t.Fatalf("systemctl calls:\n%s", calls)
+	}
+}
+
+// stopPIDFile sends SIGTERM to the daemon whose pid the fake systemctl
+// wrote, and waits until it is gone.
+func stopPIDFile(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	testutil.WaitFor(t, 20*time.Second, func() bool { return !alive(pid) || zombie(pid) }, "the fake systemctl's daemon to stop")
+}
+
+// zombie: exited, not yet reaped by its parent (init, for setsid's child).
+func zombie(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(data)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] == 'Z'
+	}
+	return false
 }
