@@ -15,10 +15,13 @@ import (
 )
 
 // BenchmarkFiring1000 plans 1,000 enabled tasks that are all due at the
-// next minute, on the real clock, and measures how late each firing
-// reaches its run (the one-shot runner is a no-op here, so the cap never
-// queues): p50 and p99 of the delay from the due time, next to the floor
-// of a bare Go timer set for the same instant. Target: p99 < 100 ms.
+// next minute, on the real clock, and measures the delay from the due time
+// to two points of each firing: fired (the service takes the firing up: it
+// is live, listed as running, and waits for a run slot if the cap is
+// full) and run start (the task resolved and its prompt file read, the
+// one-shot runner called; a no-op here, and the cap set to 1,000 so
+// nothing queues). p50 and p99 of each, next to the floor of a bare Go
+// timer set for the same instant. Target: p99 < 100 ms from due to fired.
 // One iteration waits for the next minute boundary (up to a minute).
 func BenchmarkFiring1000(b *testing.B) {
 	const tasks = 1000
@@ -44,7 +47,7 @@ func BenchmarkFiring1000(b *testing.B) {
 	}
 	for b.Loop() {
 		var mu sync.Mutex
-		var delays []time.Duration
+		var delays, fired []time.Duration
 		all := make(chan struct{})
 		svc := NewService(ServiceOptions{
 			Config:        func() *config.Config { return cfg },
@@ -61,6 +64,13 @@ func BenchmarkFiring1000(b *testing.B) {
 				return Record{Outcome: OutcomeSucceeded}
 			},
 		})
+		svc.sched = NewScheduler(svc.opts.Clock, func(ctx context.Context, f Firing) {
+			d := time.Since(f.Due)
+			mu.Lock()
+			fired = append(fired, d)
+			mu.Unlock()
+			svc.fire(ctx, f)
+		}, svc.skipped)
 		next := time.Now().Truncate(time.Minute).Add(time.Minute)
 		if time.Until(next) < 2*time.Second {
 			next = next.Add(time.Minute) // plan before the boundary, not during it
@@ -78,12 +88,17 @@ func BenchmarkFiring1000(b *testing.B) {
 		cancel()
 		<-done
 		slices.Sort(delays)
-		p := func(q float64) float64 {
-			return float64(delays[int(q*float64(len(delays)-1))]) / float64(time.Millisecond)
+		slices.Sort(fired)
+		p := func(ds []time.Duration, q float64) float64 {
+			return float64(ds[int(q*float64(len(ds)-1))]) / float64(time.Millisecond)
 		}
-		b.ReportMetric(p(0.5), "p50-ms")
-		b.ReportMetric(p(0.99), "p99-ms")
-		b.ReportMetric(float64(<-floor)/float64(time.Millisecond), "floor-timer-ms")
-		b.Logf("1000 tasks due at %s: firing delay p50 %.2f ms, p99 %.2f ms (target p99 < 100 ms)", next.Format("15:04:05"), p(0.5), p(0.99))
+		fl := float64(<-floor) / float64(time.Millisecond)
+		b.ReportMetric(p(fired, 0.5), "fired-p50-ms")
+		b.ReportMetric(p(fired, 0.99), "fired-p99-ms")
+		b.ReportMetric(p(delays, 0.5), "run-start-p50-ms")
+		b.ReportMetric(p(delays, 0.99), "run-start-p99-ms")
+		b.ReportMetric(fl, "floor-timer-ms")
+		b.Logf("1000 tasks due at %s: fired p50 %.1f ms, p99 %.1f ms (target p99 < 100 ms); run start p50 %.1f ms, p99 %.1f ms; a bare timer for the same instant: %.1f ms late",
+			next.Format("15:04:05"), p(fired, 0.5), p(fired, 0.99), p(delays, 0.5), p(delays, 0.99), fl)
 	}
 }

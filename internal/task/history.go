@@ -113,11 +113,20 @@ const DefaultRetention = 500
 // Files are 0600 in a 0700 directory. A History is safe for concurrent use
 // within one process; it assumes it is the only writer of dir.
 type History struct {
-	dir       string
-	retention int
+	dir string
 
+	mu        sync.Mutex // guards retention and files
+	retention int
+	files     map[string]*taskFile
+}
+
+// taskFile is one task's history files: appends, rotation and reads of a
+// task are serialized by its own lock, so a slow fsync of one task's
+// append never holds up another task's.
+type taskFile struct {
 	mu    sync.Mutex
-	count map[string]int // records in each task's current file, once known
+	count int  // records in the current file
+	known bool // count has been read
 }
 
 // OpenHistory uses dir (created 0700 if missing); retention <= 0 means
@@ -129,7 +138,30 @@ func OpenHistory(dir string, retention int) (*History, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("history directory: %w", err)
 	}
-	return &History{dir: dir, retention: retention, count: map[string]int{}}, nil
+	return &History{dir: dir, retention: retention, files: map[string]*taskFile{}}, nil
+}
+
+// file is task's lock and count, and the retention in force.
+func (h *History) file(task string) (*taskFile, int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tf := h.files[task]
+	if tf == nil {
+		tf = &taskFile{}
+		h.files[task] = tf
+	}
+	return tf, h.retention
+}
+
+// SetRetention changes the retention (a config reload); <= 0 means
+// DefaultRetention. It applies from the next append.
+func (h *History) SetRetention(n int) {
+	if n <= 0 {
+		n = DefaultRetention
+	}
+	h.mu.Lock()
+	h.retention = n
+	h.mu.Unlock()
 }
 
 func (h *History) current(task string) string { return filepath.Join(h.dir, task+".jsonl") }
@@ -150,17 +182,19 @@ func (h *History) Append(r Record) error {
 	}
 	line = append(line, '\n')
 
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n, known := h.count[r.Task]
-	if !known {
+	tf, retention := h.file(r.Task)
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	n := tf.count
+	if !tf.known {
 		// Once per task per process: count the current file's records
 		// and mend a torn tail. Bounded by retention, not history.
 		if n, err = h.mend(r.Task); err != nil {
 			return err
 		}
+		tf.count, tf.known = n, true
 	}
-	if n >= h.retention {
+	if n >= retention {
 		if err := h.rotate(r.Task); err != nil {
 			return err
 		}
@@ -177,10 +211,10 @@ func (h *History) Append(r Record) error {
 	cerr := f.Close()
 	if werr != nil || cerr != nil {
 		// The file's state is unknown: count (and mend) it afresh next time.
-		delete(h.count, r.Task)
+		tf.known = false
 		return fmt.Errorf("history of task %q: append: %w", r.Task, errors.Join(werr, cerr))
 	}
-	h.count[r.Task] = n + 1
+	tf.count = n + 1
 	return nil
 }
 
@@ -266,8 +300,9 @@ func (h *History) Read(task string, limit int) ([]Record, []Dropped, error) {
 	if !names.Valid(task) {
 		return nil, nil, fmt.Errorf("history: task %q: %s", task, names.Rule)
 	}
-	h.mu.Lock() // a consistent pair of files, not one mid-rotation
-	defer h.mu.Unlock()
+	tf, _ := h.file(task)
+	tf.mu.Lock() // a consistent pair of files, not one mid-rotation
+	defer tf.mu.Unlock()
 	var recs []Record
 	var dropped []Dropped
 	for _, path := range []string{h.previous(task), h.current(task)} {
@@ -346,8 +381,9 @@ func (h *History) Last(task string) (rec Record, ok bool, err error) {
 	if !names.Valid(task) {
 		return Record{}, false, fmt.Errorf("history: task %q: %s", task, names.Rule)
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	tf, _ := h.file(task)
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
 	for _, path := range []string{h.current(task), h.previous(task)} {
 		rec, ok, err := lastRecord(path, task)
 		if err != nil {

@@ -24,16 +24,15 @@ func HomeOptions(h home.Home, cfg func() *config.Config, resolver binpath.Resolv
 	if err != nil {
 		return ServiceOptions{}, err
 	}
-	runner := &Runner{
-		Resolver: resolver,
-		LogDir:   h.LogsDir(),
-		LogsKeep: cfg().Scheduler.LogsKeepOrDefault(),
-		Log:      log,
-	}
+	runner := Runner{Resolver: resolver, LogDir: h.LogsDir(), Log: log}
 	return ServiceOptions{
-		Config:        cfg,
-		History:       hist,
-		Oneshot:       runner.Run,
+		Config:  cfg,
+		History: hist,
+		Oneshot: func(ctx context.Context, j Job) Record {
+			r := runner // logs_keep as the config says now, reloads included
+			r.LogsKeep = cfg().Scheduler.LogsKeepOrDefault()
+			return r.Run(ctx, j)
+		},
 		Bridge:        func(c *config.Config) *harness.MCPBridge { return c.MCPBridge(h, leoBinary) },
 		ReadLog:       func(name, runID string) (api.TaskLog, error) { return ReadLog(h.LogsDir(), name, runID) },
 		MaxConcurrent: func() int { return cfg().Scheduler.MaxConcurrentRunsOrDefault() },

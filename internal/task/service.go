@@ -114,6 +114,9 @@ func (s *Service) Run(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-s.replan:
+				if cfg := s.opts.Config(); cfg != nil {
+					s.opts.History.SetRetention(cfg.Scheduler.HistoryKeepOrDefault())
+				}
 				if err := s.sched.Update(ctx, s.specs()); err != nil {
 					return
 				}

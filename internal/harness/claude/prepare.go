@@ -99,14 +99,20 @@ func TrustWorkspace(path string, workspaces ...string) error {
 	if top["projects"], err = json.Marshal(projects); err != nil {
 		return err
 	}
+	return writeJSONFile(path, top, 0o700)
+}
+
+// writeJSONFile writes a claude settings file leo edited (the user's keys
+// kept as read), atomically, creating its directory with dirMode;
+// statefile.Write keeps the mode of an existing file (0600 for a new one).
+func writeJSONFile(path string, top map[string]json.RawMessage, dirMode os.FileMode) error {
 	out, err := json.MarshalIndent(top, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return err
 	}
-	// statefile.Write keeps the mode of an existing file.
 	return statefile.Write(path, append(out, '\n'), 0o600)
 }
 

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
-	"github.com/blackpaw-studio/leo/internal/statefile"
 )
 
 // claude runs the commands of its Stop hooks after every turn of the TUI,
@@ -97,14 +96,7 @@ func MergeStopHook(path string, command []string) error {
 	if top["hooks"], err = json.Marshal(hooks); err != nil {
 		return err
 	}
-	out, err := json.MarshalIndent(top, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return statefile.Write(path, append(out, '\n'), 0o600)
+	return writeJSONFile(path, top, 0o755)
 }
 
 // mergeEvent returns the matcher groups of one hook event with leo's entry

@@ -201,16 +201,27 @@ func FuzzStream(f *testing.F, h harness.EventStreamer, dir string) {
 // BenchStream measures h's parsing of data (reported as MB/s).
 func BenchStream(b *testing.B, h harness.EventStreamer, data []byte) {
 	lines := Lines(data)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		es := h.NewEventStream()
-		for _, l := range lines {
-			es.Line(l)
+	b.Run("parse", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for range b.N {
+			es := h.NewEventStream()
+			for _, l := range lines {
+				es.Line(l)
+			}
+			_ = es.Result()
 		}
-		_ = es.Result()
-	}
+	})
+	// The floor: checking that each line is JSON (encoding/json.Valid, no
+	// decoding at all), the least any reader of the stream must do.
+	b.Run("floor=json.Valid", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for range b.N {
+			for _, l := range lines {
+				_ = json.Valid(l)
+			}
+		}
+	})
 }
 
 // CheckHugeFields feeds h the stream good with every string value in
