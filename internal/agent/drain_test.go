@@ -53,3 +53,39 @@ func TestDrainPausesDeliveriesAndSeesTurnsInFlight(t *testing.T) {
 		t.Fatalf("submitted %q after resume", got)
 	}
 }
+
+// A message held by the drain is still the agent's when the daemon goes
+// (the restart the drain was for): the next manager delivers it, once.
+func TestHeldMessageIsDeliveredByTheNextManager(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	m1 := e.manager()
+	if _, err := m1.Spawn(ctx, api.SpawnRequest{Template: "claude"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m1, "claude", api.StateRunning)
+	pane := e.paneID("claude")
+	m1.PauseDeliveries()
+	res, err := m1.Send(ctx, "claude", "held across the restart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the message held", 10*time.Second, func() bool {
+		m1.mu.Lock()
+		defer m1.mu.Unlock()
+		return m1.agents["claude"].held
+	})
+	m1.Close()
+	if got := e.submitted(); len(got) != 0 {
+		t.Fatalf("submitted %q while paused", got)
+	}
+	m2 := e.manager()
+	waitDelivered(t, m2, "claude", res.ID)
+	if got := e.submitted(); !slices.Equal(got, []string{"held across the restart"}) {
+		t.Fatalf("submitted %q, want the held message once", got)
+	}
+	if e.paneID("claude") != pane {
+		t.Fatal("the agent was relaunched, not adopted")
+	}
+}
