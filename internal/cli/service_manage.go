@@ -305,6 +305,16 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 		old, up = hl, true
 	}
 	if up {
+		// A daemon the service manager did not start (`leo service` by
+		// hand) holds the home's lock: the job's daemon could never start.
+		st, err := m.Status(ctx)
+		if err != nil {
+			return api.Errorf(CodeRestartFailed, "cannot read the %s: %v", describe(m), err)
+		}
+		if !st.Running || st.PID != old.PID {
+			return api.Errorf(CodeRestartFailed,
+				"the leo daemon that runs (pid %d) was not started by the %s (started by hand?); stop it, then `leo service start`", old.PID, describe(m))
+		}
 		fmt.Fprintf(opts.IO.ErrOut, "draining the daemon (pid %d)…\n", old.PID)
 		res, err := c.Drain(ctx, api.DrainRequest{TimeoutSeconds: opts.DrainTimeout.Seconds(), Force: opts.Force})
 		switch {
@@ -334,6 +344,11 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 	}
 	fresh, err := awaitNewDaemon(ctx, c, old, readyWait, poll)
 	if err != nil {
+		if up {
+			// The old daemon may still run (the manager did not stop
+			// it): its held messages must not wait for the hold to end.
+			_ = c.ResumeDeliveries(ctx)
+		}
 		return err
 	}
 	if opts.JSON {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,8 @@ type fakeService struct {
 	loaded bool
 	// restartErr fails Restart before anything happens.
 	restartErr error
+	// foreign: the running daemon is not the job's (started by hand).
+	foreign bool
 
 	mu       sync.Mutex
 	calls    []string
@@ -96,8 +99,18 @@ func (s *fakeService) Restart(context.Context) error {
 	s.startDaemon()
 	return nil
 }
+// Status reports the daemon this fake started as the job's (an
+// in-process daemon has this test's pid).
 func (s *fakeService) Status(context.Context) (service.Status, error) {
-	return service.Status{Kind: "systemd", Name: "leo.service", Registered: s.loaded, State: "active (running)", Linger: "no"}, nil
+	st := service.Status{Kind: "systemd", Name: "leo.service", Registered: s.loaded, State: "active (running)", Linger: "no"}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.daemon != nil && !s.foreign {
+		if exited, _ := s.daemon.Exited(); !exited {
+			st.Running, st.PID = true, os.Getpid()
+		}
+	}
+	return st, nil
 }
 func (s *fakeService) Loaded(context.Context) (bool, error) { return s.loaded, nil }
 
@@ -274,7 +287,7 @@ func TestServiceStatusReportsRegistration(t *testing.T) {
 		t.Fatalf("status --json %v", obj)
 	}
 	r = e.runWith(svc.set, "service", "status")
-	mustContain(t, "status text", r.stdout, "service: systemd user unit leo.service registered, active (running), lingering off")
+	mustContain(t, "status text", r.stdout, "service: systemd user unit leo.service registered, active (running), pid "+strconv.Itoa(os.Getpid())+", lingering off")
 }
 
 func TestServiceLogsTailsTheServiceLog(t *testing.T) {
@@ -286,5 +299,21 @@ func TestServiceLogsTailsTheServiceLog(t *testing.T) {
 	r := e.run("service", "logs", "-n", "2")
 	if r.code != ExitOK || r.stdout != "two\nthree\n" {
 		t.Fatalf("logs: %+v", r)
+	}
+}
+
+// A daemon started by hand holds the home: the job's daemon could never
+// start, so restart refuses before draining anything.
+func TestServiceRestartRefusesADaemonNotStartedByTheJob(t *testing.T) {
+	e, h := daemonEnv(t)
+	svc := newFakeService(t, e, h)
+	agents := svc.startDaemon()
+	svc.daemon.WaitReady(t, 10*time.Second)
+	svc.foreign = true
+	r := e.runWith(svc.set, "service", "restart", "--json")
+	obj := assertJSONFailure(t, r, "restart_failed", ExitError)
+	mustContain(t, "restart_failed", obj["message"].(string), "not started by the systemd user unit leo.service")
+	if svc.Restarts() != 0 || agents.Paused() {
+		t.Fatalf("restarts %d, paused %v", svc.Restarts(), agents.Paused())
 	}
 }
