@@ -99,6 +99,7 @@ func (s *fakeService) Restart(context.Context) error {
 	s.startDaemon()
 	return nil
 }
+
 // Status reports the daemon this fake started as the job's (an
 // in-process daemon has this test's pid).
 func (s *fakeService) Status(context.Context) (service.Status, error) {
