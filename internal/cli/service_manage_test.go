@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -30,6 +33,8 @@ type fakeService struct {
 	restartErr error
 	// foreign: the running daemon is not the job's (started by hand).
 	foreign bool
+	// mainPID, when set, is the job's main process whatever runs.
+	mainPID int
 
 	mu       sync.Mutex
 	calls    []string
@@ -106,6 +111,9 @@ func (s *fakeService) Status(context.Context) (service.Status, error) {
 	st := service.Status{Kind: "systemd", Name: "leo.service", Registered: s.loaded, State: "active (running)", Linger: "no"}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.mainPID != 0 {
+		st.Running, st.PID = true, s.mainPID
+	}
 	if s.daemon != nil && !s.foreign {
 		if exited, _ := s.daemon.Exited(); !exited {
 			st.Running, st.PID = true, os.Getpid()
@@ -316,5 +324,37 @@ func TestServiceRestartRefusesADaemonNotStartedByTheJob(t *testing.T) {
 	mustContain(t, "restart_failed", obj["message"].(string), "not started by the systemd user unit leo.service")
 	if svc.Restarts() != 0 || agents.Paused() {
 		t.Fatalf("restarts %d, paused %v", svc.Restarts(), agents.Paused())
+	}
+}
+
+// A daemon that answers /health but fails the drain (here: a stand-in
+// that answers 500) is drain_failed, and nothing restarts.
+func TestServiceRestartDrainFailed(t *testing.T) {
+	e, h := daemonEnv(t)
+	if err := h.EnsureState(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", h.SocketPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/health" {
+			fmt.Fprintf(w, `{"version":"old","pid":4242,"ready":true,"home":%q,"claude":{"found":false},"agents":0}`, h.Root)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprint(w, `{"error":"internal","message":"the drain broke"}`)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	svc := newFakeService(t, e, h)
+	svc.mainPID = 4242
+	r := e.runWith(svc.set, "service", "restart", "--json")
+	obj := assertJSONFailure(t, r, "drain_failed", ExitError)
+	mustContain(t, "drain_failed", obj["message"].(string), "the drain broke")
+	if svc.Restarts() != 0 {
+		t.Fatal("restarted after a failed drain")
 	}
 }
