@@ -358,3 +358,41 @@ func TestServiceRestartDrainFailed(t *testing.T) {
 		t.Fatal("restarted after a failed drain")
 	}
 }
+
+// On a managed install the app owns the job: install and uninstall refuse
+// without touching the service manager, and the other verbs act on the
+// marker's label, never com.blackpaw.leo.
+func TestServiceOnAManagedInstall(t *testing.T) {
+	e, h := daemonEnv(t)
+	svc := newFakeService(t, e, h)
+	managedApp := func(f *Factory) {
+		svc.set(f)
+		f.DescribeManaged = func(home.Home) ManagedInfo {
+			return ManagedInfo{Managed: true, Manager: "Leo.app", Label: "studio.blackpaw.leo.daemon"}
+		}
+	}
+	for _, verb := range []string{"install", "uninstall"} {
+		r := e.runWith(managedApp, "service", verb)
+		if r.code != ExitError || !strings.Contains(r.stderr, "managed by Leo.app") || !strings.Contains(r.stderr, "studio.blackpaw.leo.daemon") {
+			t.Fatalf("%s on a managed install: %+v", verb, r)
+		}
+	}
+	if len(svc.Calls()) != 0 {
+		t.Fatalf("calls %q on a managed install", svc.Calls())
+	}
+
+	io, _, _, _ := TestStreams()
+	f := NewFactory(io, e.getenv, "test")
+	f.GOOS = "darwin"
+	f.DescribeManaged = func(home.Home) ManagedInfo {
+		return ManagedInfo{Managed: true, Manager: "Leo.app", Label: "studio.blackpaw.leo.daemon"}
+	}
+	m, err := f.platformService(h)
+	if err != nil || m.Kind() != "launchd" || m.Name() != "studio.blackpaw.leo.daemon" {
+		t.Fatalf("managed backend %v %v", m, err)
+	}
+	f.DescribeManaged = func(home.Home) ManagedInfo { return ManagedInfo{} }
+	if m, err = f.platformService(h); err != nil || m.Name() != "com.blackpaw.leo" {
+		t.Fatalf("CLI backend %v %v", m, err)
+	}
+}
