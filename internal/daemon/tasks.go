@@ -165,3 +165,12 @@ func (d *run) persistentFirings(agents Agents, hub *turnend.Hub) (*task.Persiste
 		Log:       d.log.With("component", "task"),
 	})
 }
+
+// persistentAwaiting is what the drain waits for of persistent firings
+// (nil without a persistent side).
+func persistentAwaiting(p *task.Persistent) func() []string {
+	if p == nil {
+		return nil
+	}
+	return p.AwaitingTurnEnd
+}

@@ -349,3 +349,35 @@ func reasonOf(err error) Reason {
 	}
 	return ReasonDelivery
 }
+
+// AwaitingTurnEnd names the persistent firings whose prompt an agent took
+// and whose turn has not ended ("task T run R (agent A)"), sorted: the
+// graceful-restart drain waits for them. A firing still queued is no turn
+// yet (the drain holds it, and the next daemon delivers it).
+func (p *Persistent) AwaitingTurnEnd() []string {
+	p.mu.Lock()
+	pending := make([]pendingFiring, 0, len(p.pending))
+	for _, pf := range p.pending {
+		pending = append(pending, pf)
+	}
+	p.mu.Unlock()
+	var out []string
+	for _, pf := range pending {
+		if pf.MessageID == "" {
+			continue
+		}
+		if done, errOf, ok := p.opts.Agents.Delivery(pf.Rec.Agent, pf.MessageID); ok {
+			select {
+			case <-done:
+				if errOf() != nil {
+					continue // never delivered: no turn to wait for
+				}
+			default:
+				continue // still queued or being delivered
+			}
+		}
+		out = append(out, fmt.Sprintf("task %s run %s (agent %s)", pf.Rec.Task, pf.Rec.ID, pf.Rec.Agent))
+	}
+	slices.Sort(out)
+	return out
+}

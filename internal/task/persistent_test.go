@@ -387,3 +387,46 @@ func TestPersistentPromptWithEscapeFailsBeforeTheAgent(t *testing.T) {
 		t.Fatalf("an agent was ensured (%v) or a message queued (%v)", agents.ensured, agents.messages)
 	}
 }
+
+// The restart drain waits for a persistent firing whose prompt the agent
+// took until its turn ends; a firing still queued is no turn yet.
+func TestPersistentAwaitingTurnEndForTheDrain(t *testing.T) {
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	var p *Persistent
+	r := newServiceRig(t, time.Date(2026, 3, 2, 7, 0, 0, 0, time.Local), persistentTasks, func(r *serviceRig) *Persistent {
+		var err error
+		p, err = NewPersistent(PersistentOptions{Agents: agents, TurnEnds: turns, StatePath: filepath.Join(r.dir, "pending.json"), Clock: r.clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	})
+	r.run()
+	if got := p.AwaitingTurnEnd(); len(got) != 0 {
+		t.Fatalf("awaiting %q before any firing", got)
+	}
+	rec, done := mustStart(t, r.svc, "implicit")
+	want := "task implicit run " + rec.ID + " (agent implicit)"
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		got := p.AwaitingTurnEnd()
+		return len(got) == 1 && got[0] == want
+	}, "the delivered firing awaiting its turn end")
+	turns.end(t, rec.ID, TurnEnd{Reply: "ok"})
+	<-done
+	if got := p.AwaitingTurnEnd(); len(got) != 0 {
+		t.Fatalf("awaiting %q after the turn ended", got)
+	}
+
+	// A prompt whose delivery has not finished is not awaited.
+	agents.mu.Lock()
+	agents.items["held"] = make(chan struct{})
+	agents.mu.Unlock()
+	if err := p.save(func(m map[string]pendingFiring) {
+		m["R2"] = pendingFiring{Rec: Record{ID: "R2", Task: "implicit", Agent: "implicit"}, MessageID: "held"}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.AwaitingTurnEnd(); len(got) != 0 {
+		t.Fatalf("awaiting %q for a prompt still queued", got)
+	}
+}
