@@ -233,8 +233,12 @@ func TestScheduledFiringThroughDaemon(t *testing.T) {
 	})
 	w.startDaemon()
 	list := leo(t, w, nil, "task", "list", "--json")
-	var tasks []api.Task
-	if err := json.Unmarshal([]byte(list.stdout), &tasks); err != nil || len(tasks) != 2 {
+	var listed struct {
+		Tasks []api.Task `json:"tasks"`
+	}
+	err := json.Unmarshal([]byte(list.stdout), &listed)
+	tasks := listed.Tasks
+	if err != nil || len(tasks) != 2 {
 		t.Fatalf("task list: %v\n%s", err, list)
 	}
 	if tasks[0].Name != "minutely" || tasks[0].NextRun == nil || tasks[0].ScheduleWords == "" || tasks[1].NextRun != nil {

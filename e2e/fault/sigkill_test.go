@@ -472,6 +472,9 @@ func (f *fleet) checkState(recs []leoproc.StateRecord) {
 		name := e.Name()
 		switch {
 		case name == "agents.json", name == "daemon.lock":
+		case e.IsDir() && (name == "task-history" || name == "hooks" || name == "logs"):
+			// The task service's history and run logs, and the turn-end
+			// plugin of opencode agents: directories of the daemon's own.
 		case strings.HasSuffix(name, ".json"):
 			data, err := os.ReadFile(filepath.Join(f.w.Home.StateDir(), name))
 			if err != nil || !json.Valid(data) {

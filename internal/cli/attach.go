@@ -13,7 +13,6 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/agent"
 	"github.com/blackpaw-studio/leo/internal/api"
-	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/tmux"
@@ -63,12 +62,17 @@ func attachCommand(f *Factory, use string, args cobra.PositionalArgs) *cobra.Com
 			if err != nil {
 				return err
 			}
-			tmuxPath, err := binpath.Resolver{Getenv: f.Getenv}.Lookup("tmux")
+			tm, err := f.Tmux(cmd.Context(), h)
 			if err != nil {
 				return fmt.Errorf("tmux not found on PATH: leo attach runs tmux")
 			}
+			if tm.Problem != "" {
+				// Not a pending upgrade (the CLI is silent on those): no
+				// tmux matches the running server, so attaching may fail.
+				fmt.Fprintf(f.IO.ErrOut, "leo: warning: %s\n", tm.Problem)
+			}
 			opts.Client = client.New(h)
-			opts.Tmux, opts.Socket = tmuxPath, h.TmuxSocket(home.DefaultRoot(f.Getenv))
+			opts.Tmux, opts.Socket = tm.Binary, h.TmuxSocket(home.DefaultRoot(f.Getenv))
 			opts.CanPrompt = isInteractive(f.IO)
 			if len(args) == 1 {
 				opts.Name = args[0]

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// FuzzJSONRule: whatever follows `leo validate --json` or `leo template
-// show --json` on the command line, stdout is exactly one JSON object, and
+// FuzzJSONRule: whatever follows `leo validate --json`, `leo template
+// show --json`, `leo status --json` or `leo pair --json` on the command line, stdout is exactly one JSON object, and
 // it carries "error" exactly when the exit status is non-zero.
 func FuzzJSONRule(f *testing.F) {
 	for _, seed := range []string{
@@ -23,7 +23,7 @@ func FuzzJSONRule(f *testing.F) {
 			return // a later --json=false or --help legitimately turns JSON off
 		}
 		tail := strings.Split(raw, "\x00")
-		for _, prefix := range [][]string{{"validate", "--json"}, {"template", "show", "--json"}} {
+		for _, prefix := range [][]string{{"validate", "--json"}, {"template", "show", "--json"}, {"status", "--json"}, {"pair", "--json"}} {
 			args := append(append([]string{}, prefix...), tail...)
 			io, _, out, _ := TestStreams()
 			getenv := func(k string) string {

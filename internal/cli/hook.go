@@ -31,6 +31,7 @@ func newHookCmd(f *Factory) *cobra.Command {
 		Use:    "hook",
 		Short:  "Entry points the harnesses call (not for interactive use)",
 		Hidden: true,
+		Args:   cobra.NoArgs,
 	}
 	cmd.AddCommand(newHookTurnEndCmd(f))
 	return cmd

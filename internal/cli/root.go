@@ -22,24 +22,35 @@
 //     choose the stable code, or any error for "internal". Run prints it,
 //     as JSON on stdout for --json commands and as text on stderr otherwise,
 //     and maps it to the exit code. Bad flags, bad arguments and unknown
-//     subcommands become invalid_args automatically, JSON or not.
+//     subcommands become invalid_args automatically, JSON or not, and a
+//     --json run's stdout is held so it carries exactly one object. Add the
+//     command to jsonRuleCases (jsonrule_test.go); the tree test fails
+//     until it is there.
+//   - A command with subcommands takes no arguments of its own (Args:
+//     cobra.NoArgs, as groupCommand does): a word there is an unknown
+//     subcommand.
 //   - Errors whose JSON needs more fields than {error, message} implement
 //     jsonFailure (see validate.go's validateFailure).
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/blackpaw-studio/leo/internal/api"
-	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/service"
 	"github.com/blackpaw-studio/leo/internal/task"
 )
@@ -62,6 +73,26 @@ type Factory struct {
 	// Service builds the home's service-manager backend (systemd or
 	// launchd); nil means this platform's own. Tests pass fakes.
 	Service func(h home.Home) (service.Manager, error)
+
+	// GOOS is the platform the managed-install marker is judged on; ""
+	// means runtime.GOOS (tests drive the macOS path on Linux).
+	GOOS string
+	// MarkerLoader prints an invalid marker's warning; nil means the
+	// process's own (one warning per process).
+	MarkerLoader *managed.Loader
+
+	managed *managed.State // the marker as read for this invocation
+	// DescribeManaged reads the home's marker (state/managed.json): whether
+	// this is a managed install. nil means never managed. The marker's
+	// reader fills it; status and pair show it.
+	DescribeManaged func(h home.Home) ManagedInfo
+	// ServiceRegistered reports whether the home's daemon is registered
+	// with the service manager (the launchd job loaded, the systemd unit
+	// enabled). nil means this build cannot tell; status shows "unknown".
+	ServiceRegistered func(ctx context.Context, h home.Home) (bool, error)
+	// Now is the clock of status's uptimes and "in 5h"s; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // NewFactory returns a Factory on the given streams and environment.
@@ -72,15 +103,17 @@ func NewFactory(io *IOStreams, getenv func(string) string, version string) *Fact
 	if version == "" {
 		version = "dev"
 	}
-	return &Factory{IO: io, Getenv: getenv, Version: version, RunTaskLocally: runTaskLocally}
+	f := &Factory{IO: io, Getenv: getenv, Version: version}
+	f.RunTaskLocally = f.runTaskLocally
+	f.DescribeManaged = f.describeManaged
+	return f
 }
 
 // runTaskLocally is `leo run` without a daemon: the task runs here, on the
 // daemon's own path (task.RunOnce), recorded in the home's history and
-// logs.
-func runTaskLocally(ctx context.Context, cfg *config.Config, h home.Home, name string) (api.TaskRun, error) {
-	exe, _ := os.Executable()
-	opts, err := task.HomeOptions(h, func() *config.Config { return cfg }, binpath.Resolver{}, exe, nil)
+// logs, with the binaries a managed install names.
+func (f *Factory) runTaskLocally(ctx context.Context, cfg *config.Config, h home.Home, name string) (api.TaskRun, error) {
+	opts, err := task.HomeOptions(h, func() *config.Config { return cfg }, f.Resolver(), f.LeoBinary(), nil)
 	if err != nil {
 		return api.TaskRun{}, err
 	}
@@ -116,6 +149,12 @@ Configuration lives in <home>/leo.yaml; the home is ~/.leo unless LEO_HOME
 is set or --config names the file. Exit codes and JSON output: docs/cli.md.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// Every invocation reads the managed-install marker, so an
+		// invalid one is reported whatever command runs.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			f.Managed()
+			return nil
+		},
 	}
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
@@ -135,16 +174,98 @@ is set or --config names the file. Exit codes and JSON output: docs/cli.md.`,
 // Run executes leo with args, reports a failure on f's streams (following the
 // JSON rule for --json commands) and returns it; ExitCodeOf(err) is the exit
 // status.
+//
+// The JSON rule lives here, once, for every command: whether a command line
+// asked for JSON is decided before any command runs (jsonRequested), an
+// unknown subcommand is refused before any command runs (checkSubcommand),
+// stdout of a JSON run is held until the command has finished so that it
+// carries exactly one object — the command's on success, the failure object
+// otherwise — and every failure, cobra's own included, goes through
+// reportError.
 func Run(ctx context.Context, args []string, f *Factory) error {
 	root := NewRoot(f)
-	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(ctx)
+	// ExecuteC adds these itself; adding them first lets the checks below
+	// see `leo help` and `leo completion` as the commands they are.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd(args...)
+
+	target, err := checkSubcommand(root, args)
+	asJSON := jsonRequested(target, args, err != nil)
 	if err == nil {
-		return nil
+		err = execute(ctx, root, f.IO, args, asJSON, &target)
+		if err == nil {
+			return nil
+		}
+		if target != nil {
+			asJSON = wantsJSON(target, args)
+		}
 	}
-	err = classify(err)
-	reportError(f.IO, cmd, args, err)
+	err, usage := classify(err)
+	reportError(f.IO, target, asJSON, usage, err)
 	return err
+}
+
+// execute runs the command line. With asJSON, the command's stdout is held
+// and released only when it is exactly one JSON object and the command
+// succeeded; otherwise the failure object replaces it. *target is set to the
+// command cobra ran (or tried to).
+func execute(ctx context.Context, root *cobra.Command, io *IOStreams, args []string, asJSON bool, target **cobra.Command) error {
+	root.SetArgs(args)
+	if !asJSON {
+		cmd, err := root.ExecuteContextC(ctx)
+		if cmd != nil {
+			*target = cmd
+		}
+		return err
+	}
+	// Commands write to io.Out through the shared *IOStreams; cobra's own
+	// help and usage text keeps the real stdout (root.SetOut in NewRoot).
+	real := io.Out
+	held := &bytes.Buffer{}
+	io.Out = held
+	cmd, err := root.ExecuteContextC(ctx)
+	io.Out = real
+	if cmd != nil {
+		*target = cmd
+	}
+	if err != nil {
+		return err
+	}
+	if h := (*target).Flags().Lookup("help"); held.Len() == 0 && h != nil && h.Changed {
+		return nil // --help asked for text (on the real stdout)
+	}
+	if jerr := oneJSONObject(held.Bytes()); jerr != nil {
+		return &runFailure{err: api.Errorf(api.CodeInternal,
+			"leo %s printed something other than one JSON object on stdout (a bug in leo): %v", commandName(*target), jerr)}
+	}
+	_, err = real.Write(held.Bytes())
+	return err
+}
+
+func commandName(c *cobra.Command) string {
+	if c == nil {
+		return "leo"
+	}
+	return strings.TrimPrefix(c.CommandPath(), "leo ")
+}
+
+// oneJSONObject checks that b is one JSON object and nothing else.
+func oneJSONObject(b []byte) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return errors.New("nothing was printed")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var obj map[string]json.RawMessage
+	if err := dec.Decode(&obj); err != nil {
+		return err
+	}
+	if obj == nil {
+		return errors.New("null is not an object")
+	}
+	if len(bytes.TrimSpace(b[dec.InputOffset():])) != 0 {
+		return errors.New("more follows the object")
+	}
+	return nil
 }
 
 // runFailure marks an error returned by a command's own code, as opposed to
@@ -178,26 +299,29 @@ func markRunErrors(c *cobra.Command) {
 	}
 }
 
-// classify returns the error a failure is reported as: a command's own error
-// as is, and anything cobra produced (unknown command or flag, wrong number
-// of arguments, missing required flag) as invalid_args.
-func classify(err error) error {
+// classify returns the error a failure is reported as — a command's own
+// error as is, anything cobra produced (unknown command or flag, wrong
+// number of arguments, missing required flag) as invalid_args — and whether
+// it is a command-line mistake, which text mode follows with a usage hint.
+// A command's own invalid_args (the daemon refusing a value, say) gets no
+// hint: the command line parsed fine.
+func classify(err error) (error, bool) {
 	var rf *runFailure
 	if errors.As(err, &rf) {
-		return rf.err
+		return rf.err, false
 	}
 	var coded *api.Error
 	if errors.As(err, &coded) {
-		return err
+		return err, coded.Code == api.CodeInvalidArgs
 	}
-	return &api.Error{Code: api.CodeInvalidArgs, Message: err.Error()}
+	return &api.Error{Code: api.CodeInvalidArgs, Message: err.Error()}, true
 }
 
 // reportError prints err: as the JSON failure object on stdout when the
-// command was asked for --json, else as one line (plus a usage hint for
-// invalid_args) on stderr.
-func reportError(io *IOStreams, cmd *cobra.Command, args []string, err error) {
-	if cmd != nil && wantsJSON(cmd, args) {
+// command line asked for JSON, else as one line on stderr (followed by a
+// usage hint for a command-line mistake).
+func reportError(io *IOStreams, cmd *cobra.Command, asJSON, usage bool, err error) {
+	if asJSON {
 		var body any
 		var jf jsonFailure
 		if errors.As(err, &jf) {
@@ -211,9 +335,94 @@ func reportError(io *IOStreams, cmd *cobra.Command, args []string, err error) {
 		return
 	}
 	fmt.Fprintf(io.ErrOut, "leo: %v\n", err)
-	if codeOf(err) == api.CodeInvalidArgs && cmd != nil {
+	if usage && cmd != nil {
 		fmt.Fprintf(io.ErrOut, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
+}
+
+// checkSubcommand finds the command args name and refuses, before anything
+// runs, a word where a subcommand belongs that names none (`leo service
+// bogus`): cobra would otherwise report the first unknown flag instead, or
+// print the group's help and exit 0. Commands with subcommands take no
+// arguments of their own (TestGroupsTakeNoArguments keeps it so).
+func checkSubcommand(root *cobra.Command, args []string) (*cobra.Command, error) {
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		return nil, nil // shell completion: cobra answers it itself
+	}
+	cmd, rest, err := root.Find(args)
+	if err != nil && cmd == nil {
+		return root, &api.Error{Code: api.CodeInvalidArgs, Message: err.Error()}
+	}
+	if !cmd.HasSubCommands() {
+		return cmd, nil
+	}
+	words := positionals(cmd, rest)
+	if len(words) == 0 {
+		return cmd, nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", words[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, set where it reports
+	}
+	if s := cmd.SuggestionsFor(words[0]); len(s) > 0 {
+		msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+	}
+	return cmd, &api.Error{Code: api.CodeInvalidArgs, Message: msg}
+}
+
+// positionals are the words of args that are neither flags nor flag values,
+// up to "--", the way cobra itself tells them apart.
+func positionals(cmd *cobra.Command, args []string) []string {
+	inherited := cmd.InheritedFlags() // also merges them into cmd.Flags()
+	takesValue := func(name string, short bool) bool {
+		var fl *pflag.Flag
+		for _, fs := range []*pflag.FlagSet{cmd.Flags(), inherited} {
+			if short {
+				fl = fs.ShorthandLookup(name)
+			} else {
+				fl = fs.Lookup(name)
+			}
+			if fl != nil {
+				return fl.NoOptDefVal == ""
+			}
+		}
+		return false // an unknown flag: cobra refuses it anyway
+	}
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return out
+		case strings.HasPrefix(a, "--"):
+			if !strings.Contains(a, "=") && takesValue(a[2:], false) {
+				i++
+			}
+		case strings.HasPrefix(a, "-") && len(a) == 2:
+			if takesValue(a[1:], true) {
+				i++
+			}
+		case strings.HasPrefix(a, "-") && a != "-":
+			// -xVALUE or grouped short flags
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// jsonRequested decides, before anything runs, whether a failure of this
+// command line is reported as JSON: the command has --json and the command
+// line turns it on, or (unknownSub) the command line names no command but
+// asks for JSON, as an app calling a subcommand this leo lacks would.
+func jsonRequested(cmd *cobra.Command, args []string, unknownSub bool) bool {
+	if cmd == nil {
+		return false
+	}
+	if unknownSub {
+		return rawJSONFlag(args)
+	}
+	return cmd.Flags().Lookup("json") != nil && rawJSONFlag(args)
 }
 
 // wantsJSON reports whether the command has a --json flag and the command
@@ -227,18 +436,24 @@ func wantsJSON(cmd *cobra.Command, args []string) bool {
 	if fl.Changed {
 		return fl.Value.String() == "true"
 	}
+	return rawJSONFlag(args)
+}
+
+// rawJSONFlag reports whether args turn --json on, before "--".
+func rawJSONFlag(args []string) bool {
+	on := false
 	for _, a := range args {
 		if a == "--" {
 			break
 		}
 		if a == "--json" {
-			return true
+			on = true
 		}
 		if v, ok := strings.CutPrefix(a, "--json="); ok {
-			return v == "true" || v == "1" || v == "t" || v == "T" || v == "TRUE" || v == "True"
+			on, _ = strconv.ParseBool(v)
 		}
 	}
-	return false
+	return on
 }
 
 // groupCommand is a command that only holds subcommands: alone it prints its

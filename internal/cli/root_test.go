@@ -213,7 +213,7 @@ func TestUncodedErrorIsInternal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reportError(io, cmd, []string{"version", "--json"}, errors.New("disk on fire"))
+	reportError(io, cmd, true, false, errors.New("disk on fire"))
 	obj := decodeOne(t, out.String())
 	if obj["error"] != "internal" || obj["message"] != "disk on fire" {
 		t.Errorf("got %s", out.String())

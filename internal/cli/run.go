@@ -74,9 +74,7 @@ anything that looks like a credential are shown as ***.`,
 				return err
 			}
 			opts.Config, opts.Home = cfg, h
-			if exe, err := os.Executable(); err == nil {
-				opts.Executable = exe
-			}
+			opts.Executable = f.LeoBinary()
 			return runRun(opts)
 		},
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/service"
 )
 
@@ -23,6 +24,9 @@ type ServiceOptions struct {
 	Getenv     func(string) string
 	Version    string
 	Supervised bool
+	// Managed is the home's marker as this invocation read it; nil means
+	// the daemon reads it.
+	Managed *managed.State
 	// NewAgents replaces the real agent manager (tests); nil means real.
 	NewAgents func(daemon.AgentDeps) (daemon.Agents, error)
 }
@@ -49,6 +53,8 @@ adopts them.
 				return err
 			}
 			opts.Home, opts.Getenv, opts.Version = h, f.Getenv, f.Version
+			st := f.Managed()
+			opts.Managed = &st
 			return runService(cmd.Context(), opts)
 		},
 	}
@@ -192,6 +198,7 @@ func runService(ctx context.Context, opts *ServiceOptions) error {
 		Getenv:     opts.Getenv,
 		Stderr:     opts.IO.ErrOut,
 		Resolver:   binpath.Resolver{Getenv: opts.Getenv},
+		Managed:    opts.Managed,
 		NewAgents:  opts.NewAgents,
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 	"github.com/blackpaw-studio/leo/internal/turnend"
 )
@@ -51,8 +52,15 @@ type Options struct {
 	// FirstStart is the seam for the managed first start: called when the
 	// default leo.yaml is missing, it may write one (see
 	// spec/managed-install.md). nil — an unmanaged install — refuses to
-	// start with NoConfigMessage. Never called for an explicit --config.
+	// start with NoConfigMessage; nil on a managed install means
+	// managed.FirstStart. Never called for an explicit --config.
 	FirstStart func(ctx context.Context, h home.Home, log *slog.Logger) error
+	// Managed is the home's managed-install marker as the caller read it
+	// (the CLI does, printing the warning of an invalid one); nil means
+	// the daemon reads it. Valid: the marker's PATH leads Resolver,
+	// LeoBinary is its self_path, FirstStart defaults to the managed first
+	// start and tmux comes from its tmux_path or the version guard.
+	Managed *managed.State
 	// TurnEnds correlates agents' turn-end hooks with the persistent-task
 	// firings waiting for them; nil means the daemon makes its own.
 	TurnEnds *turnend.Hub
@@ -107,6 +115,7 @@ func Run(ctx context.Context, opts Options) error {
 	if h.Root == "" {
 		return errors.New("daemon: no leo home")
 	}
+	opts.applyManaged()
 	// An explicit --config is never created; refuse before creating the
 	// state directory beside a file that does not exist.
 	if h.ExplicitConfig {
@@ -136,6 +145,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer closeLog()
 	log.Info("leo daemon starting", "version", opts.Version, "pid", os.Getpid(), "home", h.Root, "supervised", opts.Supervised)
+	switch m := opts.Managed; {
+	case m.Managed():
+		log.Info("managed install", "manager", m.Marker.Manager, "launchd_label", m.Marker.LaunchdLabel, "self_path", m.Marker.SelfPath, "tmux_path", m.Marker.TmuxPath)
+	case m.Status == managed.Invalid && opts.Supervised:
+		// stderr had it already; in the foreground the log is stderr.
+		log.Warn(m.Warning())
+	}
 
 	d := &run{opts: opts, home: h, log: log, lock: lock}
 	err = d.serve(ctx)
@@ -175,6 +191,23 @@ func (o *Options) defaults() {
 	}
 }
 
+// applyManaged reads the marker unless the caller did, and makes a valid
+// one's choices the daemon's.
+func (o *Options) applyManaged() {
+	if o.Managed == nil {
+		st := managed.Load(o.Home, managed.Platform{Getenv: o.Getenv}, o.Stderr)
+		o.Managed = &st
+	}
+	if !o.Managed.Managed() {
+		return
+	}
+	o.Resolver = o.Managed.Resolver(o.Resolver)
+	o.LeoBinary = o.Managed.Marker.SelfPath
+	if o.FirstStart == nil {
+		o.FirstStart = managed.FirstStart
+	}
+}
+
 // openLog returns the daemon's logger and what closes it.
 func openLog(opts Options) (*slog.Logger, func(), error) {
 	if !opts.Supervised {
@@ -193,6 +226,8 @@ type run struct {
 	home home.Home
 	log  *slog.Logger
 	lock *lockfile.Lock
+	// tmuxGuard is the tmux version guard's problem, for /health.
+	tmuxGuard string
 }
 
 func (d *run) serve(ctx context.Context) error {
@@ -393,13 +428,21 @@ func (d *run) startupConfig(ctx context.Context) (*config.Config, error) {
 
 // openTmux finds tmux, checks its version and names this home's server.
 func (d *run) openTmux(ctx context.Context) (*tmux.Server, error) {
-	bin, err := d.opts.Resolver.Lookup("tmux")
+	socket := d.home.TmuxSocket(d.defaultRoot())
+	choice, err := d.opts.Managed.Tmux(ctx, socket, d.opts.Resolver)
 	if err != nil {
 		return nil, fmt.Errorf("tmux not found on PATH (%s): leo needs tmux 3.2 or newer", d.opts.Resolver.SearchPath())
 	}
+	switch {
+	case choice.Pending:
+		d.log.Warn("tmux upgrade pending", "server_version", choice.ServerVersion, "tmux", choice.Binary, "tmux_path", d.opts.Managed.Marker.TmuxPath)
+	case choice.Problem != "":
+		d.tmuxGuard = choice.Problem
+		d.log.Error("tmux version guard: " + choice.Problem)
+	}
 	tm, err := tmux.New(tmux.Options{
-		Socket: d.home.TmuxSocket(d.defaultRoot()),
-		Binary: bin,
+		Socket: socket,
+		Binary: choice.Binary,
 		PATH:   d.opts.Resolver.SearchPath(),
 	})
 	if err != nil {
@@ -518,6 +561,9 @@ func (d *run) problems(agents Agents, tm *tmux.Server) []string {
 	}
 	if p := tm.Problem(); p != "" {
 		out = append(out, p)
+	}
+	if d.tmuxGuard != "" {
+		out = append(out, d.tmuxGuard)
 	}
 	return out
 }

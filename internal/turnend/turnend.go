@@ -35,14 +35,18 @@ func Message(prompt, task, runID string) string {
 	return strings.TrimRight(prompt, "\n") + "\n\n" + Marker(task, runID)
 }
 
-var markerRE = regexp.MustCompile(`^\[leo task (\S+) run (\S+)\]$`)
+// markerRE is compiled on first use: a package initialiser of the CLI
+// must not allocate (TestStartupInitBudget).
+var markerRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\[leo task (\S+) run (\S+)\]$`)
+})
 
 // FindMarker returns the task and run of the marker on text's last
 // non-blank line (a line of its own, surrounding spaces aside).
 func FindMarker(text string) (task, runID string, ok bool) {
 	text = strings.TrimRight(text, " \t\r\n")
 	line := text[strings.LastIndexByte(text, '\n')+1:]
-	m := markerRE.FindStringSubmatch(strings.TrimSpace(line))
+	m := markerRE().FindStringSubmatch(strings.TrimSpace(line))
 	if m == nil {
 		return "", "", false
 	}

@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/blackpaw-studio/leo/internal/home"
+)
+
+func init() { register(newPairCmd) }
+
+// PairOptions are the inputs of `leo pair`.
+type PairOptions struct {
+	IO      *IOStreams
+	Home    home.Home
+	Getenv  func(string) string
+	Version string
+	JSON    bool
+	Now     func() time.Time
+	Managed ManagedInfo
+}
+
+// pairJSON is `leo pair --json`: what a client app needs to reach this
+// home's daemon. Field names are an API (docs/cli.md).
+type pairJSON struct {
+	OK bool `json:"ok"`
+	// Version is this leo binary's version; Daemon.Version the running
+	// daemon's (they differ after an upgrade until a restart).
+	Version string `json:"version"`
+	Home    string `json:"home"`
+	// Socket is the daemon's unix socket (HTTP; no token: its 0600 mode is
+	// the boundary).
+	Socket string `json:"socket"`
+	// Managed is whether an app manages this install; Label its launchd job.
+	Managed bool        `json:"managed"`
+	Label   string      `json:"launchd_label,omitempty"`
+	Daemon  daemonState `json:"daemon"`
+	Web     webState    `json:"web"`
+	// Token is the bearer token of the HTTP API (/api/*, the web login);
+	// null when state/api.token is missing, empty or unusable.
+	Token     *string `json:"token"`
+	TokenPath string  `json:"token_path"`
+}
+
+func newPairCmd(f *Factory) *cobra.Command {
+	opts := &PairOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "pair",
+		Short: "What a client app needs to connect to this daemon (URL, token, socket)",
+		Long: `Print what a client app (such as Leo.app, which bundles leo) needs to talk
+to this home's daemon: the web UI and HTTP API URL, the bearer token of the
+HTTP API, the daemon's unix socket, leo's version, and whether the install
+is managed.
+
+The token is printed only with --json, and only on stdout: it is meant for
+the program that ran leo, never for a terminal's scrollback or a log. The
+text form says whether a token exists and where.
+
+Works with the daemon down (the URL, token and socket do not change when it
+starts). Fails with config_error (exit 3) when leo.yaml is missing or
+broken: the URL comes from its web: section.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			h, err := f.Home()
+			if err != nil {
+				return err
+			}
+			opts.Home, opts.Getenv, opts.Version, opts.Now = h, f.Getenv, f.Version, f.Now
+			opts.Managed = f.managedInfo(h)
+			return runPair(cmd.Context(), opts)
+		},
+	}
+	addJSONFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runPair(ctx context.Context, opts *PairOptions) error {
+	cfg, found, err := statusConfig(opts.Home, opts.Getenv)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return noConfigError(opts.Home)
+	}
+	p := pairJSON{
+		OK: true, Version: opts.Version, Home: opts.Home.Root, Socket: opts.Home.SocketPath(),
+		Managed: opts.Managed.Managed, Label: opts.Managed.Label,
+		Daemon:    probeDaemon(ctx, opts.Home, nowOr(opts.Now)),
+		Web:       webOf(cfg),
+		TokenPath: opts.Home.TokenPath(),
+	}
+	tok, problem := readToken(opts.Home.TokenPath())
+	if problem != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "leo: pair: %s\n", problem)
+	}
+	if opts.JSON {
+		if tok != "" {
+			p.Token = &tok
+		}
+		return writeJSON(opts.IO.Out, p)
+	}
+	var b strings.Builder
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(&b, "%-8s %s\n", label+":", fmt.Sprintf(format, args...))
+	}
+	if p.Web.Enabled {
+		line("url", "%s", p.Web.URL)
+	} else {
+		line("url", "none (web.enabled is false in leo.yaml)")
+	}
+	if tok != "" {
+		line("token", "in %s (printed only by 'leo pair --json')", p.TokenPath)
+	} else {
+		line("token", "none yet (%s)", p.TokenPath)
+	}
+	line("socket", "%s", p.Socket)
+	line("leo", "%s", p.Version)
+	if p.Managed {
+		line("managed", "yes (launchd job %s)", cell(p.Label, 100))
+	} else {
+		line("managed", "no")
+	}
+	if p.Daemon.Answering {
+		line("daemon", "running, pid %d, leo %s", p.Daemon.PID, cell(p.Daemon.Version, 40))
+	} else {
+		line("daemon", "not answering — start it with 'leo service'")
+	}
+	_, err = io.WriteString(opts.IO.Out, b.String())
+	return err
+}
+
+// maxTokenBytes bounds what pair reads from state/api.token: a token is a
+// few dozen bytes; anything much larger is not one.
+const maxTokenBytes = 4096
+
+// readToken reads the API token. A missing or empty file is no token and
+// no problem; an unreadable, oversized or non-printable one is no token
+// and a problem that names the file, never its content.
+func readToken(path string) (token, problem string) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", ""
+	}
+	if err != nil {
+		return "", fmt.Sprintf("cannot read the API token %s: %v", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxTokenBytes+1))
+	if err != nil {
+		return "", fmt.Sprintf("cannot read the API token %s: %v", path, err)
+	}
+	if len(raw) > maxTokenBytes {
+		return "", fmt.Sprintf("the API token %s is larger than %d bytes; it is not used", path, maxTokenBytes)
+	}
+	tok := strings.TrimSpace(string(raw))
+	if !utf8.ValidString(tok) {
+		return "", fmt.Sprintf("the API token %s is not UTF-8 text; it is not used", path)
+	}
+	for _, r := range tok {
+		if r <= ' ' || r == 0x7f {
+			return "", fmt.Sprintf("the API token %s holds spaces or control characters; it is not used", path)
+		}
+	}
+	return tok, ""
+}
