@@ -257,7 +257,9 @@ func (w *world) calls() []string {
 	return strings.Split(strings.TrimSpace(string(data)), "\n")
 }
 
-func (w *world) plist() string  { return filepath.Join(w.userHome, "Library", "LaunchAgents", "com.blackpaw.leo.plist") }
+func (w *world) plist() string {
+	return filepath.Join(w.userHome, "Library", "LaunchAgents", "com.blackpaw.leo.plist")
+}
 func (w *world) backup() string { return w.plist() + ".handed-over" }
 
 // cliBinary is the CLI install's leo (an executable file).
