@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,40 +14,10 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
+	"github.com/blackpaw-studio/leo/internal/handover/handovertest"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/service"
 )
-
-// fakeLaunchctl stands in for launchctl: it appends every call to
-// <dir>/calls; <dir>/fail-<verb> makes that verb fail with the exit code
-// the file holds; print answers from <dir>/loaded-<label> (113 "could not
-// find service" when it is absent), bootout removes it, bootstrap creates
-// it for the plist's label.
-const fakeLaunchctl = `#!/bin/sh
-dir=$(dirname "$0")
-echo "$*" >> "$dir/calls"
-verb=$1
-if [ -f "$dir/fail-$verb" ]; then
-	echo "launchctl $verb: injected failure" >&2
-	exit "$(cat "$dir/fail-$verb")"
-fi
-case "$verb" in
-print)
-	label=${2##*/}
-	if [ -f "$dir/loaded-$label" ]; then echo "state = running"; exit 0; fi
-	echo "Could not find service \"$label\" in domain" >&2
-	exit 113 ;;
-bootout)
-	label=${2##*/}
-	if [ ! -f "$dir/loaded-$label" ]; then echo "Boot-out failed: 3: No such process" >&2; exit 3; fi
-	rm -f "$dir/loaded-$label" ;;
-bootstrap)
-	label=$(basename "$3" .plist)
-	if [ -f "$dir/loaded-$label" ]; then echo "Bootstrap failed: 5: Input/output error" >&2; exit 5; fi
-	touch "$dir/loaded-$label" ;;
-esac
-exit 0
-`
 
 const appLabel = "studio.blackpaw.leo.daemon"
 
@@ -112,7 +81,7 @@ func (d *fakeDaemon) Calls() []string {
 // says otherwise.
 type world struct {
 	t        *testing.T
-	bin      string // the fake launchctl's directory
+	fake     *handovertest.Launchctl
 	userHome string
 	h        home.Home
 	daemon   *fakeDaemon
@@ -130,13 +99,10 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{t: t, bin: t.TempDir(), userHome: t.TempDir(), daemon: &fakeDaemon{}}
+	w := &world{t: t, fake: handovertest.New(t), userHome: t.TempDir(), daemon: &fakeDaemon{}}
 	w.h = home.Home{Root: filepath.Join(w.userHome, ".leo")}
 	w.h.ConfigPath = filepath.Join(w.h.Root, "leo.yaml")
 	if err := w.h.EnsureState(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(w.bin, "launchctl"), []byte(fakeLaunchctl), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(w.userHome, "Library", "LaunchAgents"), 0o755); err != nil {
@@ -155,7 +121,7 @@ func (w *world) opts() Options {
 		UserHome:      w.userHome,
 		UID:           501,
 		Runner:        w,
-		Launchctl:     filepath.Join(w.bin, "launchctl"),
+		Launchctl:     w.fake.Path(),
 		Daemon:        w.daemon,
 		Version:       "1.4.0",
 		BinaryVersion: func(context.Context, string) (string, error) { return "1.4.0", nil },
@@ -229,33 +195,13 @@ func (w *world) runningDaemon(label string) {
 	w.daemon.set(true, true, 1001)
 }
 
-func (w *world) loaded(label string) {
-	if err := os.WriteFile(filepath.Join(w.bin, "loaded-"+label), nil, 0o644); err != nil {
-		w.t.Fatal(err)
-	}
-}
+func (w *world) loaded(label string) { w.fake.SetLoaded(label) }
 
-func (w *world) isLoaded(label string) bool {
-	_, err := os.Stat(filepath.Join(w.bin, "loaded-"+label))
-	return err == nil
-}
+func (w *world) isLoaded(label string) bool { return w.fake.Loaded(label) }
 
-func (w *world) failVerb(verb string, code int) {
-	if err := os.WriteFile(filepath.Join(w.bin, "fail-"+verb), []byte(strconv.Itoa(code)), 0o644); err != nil {
-		w.t.Fatal(err)
-	}
-}
+func (w *world) failVerb(verb string, code int) { w.fake.Fail(verb, code) }
 
-func (w *world) calls() []string {
-	data, err := os.ReadFile(filepath.Join(w.bin, "calls"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return strings.Split(strings.TrimSpace(string(data)), "\n")
-}
+func (w *world) calls() []string { return w.fake.Calls() }
 
 func (w *world) plist() string {
 	return filepath.Join(w.userHome, "Library", "LaunchAgents", "com.blackpaw.leo.plist")
