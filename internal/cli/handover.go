@@ -60,7 +60,7 @@ app's job, which must not be registered.
 func runServiceHandover(ctx context.Context, f *Factory, opts *ServiceHandoverOptions) error {
 	h, err := f.Home()
 	if err != nil {
-		return err
+		return &handover.Failure{Step: handover.StepPreflight, Code: handover.CodeConfigError, Message: err.Error()}
 	}
 	userHome := f.Getenv("HOME")
 	if userHome == "" {
@@ -75,8 +75,12 @@ func runServiceHandover(ctx context.Context, f *Factory, opts *ServiceHandoverOp
 		UserHome: userHome,
 		UID:      os.Getuid(),
 		Daemon:   c,
-		Version:  f.Version,
-		Log:      opts.IO.ErrOut,
+		LoadConfig: func() error {
+			_, _, err := f.LoadConfig()
+			return err
+		},
+		Version: f.Version,
+		Log:     opts.IO.ErrOut,
 	}
 	if f.HandoverOptions != nil {
 		f.HandoverOptions(&ho)

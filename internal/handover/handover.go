@@ -98,6 +98,11 @@ type Options struct {
 	Runner service.Runner
 	// Launchctl is the program run for launchctl; "" means "launchctl".
 	Launchctl string
+	// LoadConfig loads leo.yaml as a daemon would; nil skips the check.
+	// --to-cli needs it to load (the restored CLI daemon refuses to start
+	// otherwise); --to-app needs an existing one to load (a missing one is
+	// the managed first start's to write).
+	LoadConfig func() error
 	// Daemon is the home's socket client.
 	Daemon Daemon
 	// Version is this leo's version, compared with the restored binary's.
@@ -321,6 +326,11 @@ func (r *run) toApp(ctx context.Context) (Result, error) {
 	if _, err := os.Stat(plist); err != nil {
 		return Result{}, fail(StepPreflight, CodePlistMissing, "the CLI install's LaunchAgent %s is missing (%v); install it with `leo service install`", plist, errText(err))
 	}
+	if _, err := os.Stat(r.opts.Home.ConfigPath); !errors.Is(err, fs.ErrNotExist) {
+		if err := r.checkConfig(); err != nil {
+			return Result{}, err
+		}
+	}
 	loaded, err := r.loaded(ctx, service.CLILabel)
 	if err != nil {
 		return Result{}, fail(StepPreflight, CodeBootoutFailed, "cannot tell whether %s is loaded: %v", r.target(service.CLILabel), err)
@@ -489,6 +499,9 @@ func (r *run) toCLI(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := r.checkConfig(); err != nil {
+		return Result{}, err
+	}
 	warning := r.versionWarning(ctx, program)
 	loaded, err := r.loaded(ctx, label)
 	if err != nil {
@@ -583,6 +596,9 @@ func (r *run) recover(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := r.checkConfig(); err != nil {
+		return Result{}, err
+	}
 	res := Result{OK: true, PreviousLabel: label, PlistBackup: backup, ManagedStopped: boolPtr(false), RestoredWithoutMarker: true, Warning: r.versionWarning(ctx, program)}
 	if r.req.DryRun {
 		r.step(StepPlist, "move "+backup+" to "+plist)
@@ -647,6 +663,17 @@ func (r *run) waitReady(ctx context.Context, old api.Health) error {
 			msg += ": " + errMessage(last)
 		}
 		return fail(StepReady, CodeNotReady, "%s", msg)
+	}
+	return nil
+}
+
+// checkConfig: the config the next daemon will load.
+func (r *run) checkConfig() error {
+	if r.opts.LoadConfig == nil {
+		return nil
+	}
+	if err := r.opts.LoadConfig(); err != nil {
+		return fail(StepPreflight, CodeConfigError, "%s", errMessage(err))
 	}
 	return nil
 }

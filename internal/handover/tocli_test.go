@@ -375,3 +375,42 @@ func resultJSONAny(t *testing.T, v any) map[string]any {
 	}
 	return obj
 }
+
+// A config the restored CLI daemon would refuse stops --to-cli before
+// anything changes; --to-app checks an existing config only (a missing one
+// is the managed first start's to write).
+func TestHandoverChecksTheConfig(t *testing.T) {
+	refuse := func() error { return api.Errorf(api.CodeConfigError, "leo.yaml: templates.x.harness: unknown") }
+	for name, w := range map[string]*world{"release": managedWorld(t), "recovery": recoveryWorld(t)} {
+		o := w.opts()
+		o.LoadConfig = refuse
+		req := toCLI
+		if name == "recovery" {
+			req = recoverReq
+		}
+		_, err := Run(t.Context(), o, req)
+		f := failure(t, err, StepPreflight, CodeConfigError)
+		if !strings.Contains(f.Message, "templates.x.harness") || !exists(w.backup()) || exists(w.plist()) {
+			t.Fatalf("%s: %+v", name, f)
+		}
+	}
+
+	w := newWorld(t)
+	w.writePlist(w.plist(), nil)
+	o := w.opts()
+	called := false
+	o.LoadConfig = func() error { called = true; return refuse() }
+	if _, err := Run(t.Context(), o, toApp); err != nil || called {
+		t.Fatalf("--to-app with no leo.yaml: %v (config loaded: %v)", err, called)
+	}
+	w = newWorld(t)
+	w.writePlist(w.plist(), nil)
+	writeFile(t, w.h.ConfigPath, "defaults: [", 0o600)
+	o = w.opts()
+	o.LoadConfig = refuse
+	_, err := Run(t.Context(), o, toApp)
+	failure(t, err, StepPreflight, CodeConfigError)
+	if !exists(w.plist()) {
+		t.Fatal("config_error moved the plist")
+	}
+}
