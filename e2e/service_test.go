@@ -161,13 +161,15 @@ func TestUnitStopLeavesTmuxAndAgentsForTheNextDaemon(t *testing.T) {
 // fakeSystemctl is a stand-in for `systemctl --user` that runs the unit's
 // daemon as systemd would under KillMode=process: restart sends SIGTERM to
 // the daemon alone, waits for it to go, and starts the next one in a
-// session of its own (the unit's cgroup).
+// session of its own (the unit's cgroup). show reports the home's daemon
+// as the unit's main process.
 const fakeSystemctl = `#!/bin/sh
 echo "$*" >> "$FAKE_SYSTEMCTL_LOG"
 shift
 case "$1" in
 show)
-	printf 'LoadState=loaded\nActiveState=active\nSubState=running\nMainPID=0\nUnitFileState=enabled\n' ;;
+	pid=$(head -n1 "$LEO_HOME/state/daemon.lock" 2>/dev/null)
+	printf 'LoadState=loaded\nActiveState=active\nSubState=running\nMainPID=%s\nUnitFileState=enabled\n' "${pid:-0}" ;;
 restart)
 	pid=$(head -n1 "$LEO_HOME/state/daemon.lock" 2>/dev/null)
 	if [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; then

@@ -111,6 +111,7 @@ func NewFactory(io *IOStreams, getenv func(string) string, version string) *Fact
 	f := &Factory{IO: io, Getenv: getenv, Version: version}
 	f.RunTaskLocally = f.runTaskLocally
 	f.DescribeManaged = f.describeManaged
+	f.ServiceRegistered = f.serviceRegistered
 	return f
 }
 

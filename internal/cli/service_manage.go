@@ -30,6 +30,9 @@ const (
 	CodeDrainFailed api.Code = "drain_failed"
 	// CodeServiceFailed: install, uninstall, start or stop failed.
 	CodeServiceFailed api.Code = "service_failed"
+	// CodeAlreadyManaged: install or uninstall on a managed install (the
+	// app owns the job).
+	CodeAlreadyManaged api.Code = "already_managed"
 )
 
 // serviceManager is this home's backend: f.Service when a test set it,
@@ -38,17 +41,16 @@ func (f *Factory) serviceManager(h home.Home) (service.Manager, error) {
 	if f.Service != nil {
 		return f.Service(h)
 	}
-	return platformService(h, f.Getenv)
+	return f.platformService(h)
 }
 
 // platformService builds the backend of this platform for h: the job runs
-// this leo binary with the caller's PATH (the service manager's own PATH
-// lacks where tmux and the harness CLIs usually live).
-func platformService(h home.Home, getenv func(string) string) (service.Manager, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("cannot tell where this leo binary is: %w", err)
-	}
+// leo's own binary (the marker's self_path when managed) with the caller's
+// PATH (the service manager's own PATH lacks where tmux and the harness
+// CLIs usually live). A managed install's job is the marker's label, never
+// com.blackpaw.leo.
+func (f *Factory) platformService(h home.Home) (service.Manager, error) {
+	getenv := f.Getenv
 	userHome, err := os.UserHomeDir()
 	if v := getenv("HOME"); v != "" {
 		userHome, err = v, nil
@@ -60,15 +62,44 @@ func platformService(h home.Home, getenv func(string) string) (service.Manager, 
 	if p := getenv("PATH"); p != "" {
 		env["PATH"] = p
 	}
-	return service.New(runtime.GOOS, service.Options{
+	opts := service.Options{
 		Home:        h,
 		DefaultRoot: home.DefaultRoot(getenv),
-		Program:     exe,
+		Program:     f.LeoBinary(),
 		Env:         env,
 		UserHome:    userHome,
 		ConfigHome:  getenv("XDG_CONFIG_HOME"),
 		UID:         os.Getuid(),
-	})
+	}
+	if m := f.managedInfo(h); m.Managed {
+		opts.Label = m.Label
+	}
+	goos := f.GOOS
+	if goos == "" {
+		goos = runtime.GOOS
+	}
+	return service.New(goos, opts)
+}
+
+// refuseManaged: on a managed install the app registers the job; leo
+// never writes or removes it.
+func (f *Factory) refuseManaged(h home.Home, verb string) error {
+	if m := f.managedInfo(h); m.Managed {
+		return api.Errorf(CodeAlreadyManaged,
+			"leo service %s: this leo is managed by %s, which registers the daemon (launchd job %s); use the app, or `leo service handover --to-cli` to go back to a CLI install",
+			verb, m.Manager, m.Label)
+	}
+	return nil
+}
+
+// serviceRegistered is the default of Factory.ServiceRegistered: whether
+// the service manager has h's job loaded.
+func (f *Factory) serviceRegistered(ctx context.Context, h home.Home) (bool, error) {
+	m, err := f.serviceManager(h)
+	if err != nil {
+		return false, err
+	}
+	return m.Loaded(ctx)
 }
 
 // serviceFor resolves the home and its backend for a subcommand.
@@ -104,8 +135,11 @@ The job runs this leo binary as "leo service --supervised" with your PATH.
 Running it again changes nothing unless the job would differ.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, m, err := serviceFor(f)
+			h, m, err := serviceFor(f)
 			if err != nil {
+				return err
+			}
+			if err := f.refuseManaged(h, "install"); err != nil {
 				return err
 			}
 			res, err := m.Install(cmd.Context())
@@ -133,8 +167,11 @@ func newServiceUninstallCmd(f *Factory) *cobra.Command {
 		Short: "Stop the daemon and remove its service job (agents keep running in tmux)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, m, err := serviceFor(f)
+			h, m, err := serviceFor(f)
 			if err != nil {
+				return err
+			}
+			if err := f.refuseManaged(h, "uninstall"); err != nil {
 				return err
 			}
 			res, err := m.Uninstall(cmd.Context())
@@ -305,6 +342,16 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 		old, up = hl, true
 	}
 	if up {
+		// A daemon the service manager did not start (`leo service` by
+		// hand) holds the home's lock: the job's daemon could never start.
+		st, err := m.Status(ctx)
+		if err != nil {
+			return api.Errorf(CodeRestartFailed, "cannot read the %s: %v", describe(m), err)
+		}
+		if !st.Running || st.PID != old.PID {
+			return api.Errorf(CodeRestartFailed,
+				"the leo daemon that runs (pid %d) was not started by the %s (started by hand?); stop it, then `leo service start`", old.PID, describe(m))
+		}
 		fmt.Fprintf(opts.IO.ErrOut, "draining the daemon (pid %d)…\n", old.PID)
 		res, err := c.Drain(ctx, api.DrainRequest{TimeoutSeconds: opts.DrainTimeout.Seconds(), Force: opts.Force})
 		switch {
@@ -334,6 +381,11 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 	}
 	fresh, err := awaitNewDaemon(ctx, c, old, readyWait, poll)
 	if err != nil {
+		if up {
+			// The old daemon may still run (the manager did not stop
+			// it): its held messages must not wait for the hold to end.
+			_ = c.ResumeDeliveries(ctx)
+		}
 		return err
 	}
 	if opts.JSON {

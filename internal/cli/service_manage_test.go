@@ -3,7 +3,11 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +31,10 @@ type fakeService struct {
 	loaded bool
 	// restartErr fails Restart before anything happens.
 	restartErr error
+	// foreign: the running daemon is not the job's (started by hand).
+	foreign bool
+	// mainPID, when set, is the job's main process whatever runs.
+	mainPID int
 
 	mu       sync.Mutex
 	calls    []string
@@ -96,8 +104,22 @@ func (s *fakeService) Restart(context.Context) error {
 	s.startDaemon()
 	return nil
 }
+
+// Status reports the daemon this fake started as the job's (an
+// in-process daemon has this test's pid).
 func (s *fakeService) Status(context.Context) (service.Status, error) {
-	return service.Status{Kind: "systemd", Name: "leo.service", Registered: s.loaded, State: "active (running)", Linger: "no"}, nil
+	st := service.Status{Kind: "systemd", Name: "leo.service", Registered: s.loaded, State: "active (running)", Linger: "no"}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mainPID != 0 {
+		st.Running, st.PID = true, s.mainPID
+	}
+	if s.daemon != nil && !s.foreign {
+		if exited, _ := s.daemon.Exited(); !exited {
+			st.Running, st.PID = true, os.Getpid()
+		}
+	}
+	return st, nil
 }
 func (s *fakeService) Loaded(context.Context) (bool, error) { return s.loaded, nil }
 
@@ -274,7 +296,7 @@ func TestServiceStatusReportsRegistration(t *testing.T) {
 		t.Fatalf("status --json %v", obj)
 	}
 	r = e.runWith(svc.set, "service", "status")
-	mustContain(t, "status text", r.stdout, "service: systemd user unit leo.service registered, active (running), lingering off")
+	mustContain(t, "status text", r.stdout, "service: systemd user unit leo.service registered, active (running), pid "+strconv.Itoa(os.Getpid())+", lingering off")
 }
 
 func TestServiceLogsTailsTheServiceLog(t *testing.T) {
@@ -286,5 +308,91 @@ func TestServiceLogsTailsTheServiceLog(t *testing.T) {
 	r := e.run("service", "logs", "-n", "2")
 	if r.code != ExitOK || r.stdout != "two\nthree\n" {
 		t.Fatalf("logs: %+v", r)
+	}
+}
+
+// A daemon started by hand holds the home: the job's daemon could never
+// start, so restart refuses before draining anything.
+func TestServiceRestartRefusesADaemonNotStartedByTheJob(t *testing.T) {
+	e, h := daemonEnv(t)
+	svc := newFakeService(t, e, h)
+	agents := svc.startDaemon()
+	svc.daemon.WaitReady(t, 10*time.Second)
+	svc.foreign = true
+	r := e.runWith(svc.set, "service", "restart", "--json")
+	obj := assertJSONFailure(t, r, "restart_failed", ExitError)
+	mustContain(t, "restart_failed", obj["message"].(string), "not started by the systemd user unit leo.service")
+	if svc.Restarts() != 0 || agents.Paused() {
+		t.Fatalf("restarts %d, paused %v", svc.Restarts(), agents.Paused())
+	}
+}
+
+// A daemon that answers /health but fails the drain (here: a stand-in
+// that answers 500) is drain_failed, and nothing restarts.
+func TestServiceRestartDrainFailed(t *testing.T) {
+	e, h := daemonEnv(t)
+	if err := h.EnsureState(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", h.SocketPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/health" {
+			fmt.Fprintf(w, `{"version":"old","pid":4242,"ready":true,"home":%q,"claude":{"found":false},"agents":0}`, h.Root)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprint(w, `{"error":"internal","message":"the drain broke"}`)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	svc := newFakeService(t, e, h)
+	svc.mainPID = 4242
+	r := e.runWith(svc.set, "service", "restart", "--json")
+	obj := assertJSONFailure(t, r, "drain_failed", ExitError)
+	mustContain(t, "drain_failed", obj["message"].(string), "the drain broke")
+	if svc.Restarts() != 0 {
+		t.Fatal("restarted after a failed drain")
+	}
+}
+
+// On a managed install the app owns the job: install and uninstall refuse
+// without touching the service manager, and the other verbs act on the
+// marker's label, never com.blackpaw.leo.
+func TestServiceOnAManagedInstall(t *testing.T) {
+	e, h := daemonEnv(t)
+	svc := newFakeService(t, e, h)
+	managedApp := func(f *Factory) {
+		svc.set(f)
+		f.DescribeManaged = func(home.Home) ManagedInfo {
+			return ManagedInfo{Managed: true, Manager: "Leo.app", Label: "studio.blackpaw.leo.daemon"}
+		}
+	}
+	for _, verb := range []string{"install", "uninstall"} {
+		r := e.runWith(managedApp, "service", verb)
+		if r.code != ExitError || !strings.Contains(r.stderr, "managed by Leo.app") || !strings.Contains(r.stderr, "studio.blackpaw.leo.daemon") {
+			t.Fatalf("%s on a managed install: %+v", verb, r)
+		}
+	}
+	if len(svc.Calls()) != 0 {
+		t.Fatalf("calls %q on a managed install", svc.Calls())
+	}
+
+	io, _, _, _ := TestStreams()
+	f := NewFactory(io, e.getenv, "test")
+	f.GOOS = "darwin"
+	f.DescribeManaged = func(home.Home) ManagedInfo {
+		return ManagedInfo{Managed: true, Manager: "Leo.app", Label: "studio.blackpaw.leo.daemon"}
+	}
+	m, err := f.platformService(h)
+	if err != nil || m.Kind() != "launchd" || m.Name() != "studio.blackpaw.leo.daemon" {
+		t.Fatalf("managed backend %v %v", m, err)
+	}
+	f.DescribeManaged = func(home.Home) ManagedInfo { return ManagedInfo{} }
+	if m, err = f.platformService(h); err != nil || m.Name() != "com.blackpaw.leo" {
+		t.Fatalf("CLI backend %v %v", m, err)
 	}
 }

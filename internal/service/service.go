@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/home"
 )
@@ -107,8 +108,14 @@ type ExecRunner struct {
 	Env []string
 }
 
+// runTimeout bounds one service-manager call: a stuck systemctl (no user
+// bus answering) must not hang a leo command.
+const runTimeout = 60 * time.Second
+
 // Run runs name with args.
 func (r ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	if r.Env != nil {
 		cmd.Env = r.Env
