@@ -124,6 +124,7 @@ func (d *run) newTaskService(store *configStore, persistent *task.Persistent) (*
 		return nil, err
 	}
 	opts.Persistent = persistent
+	opts.RunningPath = d.home.TaskRunningPath()
 	return task.NewService(opts), nil
 }
 
