@@ -299,3 +299,19 @@ func TestHandoverFromAnAgentIsNotPermitted(t *testing.T) {
 		}
 	}
 }
+
+// A stale .handed-over from an earlier handover gives way to the plist
+// that exists now (the CLI's current job).
+func TestToAppReplacesAStaleBackup(t *testing.T) {
+	w := newWorld(t)
+	w.writePlist(w.plist(), map[string]string{"PATH": "/now"})
+	writeFile(t, w.backup(), "stale", 0o644)
+	res, err := Run(t.Context(), w.opts(), toApp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(w.backup())
+	if err != nil || !strings.Contains(string(data), "/now") || res.Env.(map[string]string)["PATH"] != "/now" {
+		t.Fatalf("backup %q %v, env %v", data, err, res.Env)
+	}
+}
