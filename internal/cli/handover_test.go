@@ -302,3 +302,30 @@ func TestServiceHandoverDryRunText(t *testing.T) {
 		t.Fatalf("--dry-run changed something: calls %v", ld.prog.Calls())
 	}
 }
+
+// The app failed to write managed.json after --to-app: --to-cli --label
+// restores the CLI job with no marker, and a daemon comes up ready.
+func TestServiceHandoverRecoveryWithoutMarker(t *testing.T) {
+	e, h, plist := handoverHome(t)
+	ld := newFakeLaunchd(t, e, h)
+	r := e.runWith(ld.set, "service", "handover", "--to-app", "--label", handoverAppLabel, "--json")
+	if r.code != ExitOK || fileExists(plist) {
+		t.Fatalf("--to-app: %+v", r)
+	}
+	r = e.runWith(ld.set, "service", "handover", "--to-cli", "--json")
+	obj := assertJSONFailure(t, r, "invalid_args", ExitUsage)
+	mustContain(t, "message", obj["message"].(string), "--label")
+
+	r = e.runWith(ld.set, "service", "handover", "--to-cli", "--label", handoverAppLabel, "--json")
+	if r.code != ExitOK {
+		t.Fatalf("recovery: %+v", r)
+	}
+	obj = decodeOne(t, r.stdout)
+	assertKeys(t, "recovery", obj, "ok", "previous_label", "plist_backup", "managed_stopped", "restored_without_marker")
+	if obj["managed_stopped"] != false || obj["restored_without_marker"] != true {
+		t.Fatalf("%v", obj)
+	}
+	if hl, err := ld.current().Client.Health(t.Context()); err != nil || !hl.Ready || !fileExists(plist) {
+		t.Fatalf("after recovery: %+v %v", hl, err)
+	}
+}
