@@ -52,6 +52,8 @@ func (l *fakeLaunchd) Run(ctx context.Context, name string, args ...string) ([]b
 	case "bootout":
 		l.stop()
 	case "bootstrap":
+		// The job's process is the daemon, in this process here.
+		l.prog.SetRunning(strings.TrimSuffix(filepath.Base(args[2]), ".plist"), os.Getpid())
 		l.start()
 	}
 	return out, nil
@@ -164,7 +166,7 @@ func TestServiceHandoverRoundTrip(t *testing.T) {
 	e, h, plist := handoverHome(t)
 	ld := newFakeLaunchd(t, e, h)
 	agents := ld.start()
-	ld.prog.SetLoaded("com.blackpaw.leo")
+	ld.prog.SetRunning("com.blackpaw.leo", os.Getpid())
 	cliDaemon := ld.current()
 	cliDaemon.WaitReady(t, 10*time.Second)
 
@@ -202,7 +204,7 @@ func TestServiceHandoverRoundTrip(t *testing.T) {
 
 	// The app's part.
 	writeAppMarker(t, h)
-	ld.prog.SetLoaded(handoverAppLabel)
+	ld.prog.SetRunning(handoverAppLabel, os.Getpid())
 	ld.start()
 	appDaemon := ld.current()
 	old := appDaemon.WaitReady(t, 10*time.Second)
@@ -287,7 +289,7 @@ func TestServiceHandoverDryRunText(t *testing.T) {
 	e, h, plist := handoverHome(t)
 	ld := newFakeLaunchd(t, e, h)
 	ld.start().SetBusy()
-	ld.prog.SetLoaded("com.blackpaw.leo")
+	ld.prog.SetRunning("com.blackpaw.leo", os.Getpid())
 	ld.current().WaitReady(t, 10*time.Second)
 	r := e.runWith(ld.set, "service", "handover", "--to-app", "--label", handoverAppLabel, "--dry-run")
 	if r.code != ExitOK {

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"time"
@@ -288,15 +289,28 @@ func checkLabel(label string) error {
 // loaded asks `launchctl print gui/<uid>/<label>`: exit 0 is loaded, 113
 // ("could not find service") is not; anything else is an error.
 func (r *run) loaded(ctx context.Context, label string) (bool, error) {
-	_, err := r.launchctl(ctx, "print", r.target(label))
+	ok, _, err := r.print(ctx, label)
+	return ok, err
+}
+
+// printPID is the "pid = N" line of launchctl print: the job's running
+// process.
+var printPID = regexp.MustCompile(`(?m)^\s*pid = (\d+)\s*$`)
+
+// print is loaded plus the job's pid (0 when it runs no process).
+func (r *run) print(ctx context.Context, label string) (loaded bool, pid int, err error) {
+	out, err := r.launchctl(ctx, "print", r.target(label))
 	if err == nil {
-		return true, nil
+		if m := printPID.FindSubmatch(out); m != nil {
+			pid, _ = strconv.Atoi(string(m[1]))
+		}
+		return true, pid, nil
 	}
 	var re *service.RunError
 	if errors.As(err, &re) && re.ExitCode() == 113 {
-		return false, nil
+		return false, 0, nil
 	}
-	return false, err
+	return false, 0, err
 }
 
 func (r *run) launchctl(ctx context.Context, args ...string) ([]byte, error) {
@@ -331,7 +345,7 @@ func (r *run) toApp(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 	}
-	loaded, err := r.loaded(ctx, service.CLILabel)
+	loaded, jobPID, err := r.print(ctx, service.CLILabel)
 	if err != nil {
 		return Result{}, fail(StepPreflight, CodeBootoutFailed, "cannot tell whether %s is loaded: %v", r.target(service.CLILabel), err)
 	}
@@ -339,8 +353,15 @@ func (r *run) toApp(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, fail(StepPreflight, CodeLockTimeout, "cannot probe %s: %v", r.opts.Home.LockPath(), err)
 	}
-	if !loaded && held {
-		f := fail(StepPreflight, CodeNoLaunchdJob, "a leo daemon (pid %d) holds %s but %s is not loaded: it was not started by launchd; stop it first", pid, r.opts.Home.LockPath(), r.target(service.CLILabel))
+	// The daemon that holds the lock must be the job's own process: one
+	// started by hand would outlive the bootout and keep the home.
+	switch {
+	case held && !loaded:
+		f := fail(StepPreflight, CodeNoLaunchdJob, "a leo daemon (pid %d) holds %s but %s is not loaded: launchd did not start it; stop it first", pid, r.opts.Home.LockPath(), r.target(service.CLILabel))
+		f.PID = pid
+		return Result{}, f
+	case held && pid > 0 && jobPID != pid:
+		f := fail(StepPreflight, CodeNoLaunchdJob, "a leo daemon (pid %d) holds %s but %s runs pid %d: launchd did not start it; stop it first", pid, r.opts.Home.LockPath(), r.target(service.CLILabel), jobPID)
 		f.PID = pid
 		return Result{}, f
 	}

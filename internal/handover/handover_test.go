@@ -149,6 +149,7 @@ func (w *world) Run(ctx context.Context, name string, args ...string) ([]byte, e
 		}
 	case "bootstrap":
 		if !w.deadStart {
+			w.fake.SetRunning(strings.TrimSuffix(filepath.Base(args[2]), ".plist"), os.Getpid())
 			w.takeLock()
 			w.daemon.set(true, true, 2002)
 		}
@@ -190,7 +191,7 @@ func (w *world) lockHeld() bool {
 // runningDaemon is a daemon of the job label, loaded, holding the lock,
 // answering its socket.
 func (w *world) runningDaemon(label string) {
-	w.loaded(label)
+	w.fake.SetRunning(label, os.Getpid()) // the lock below is this process's
 	w.takeLock()
 	w.daemon.set(true, true, 1001)
 }

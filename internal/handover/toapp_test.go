@@ -315,3 +315,31 @@ func TestToAppReplacesAStaleBackup(t *testing.T) {
 		t.Fatalf("backup %q %v, env %v", data, err, res.Env)
 	}
 }
+
+// The job is loaded but the lock holder is not its process (a daemon
+// started by hand while the job respawns or runs another pid): the bootout
+// would leave that daemon holding the home, so no_launchd_job.
+func TestToAppLockHolderIsNotTheJobsProcess(t *testing.T) {
+	for name, jobPID := range map[string]int{"job runs no process": 0, "job runs another pid": os.Getpid() + 100000} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			w.writePlist(w.plist(), nil)
+			if jobPID == 0 {
+				w.loaded("com.blackpaw.leo")
+			} else {
+				w.fake.SetRunning("com.blackpaw.leo", jobPID)
+			}
+			w.takeLock()
+			w.daemon.set(true, true, os.Getpid())
+			_, err := Run(t.Context(), w.opts(), toApp)
+			f := failure(t, err, StepPreflight, CodeNoLaunchdJob)
+			if f.PID != os.Getpid() {
+				t.Errorf("pid %d, want the lock holder %d", f.PID, os.Getpid())
+			}
+			wantCalls(t, w, "print gui/501/com.blackpaw.leo")
+			if slices.Contains(w.daemon.Calls(), "drain") || !exists(w.plist()) {
+				t.Fatal("no_launchd_job changed something")
+			}
+		})
+	}
+}

@@ -14,7 +14,7 @@ import (
 // script stands in for launchctl: it appends every call to <dir>/calls;
 // <dir>/fail-<verb> makes that verb fail with the exit code the file holds;
 // print answers from <dir>/loaded-<label> (113 "could not find service"
-// when it is absent), bootout removes it (3 when it is absent), bootstrap
+// when it is absent; "pid = N" when the file holds N), bootout removes it (3 when it is absent), bootstrap
 // creates it for the plist's label (5 when it exists), as launchd does.
 const script = `#!/bin/sh
 dir=$(dirname "$0")
@@ -27,7 +27,13 @@ fi
 case "$verb" in
 print)
 	label=${2##*/}
-	if [ -f "$dir/loaded-$label" ]; then echo "state = running"; exit 0; fi
+	if [ -f "$dir/loaded-$label" ]; then
+		pid=$(cat "$dir/loaded-$label")
+		echo "$label = {"
+		if [ -n "$pid" ]; then echo "	state = running"; echo "	pid = $pid"; else echo "	state = not running"; fi
+		echo "}"
+		exit 0
+	fi
 	echo "Could not find service \"$label\" in domain" >&2
 	exit 113 ;;
 bootout)
@@ -73,6 +79,15 @@ func (l *Launchctl) Fail(verb string, code int) {
 func (l *Launchctl) SetLoaded(label string) {
 	l.t.Helper()
 	if err := os.WriteFile(filepath.Join(l.dir, "loaded-"+label), nil, 0o644); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+// SetRunning registers label with its process pid running, as print
+// shows it.
+func (l *Launchctl) SetRunning(label string, pid int) {
+	l.t.Helper()
+	if err := os.WriteFile(filepath.Join(l.dir, "loaded-"+label), []byte(strconv.Itoa(pid)), 0o644); err != nil {
 		l.t.Fatal(err)
 	}
 }
