@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
@@ -277,7 +278,7 @@ func (r *run) preflightCommon() error {
 
 // checkLabel validates an app label: not the CLI's own, reverse-DNS.
 func checkLabel(label string) error {
-	if label == service.CLILabel {
+	if strings.EqualFold(label, service.CLILabel) {
 		return fail(StepPreflight, CodeLabelConflict, "--label %s is the CLI install's own label; the app's job needs its own", label)
 	}
 	if err := managed.ValidLabel(label); err != nil {
