@@ -289,16 +289,19 @@ func TestHandoverIsUnsupportedOffMacOS(t *testing.T) {
 	}
 }
 
-// An agent leo launched (LEO_AGENT in its environment) may not hand over.
+// An agent leo launched (LEO_AGENT in its environment), or a headless
+// task run (LEO_TASK), may not hand over.
 func TestHandoverFromAnAgentIsNotPermitted(t *testing.T) {
-	for _, req := range []Request{toApp, toCLI} {
-		w := newWorld(t)
-		w.writePlist(w.plist(), nil)
-		w.env["LEO_AGENT"] = "assistant"
-		_, err := Run(t.Context(), w.opts(), req)
-		failure(t, err, StepPreflight, CodeNotPermitted)
-		if w.calls() != nil || !exists(w.plist()) {
-			t.Fatal("not_permitted did something")
+	for _, v := range []string{"LEO_AGENT", "LEO_TASK"} {
+		for _, req := range []Request{toApp, toCLI} {
+			w := newWorld(t)
+			w.writePlist(w.plist(), nil)
+			w.env[v] = "assistant"
+			_, err := Run(t.Context(), w.opts(), req)
+			failure(t, err, StepPreflight, CodeNotPermitted)
+			if w.calls() != nil || !exists(w.plist()) {
+				t.Fatal("not_permitted did something")
+			}
 		}
 	}
 }
