@@ -162,9 +162,10 @@ Running it again changes nothing unless the job would differ.`,
 }
 
 func newServiceUninstallCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
+	var stopAgents bool
+	cmd := &cobra.Command{
 		Use:   "uninstall",
-		Short: "Stop the daemon and remove its service job (agents keep running in tmux)",
+		Short: "Stop the daemon and remove its service job (agents keep running in tmux unless --stop-agents)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			h, m, err := serviceFor(f)
@@ -173,6 +174,11 @@ func newServiceUninstallCmd(f *Factory) *cobra.Command {
 			}
 			if err := f.refuseManaged(h, "uninstall"); err != nil {
 				return err
+			}
+			if stopAgents {
+				if err := stopAllAgents(cmd.Context(), f, h); err != nil {
+					return err
+				}
 			}
 			res, err := m.Uninstall(cmd.Context())
 			if err != nil {
@@ -185,10 +191,35 @@ func newServiceUninstallCmd(f *Factory) *cobra.Command {
 				fmt.Fprintf(f.IO.Out, "%s was not installed\n", describe(m))
 				return nil
 			}
-			fmt.Fprintln(f.IO.Out, "the tmux server and the agents keep running; the next daemon adopts them")
+			if !stopAgents {
+				fmt.Fprintln(f.IO.Out, "the tmux server and the agents keep running; the next daemon adopts them")
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&stopAgents, "stop-agents", false, "stop every agent first (through the running daemon, which ends each TUI properly)")
+	return cmd
+}
+
+// stopAllAgents stops every running agent through the daemon before an
+// uninstall: the daemon ends each TUI (its process group too), so none is
+// left behind without a daemon to adopt it. The daemon must be up.
+func stopAllAgents(ctx context.Context, f *Factory, h home.Home) error {
+	c := client.New(h)
+	agents, err := c.List(ctx)
+	if err != nil {
+		return api.Errorf(api.CodeDaemonDown, "uninstall --stop-agents: the daemon must run to stop the agents (start it with 'leo service start'): %v", err)
+	}
+	for _, a := range agents {
+		if a.State == api.StateStopped {
+			continue
+		}
+		if _, err := c.Stop(ctx, a.Name); err != nil {
+			return api.Errorf(CodeServiceFailed, "uninstall --stop-agents: stopping agent %s: %v (nothing was uninstalled)", a.Name, err)
+		}
+		fmt.Fprintf(f.IO.Out, "stopped agent %s\n", a.Name)
+	}
+	return nil
 }
 
 func serviceVerbCmd(f *Factory, use, short, done string, verb func(service.Manager, context.Context) error) *cobra.Command {

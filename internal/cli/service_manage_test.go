@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
@@ -394,5 +395,31 @@ func TestServiceOnAManagedInstall(t *testing.T) {
 	f.DescribeManaged = func(home.Home) ManagedInfo { return ManagedInfo{} }
 	if m, err = f.platformService(h); err != nil || m.Name() != "com.blackpaw.leo" {
 		t.Fatalf("CLI backend %v %v", m, err)
+	}
+}
+
+// uninstall --stop-agents stops every running agent through the daemon
+// first (which ends each TUI properly), then removes the job; with the
+// daemon down it refuses and uninstalls nothing.
+func TestServiceUninstallStopAgents(t *testing.T) {
+	e, h := daemonEnv(t)
+	svc := newFakeService(t, e, h)
+	r := e.runWith(svc.set, "service", "uninstall", "--stop-agents")
+	if r.code == ExitOK || !strings.Contains(r.stderr, "the daemon must run to stop the agents") || len(svc.Calls()) != 0 {
+		t.Fatalf("with the daemon down: %+v, calls %v", r, svc.Calls())
+	}
+	fake := svc.startDaemon()
+	svc.daemon.WaitReady(t, 10*time.Second)
+	fake.Put(api.Agent{Name: "one", State: api.StateRunning})
+	fake.Put(api.Agent{Name: "two", State: api.StateStopped})
+	r = e.runWith(svc.set, "service", "uninstall", "--stop-agents")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "stopped agent one") || strings.Contains(r.stdout, "agent two") || strings.Contains(r.stdout, "keep running") {
+		t.Fatalf("uninstall --stop-agents: %+v", r)
+	}
+	if a, _ := fake.Get("one"); a.State != api.StateStopped {
+		t.Fatalf("agent one after uninstall --stop-agents: %+v", a)
+	}
+	if got := strings.Join(svc.Calls(), ","); got != "uninstall" {
+		t.Fatalf("calls %s", got)
 	}
 }
