@@ -17,7 +17,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -296,18 +295,11 @@ func (r *run) loaded(ctx context.Context, label string) (bool, error) {
 	return ok, err
 }
 
-// printPID is the "pid = N" line of launchctl print: the job's running
-// process.
-var printPID = regexp.MustCompile(`(?m)^\s*pid = (\d+)\s*$`)
-
 // print is loaded plus the job's pid (0 when it runs no process).
 func (r *run) print(ctx context.Context, label string) (loaded bool, pid int, err error) {
 	out, err := r.launchctl(ctx, "print", r.target(label))
 	if err == nil {
-		if m := printPID.FindSubmatch(out); m != nil {
-			pid, _ = strconv.Atoi(string(m[1]))
-		}
-		return true, pid, nil
+		return true, service.PrintedPID(out), nil
 	}
 	var re *service.RunError
 	if errors.As(err, &re) && re.ExitCode() == 113 {

@@ -238,10 +238,19 @@ func (l *Launchd) Status(ctx context.Context) (Status, error) {
 	if m := printState().FindSubmatch(out); m != nil {
 		st.State = string(m[1])
 	}
-	if m := printPID().FindSubmatch(out); m != nil {
-		if pid, err := strconv.Atoi(string(m[1])); err == nil && pid > 0 {
-			st.PID, st.Running = pid, true
-		}
+	if pid := PrintedPID(out); pid > 0 {
+		st.PID, st.Running = pid, true
 	}
 	return st, nil
+}
+
+// PrintedPID is the job's running process in `launchctl print` output
+// (its "pid = N" line), 0 when it runs none.
+func PrintedPID(out []byte) int {
+	if m := printPID().FindSubmatch(out); m != nil {
+		if pid, err := strconv.Atoi(string(m[1])); err == nil && pid > 0 {
+			return pid
+		}
+	}
+	return 0
 }
