@@ -18,4 +18,5 @@ require (
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
+	howett.net/plist v1.0.1 // indirect
 )
