@@ -49,6 +49,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/doctor"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/task"
@@ -88,6 +89,9 @@ type Factory struct {
 	// Now is the clock of status's uptimes and "in 5h"s; nil means
 	// time.Now.
 	Now func() time.Time
+	// DoctorEnv adjusts what `leo doctor` looks at before it runs (tests:
+	// a fake launchctl, the user's home); nil changes nothing.
+	DoctorEnv func(e *doctor.Env)
 }
 
 // NewFactory returns a Factory on the given streams and environment.

@@ -124,6 +124,9 @@ type Env struct {
 	// Label is the app's launchd label for the recovery of a handed-over
 	// CLI job without a marker (--label); leo cannot know it otherwise.
 	Label string
+	// Config is the caller's check of leo.yaml (reported after home);
+	// nil means none.
+	Config *Check
 	// VersionTimeout bounds each `--version`; 0 means 5s.
 	VersionTimeout time.Duration
 }
@@ -189,7 +192,11 @@ func Run(ctx context.Context, e *Env, fix bool) Result {
 // Checks runs every check, in report order.
 func Checks(ctx context.Context, e *Env) []Check {
 	var out []Check
-	out = append(out, checkHome(e), checkMarker(e))
+	out = append(out, checkHome(e))
+	if e.Config != nil {
+		out = append(out, *e.Config)
+	}
+	out = append(out, checkMarker(e))
 	for _, h := range []string{"claude", "codex", "opencode"} {
 		out = append(out, checkHarnessCLI(ctx, e, h))
 	}
