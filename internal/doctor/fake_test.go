@@ -1,0 +1,212 @@
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
+	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/managed"
+	"github.com/blackpaw-studio/leo/internal/testutil"
+)
+
+// fakeLaunchctl is a launchctl program that records every call and keeps
+// the registered jobs as files: print answers 113 for a job that is not
+// there, bootstrap registers the plist's label, bootout removes it, and
+// a file fail-<verb> makes that verb fail.
+const fakeLaunchctl = `#!/bin/sh
+d=%STATE%
+echo "$*" >> "$d/calls"
+verb=$1
+if [ -e "$d/fail-$verb" ]; then echo "launchctl: $verb: Input/output error" >&2; exit 5; fi
+case "$verb" in
+print)
+  label=${2##*/}
+  if [ -e "$d/loaded/$label" ]; then echo "state = running"; exit 0; fi
+  echo "Could not find service \"$label\" in domain" >&2; exit 113;;
+bootout)
+  label=${2##*/}
+  if [ ! -e "$d/loaded/$label" ]; then echo "Boot-out failed: 3: No such process" >&2; exit 3; fi
+  rm -f "$d/loaded/$label";;
+bootstrap)
+  if [ ! -e "$3" ]; then echo "Bootstrap failed: 5: Input/output error" >&2; exit 5; fi
+  touch "$d/loaded/$(basename "$3" .plist)";;
+esac
+exit 0
+`
+
+// world is one test's machine: a leo home, a user home with
+// ~/Library/LaunchAgents, a fake launchctl and an Env on them.
+type world struct {
+	t     *testing.T
+	dir   string
+	h     home.Home
+	state string // the fake launchctl's state
+	env   *Env
+}
+
+func newWorld(t *testing.T, goos string) *world {
+	t.Helper()
+	dir := testutil.ShortTempDir(t, "leo-doc")
+	w := &world{t: t, dir: dir, state: filepath.Join(dir, "lc")}
+	h, err := home.Resolve("", func(k string) string {
+		if k == "LEO_HOME" {
+			return filepath.Join(dir, "leo")
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.h = h
+	for _, d := range []string{h.StateDir(), filepath.Join(dir, "user", "Library", "LaunchAgents"), filepath.Join(w.state, "loaded"), filepath.Join(dir, "bin")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lc := filepath.Join(dir, "bin", "launchctl")
+	w.script(lc, strings.ReplaceAll(fakeLaunchctl, "%STATE%", w.state))
+	w.env = &Env{
+		Home: h, GOOS: goos, UID: 501, UserHome: filepath.Join(dir, "user"),
+		Marker:    managed.Read(h, managed.Platform{GOOS: goos}),
+		Resolver:  binpath.Resolver{Getenv: func(string) string { return filepath.Join(dir, "bin") }},
+		Launchctl: lc, Loginctl: filepath.Join(dir, "bin", "loginctl"),
+		Tmux: func(context.Context) (managed.TmuxChoice, error) {
+			return managed.TmuxChoice{}, &binpath.NotFoundError{Name: "tmux"}
+		},
+		Harnesses: map[string]bool{"claude": true},
+	}
+	return w
+}
+
+func (w *world) script(path, body string) {
+	w.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o700); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) write(path, body string, perm os.FileMode) {
+	w.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), perm); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// register marks label as loaded in the fake launchd.
+func (w *world) register(label string) { w.write(filepath.Join(w.state, "loaded", label), "", 0o600) }
+
+func (w *world) registered(label string) bool {
+	_, err := os.Stat(filepath.Join(w.state, "loaded", label))
+	return err == nil
+}
+
+func (w *world) failVerb(verb string) { w.write(filepath.Join(w.state, "fail-"+verb), "", 0o600) }
+
+// calls are the launchctl command lines run, in order.
+func (w *world) calls() []string {
+	data, _ := os.ReadFile(filepath.Join(w.state, "calls"))
+	s := strings.TrimSpace(string(data))
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// writeMarker writes a valid marker for label and re-reads it (GOOS
+// darwin): self_path and tmux_path exist.
+func (w *world) writeMarker(label string) {
+	w.t.Helper()
+	self := filepath.Join(w.dir, "app", "bin", "leo")
+	tm := filepath.Join(w.dir, "app", "tmux", "3.6a", "tmux")
+	w.script(self, "#!/bin/sh\n")
+	w.script(tm, "#!/bin/sh\necho tmux 3.6a\n")
+	data, _ := json.Marshal(map[string]any{"version": 1, "manager": "Leo.app", "launchd_label": label,
+		"self_path": self, "tmux_path": tm, "env": map[string]string{"PATH": "/usr/bin:/bin"}})
+	w.write(w.h.MarkerPath(), string(data), 0o600)
+	w.reread()
+}
+
+func (w *world) reread() {
+	w.env.Marker = managed.Read(w.h, managed.Platform{GOOS: w.env.goos()})
+}
+
+// writePlist writes a CLI plist at path running program.
+func (w *world) writePlist(path, program string) {
+	w.write(path, `<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0"><dict>
+<key>Label</key><string>com.blackpaw.leo</string>
+<key>ProgramArguments</key><array><string>`+program+`</string><string>service</string><string>--supervised</string></array>
+<key>RunAtLoad</key><true/><key>KeepAlive</key><true/>
+</dict></plist>
+`, 0o644)
+}
+
+// cliBinary is an executable the CLI plist can run.
+func (w *world) cliBinary() string {
+	p := filepath.Join(w.dir, "brew", "leo")
+	w.script(p, "#!/bin/sh\n")
+	return p
+}
+
+// staleSocket leaves a socket file no one serves.
+func (w *world) staleSocket() {
+	w.t.Helper()
+	l, err := net.Listen("unix", w.h.SocketPath())
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+}
+
+// holdLock takes daemon.lock as a daemon would, until the test ends.
+func (w *world) holdLock() {
+	w.t.Helper()
+	l, err := lockfile.Acquire(w.h.LockPath(), w.h.Root)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { l.Release() })
+}
+
+func findCheck(t *testing.T, checks []Check, name string) (Check, bool) {
+	t.Helper()
+	for _, c := range checks {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+func mustCheck(t *testing.T, checks []Check, name string) Check {
+	t.Helper()
+	c, ok := findCheck(t, checks, name)
+	if !ok {
+		t.Fatalf("no %q check in %+v", name, checks)
+	}
+	return c
+}
+
+func contains(t *testing.T, what, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Errorf("%s = %q, want it to contain %q", what, s, sub)
+		}
+	}
+}
