@@ -196,9 +196,9 @@ func TestCheckJobs(t *testing.T) {
 		"both registered": {true, []string{CLILabel, appLabel}, "", Fail,
 			"two jobs registered: com.blackpaw.leo (the CLI job) and studio.blackpaw.leo.daemon (the marker's); the one that loses daemon.lock respawns about every 10 s",
 			"leo doctor --fix (launchctl bootout gui/501/com.blackpaw.leo)"},
-		"managed":              {true, []string{appLabel}, "", OK, appLabel + " registered (managed)", ""},
-		"managed, CLI only":    {true, []string{CLILabel}, "", Warn, "is registered but not the marker's", "open -a Leo"},
-		"managed, none":        {true, nil, "", Warn, "is not registered", "open -a Leo"},
+		"managed":               {true, []string{appLabel}, "", OK, appLabel + " registered (managed)", ""},
+		"managed, CLI only":     {true, []string{CLILabel}, "", Warn, "is registered but not the marker's", "open -a Leo"},
+		"managed, none":         {true, nil, "", Warn, "is not registered", "open -a Leo"},
 		"launchctl print fails": {true, nil, "print", Warn, "cannot ask launchd: launchctl print gui/501/com.blackpaw.leo", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -268,7 +268,7 @@ func TestCheckBackup(t *testing.T) {
 			"leo doctor --fix --label <the app's launchd label>"},
 		"no marker, label given": {func(w *world) { w.env.Label = appLabel }, Fail, "left with no marker",
 			"leo doctor --fix --label " + appLabel},
-		"invalid marker":  {func(w *world) { w.write(w.h.MarkerPath(), "{", 0o600); w.reread() }, Warn, "the marker is invalid", "repair the marker"},
+		"invalid marker": {func(w *world) { w.write(w.h.MarkerPath(), "{", 0o600); w.reread() }, Warn, "the marker is invalid", "repair the marker"},
 		"plist restored": {func(w *world) { w.writePlist(w.env.cliPlist(), "/bin/sh") }, Warn, "both ", "rm "},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -11,50 +11,26 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
+	"github.com/blackpaw-studio/leo/internal/doctor/doctortest"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
-// fakeLaunchctl is a launchctl program that records every call and keeps
-// the registered jobs as files: print answers 113 for a job that is not
-// there, bootstrap registers the plist's label, bootout removes it, and
-// a file fail-<verb> makes that verb fail.
-const fakeLaunchctl = `#!/bin/sh
-d=%STATE%
-echo "$*" >> "$d/calls"
-verb=$1
-if [ -e "$d/fail-$verb" ]; then echo "launchctl: $verb: Input/output error" >&2; exit 5; fi
-case "$verb" in
-print)
-  label=${2##*/}
-  if [ -e "$d/loaded/$label" ]; then echo "state = running"; exit 0; fi
-  echo "Could not find service \"$label\" in domain" >&2; exit 113;;
-bootout)
-  label=${2##*/}
-  if [ ! -e "$d/loaded/$label" ]; then echo "Boot-out failed: 3: No such process" >&2; exit 3; fi
-  rm -f "$d/loaded/$label";;
-bootstrap)
-  if [ ! -e "$3" ]; then echo "Bootstrap failed: 5: Input/output error" >&2; exit 5; fi
-  touch "$d/loaded/$(basename "$3" .plist)";;
-esac
-exit 0
-`
-
 // world is one test's machine: a leo home, a user home with
 // ~/Library/LaunchAgents, a fake launchctl and an Env on them.
 type world struct {
-	t     *testing.T
-	dir   string
-	h     home.Home
-	state string // the fake launchctl's state
-	env   *Env
+	t   *testing.T
+	dir string
+	h   home.Home
+	lc  *doctortest.Launchctl
+	env *Env
 }
 
 func newWorld(t *testing.T, goos string) *world {
 	t.Helper()
 	dir := testutil.ShortTempDir(t, "leo-doc")
-	w := &world{t: t, dir: dir, state: filepath.Join(dir, "lc")}
+	w := &world{t: t, dir: dir}
 	h, err := home.Resolve("", func(k string) string {
 		if k == "LEO_HOME" {
 			return filepath.Join(dir, "leo")
@@ -65,18 +41,17 @@ func newWorld(t *testing.T, goos string) *world {
 		t.Fatal(err)
 	}
 	w.h = h
-	for _, d := range []string{h.StateDir(), filepath.Join(dir, "user", "Library", "LaunchAgents"), filepath.Join(w.state, "loaded"), filepath.Join(dir, "bin")} {
+	for _, d := range []string{h.StateDir(), filepath.Join(dir, "user", "Library", "LaunchAgents"), filepath.Join(dir, "bin")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	lc := filepath.Join(dir, "bin", "launchctl")
-	w.script(lc, strings.ReplaceAll(fakeLaunchctl, "%STATE%", w.state))
+	w.lc = doctortest.New(t, filepath.Join(dir, "bin"))
 	w.env = &Env{
 		Home: h, GOOS: goos, UID: 501, UserHome: filepath.Join(dir, "user"),
 		Marker:    managed.Read(h, managed.Platform{GOOS: goos}),
 		Resolver:  binpath.Resolver{Getenv: func(string) string { return filepath.Join(dir, "bin") }},
-		Launchctl: lc, Loginctl: filepath.Join(dir, "bin", "loginctl"),
+		Launchctl: w.lc.Path, Loginctl: filepath.Join(dir, "bin", "loginctl"),
 		Tmux: func(context.Context) (managed.TmuxChoice, error) {
 			return managed.TmuxChoice{}, &binpath.NotFoundError{Name: "tmux"}
 		},
@@ -105,25 +80,10 @@ func (w *world) write(path, body string, perm os.FileMode) {
 	}
 }
 
-// register marks label as loaded in the fake launchd.
-func (w *world) register(label string) { w.write(filepath.Join(w.state, "loaded", label), "", 0o600) }
-
-func (w *world) registered(label string) bool {
-	_, err := os.Stat(filepath.Join(w.state, "loaded", label))
-	return err == nil
-}
-
-func (w *world) failVerb(verb string) { w.write(filepath.Join(w.state, "fail-"+verb), "", 0o600) }
-
-// calls are the launchctl command lines run, in order.
-func (w *world) calls() []string {
-	data, _ := os.ReadFile(filepath.Join(w.state, "calls"))
-	s := strings.TrimSpace(string(data))
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
+func (w *world) register(label string)        { w.lc.Register(label) }
+func (w *world) registered(label string) bool { return w.lc.Registered(label) }
+func (w *world) failVerb(verb string)         { w.lc.Fail(verb) }
+func (w *world) calls() []string              { return w.lc.Calls() }
 
 // writeMarker writes a valid marker for label and re-reads it (GOOS
 // darwin): self_path and tmux_path exist.
