@@ -189,8 +189,8 @@ func checkTmux(ctx context.Context, e *Env) Check {
 	case ch.Problem != "":
 		m := e.Marker.Marker
 		c.Status, c.Message = Fail, "tmux: "+ch.Problem
-		c.Fix = fmt.Sprintf("reinstall Leo.app so %s exists (leo never kill-servers; the next server uses %s)",
-			filepath.Join(m.TmuxRoot(), orDash(ch.ServerVersion), "tmux"), m.TmuxPath)
+		c.Fix = fmt.Sprintf("reinstall Leo.app so %s holds the copy the running server (tmux %s) needs; leo never kill-servers, and the next server uses %s",
+			m.TmuxRoot(), orDash(ch.ServerVersion), m.TmuxPath)
 	case ch.Pending:
 		m := e.Marker.Marker
 		c.Status = Warn
@@ -336,7 +336,8 @@ func checkLinger(ctx context.Context, e *Env) Check {
 	c := Check{Name: NameLinger}
 	out, err := e.runner().Run(ctx, e.loginctlName(), "show-user", fmt.Sprint(e.UID), "--property=Linger")
 	if err != nil {
-		c.Status, c.Message = OK, "cannot tell whether lingering is on (loginctl: "+clip(err.Error(), 200)+"); it matters only with leo service install"
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		c.Status, c.Message = OK, "cannot tell whether lingering is on (loginctl: "+clip(first, 200)+"); it matters only with leo service install"
 		return c
 	}
 	v := ""

@@ -137,7 +137,7 @@ func TestCheckTmux(t *testing.T) {
 		"pending": {choice: managed.TmuxChoice{Binary: "%TMUX%", ServerVersion: "3.5", Pending: true}, status: Warn,
 			msg: "tmux upgrade pending: the running server is tmux 3.5", fix: "next starts"},
 		"no matching copy": {choice: managed.TmuxChoice{Binary: "%TMUX%", ServerVersion: "3.4", Problem: "the tmux server on -L leo runs tmux 3.4 but /x/3.4/tmux does not exist"},
-			status: Fail, msg: "tmux: the tmux server on -L leo runs tmux 3.4 but /x/3.4/tmux does not exist", fix: "reinstall Leo.app so "},
+			status: Fail, msg: "tmux: the tmux server on -L leo runs tmux 3.4 but /x/3.4/tmux does not exist", fix: "reinstall Leo.app so /"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t, "darwin")
