@@ -124,6 +124,12 @@ type Env struct {
 	// Label is the app's launchd label for the recovery of a handed-over
 	// CLI job without a marker (--label); leo cannot know it otherwise.
 	Label string
+	// RestoreCLIJob, when set, performs the --to-cli recovery path for
+	// the app's label (the handover package's, which also waits for the
+	// restored daemon to be ready) and says in one line what it did; nil
+	// means doctor's own minimal restore (fixBackup). Doctor checks the
+	// preconditions it can (no marker, a backup, a label) either way.
+	RestoreCLIJob func(ctx context.Context, label string) (string, error)
 	// Config is the caller's check of leo.yaml (reported after home);
 	// nil means none.
 	Config *Check

@@ -151,6 +151,13 @@ func fixBackup(ctx context.Context, e *Env) []Repair {
 	if err := managed.ValidLabel(e.Label); err != nil {
 		return r(false, "did not restore the CLI job: --label: %v", err)
 	}
+	if e.RestoreCLIJob != nil {
+		msg, err := e.RestoreCLIJob(ctx, e.Label)
+		if err != nil {
+			return r(false, "did not restore the CLI job: %v", err)
+		}
+		return r(true, "%s", msg)
+	}
 	if app, err := e.loaded(ctx, e.Label); err != nil || app {
 		if err != nil {
 			return r(false, "did not restore the CLI job: %v", err)

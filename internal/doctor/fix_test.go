@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -340,4 +341,36 @@ func TestFixOnLinuxRunsNoLaunchctl(t *testing.T) {
 	}
 	c := mustCheck(t, res.Checks, NameReleasing)
 	contains(t, "fix", c.Fix, "handover is macOS-only")
+}
+
+// TestFixBackupThroughTheHandoverSeam: with RestoreCLIJob set (the
+// handover package's recovery path), doctor calls it with the label and
+// reports its line; a failure is a "not fixed" line.
+func TestFixBackupThroughTheHandoverSeam(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		w := recovery(t)
+		w.env.Label = appLabel
+		var got []string
+		w.env.RestoreCLIJob = func(_ context.Context, label string) (string, error) {
+			got = append(got, label)
+			if fail {
+				return "", errors.New("bootstrap_failed: launchctl bootstrap: rolled back")
+			}
+			return "restored the CLI job (handover)", nil
+		}
+		reps, _ := fixLines(t, w)
+		if len(got) != 1 || got[0] != appLabel {
+			t.Fatalf("RestoreCLIJob calls %q", got)
+		}
+		if fail {
+			wantRepairs(t, onlyRepair(t, reps, NameBackup), "!did not restore the CLI job: bootstrap_failed")
+		} else {
+			wantRepairs(t, onlyRepair(t, reps, NameBackup), "restored the CLI job (handover)")
+		}
+		for _, c := range w.calls() {
+			if !strings.HasPrefix(c, "print ") {
+				t.Errorf("doctor changed launchd itself: %q", w.calls())
+			}
+		}
+	}
 }
