@@ -322,6 +322,13 @@ func (w *World) StartProcess() *Daemon {
 	w.TB.Helper()
 	cmd := exec.Command(Binary(w.TB), "service")
 	cmd.Env = w.Env()
+	return w.StartCommand(cmd)
+}
+
+// StartCommand is StartProcess for a daemon command the caller built (as
+// a service manager would run it: its own argv, env and process group).
+func (w *World) StartCommand(cmd *exec.Cmd) *Daemon {
+	w.TB.Helper()
 	d := &Daemon{Cmd: cmd, stderr: &syncBuf{}, done: make(chan struct{})}
 	cmd.Stderr = d.stderr
 	if err := cmd.Start(); err != nil {

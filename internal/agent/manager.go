@@ -98,6 +98,9 @@ type Manager struct {
 	// does not understand), for the daemon's status.
 	problems []string
 
+	// pause holds deliveries during a drain (drain.go).
+	pause pauseGate
+
 	kick   chan struct{}
 	ctx    context.Context // background work; cancelled by Close
 	cancel context.CancelFunc
@@ -133,6 +136,9 @@ type agent struct {
 	// the input). Only the queue worker touches them.
 	turn     delivery.Turn
 	leftover *delivery.Leftover
+	// held: the queue worker waits at the drain's pause with a message
+	// it has not started to deliver (see waitUnpaused).
+	held bool
 	// fresh: spawned and not yet launched. A tmux session of its name is
 	// then no session of its: never killed, the spawn takes another name.
 	fresh bool

@@ -208,6 +208,11 @@ func (m *Manager) wakeLocked(ctx context.Context, a *agent) (bool, error) {
 
 // deliverItem runs the paste protocol for one message (queue worker).
 func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) error {
+	// A drain holds messages before anything of them reaches the pane;
+	// one already under way finishes (its turn is what the drain awaits).
+	if err := m.waitUnpaused(ctx, a); err != nil {
+		return err
+	}
 	t, ok := m.target(a)
 	if !ok {
 		return errors.New("harness not registered")

@@ -31,6 +31,7 @@ const (
 	CodeTmux            Code = "tmux_error"        // 500
 	CodeInternal        Code = "internal"          // 500
 	CodeDaemonDown      Code = "daemon_down"       // client side: no daemon answers
+	CodeDrainTimeout    Code = "drain_timeout"     // 409: busy agents did not finish in time
 )
 
 // ClaudeNotFoundMessage is the contract text of spec/managed-install.md.
@@ -90,7 +91,7 @@ func HTTPStatus(code Code) int {
 		return http.StatusBadRequest
 	case CodeNotFound:
 		return http.StatusNotFound
-	case CodeAgentRunning, CodeAgentExists, CodeAgentStopped, CodeTaskRunning:
+	case CodeAgentRunning, CodeAgentExists, CodeAgentStopped, CodeTaskRunning, CodeDrainTimeout:
 		return http.StatusConflict
 	case CodeClaudeNotFound, CodeHarnessNotFound:
 		return http.StatusFailedDependency

@@ -48,6 +48,7 @@ var jsonRuleCases = []jsonRuleCase{
 	{path: "run", args: []string{"nightly", "--dry-run"}},
 	{path: "service status"},
 	{path: "service reload"},
+	{path: "service restart", mayFail: "no service manager has the job here (TestServiceRestartWaitsForTheBusyAgent and the e2e TestServiceRestartThroughSystemctl cover the success)"},
 	{path: "status"},
 	{path: "pair"},
 	{path: "doctor", mayFail: "claude and tmux depend on this machine (TestDoctorJSON covers the success)"},

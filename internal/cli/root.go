@@ -52,6 +52,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/doctor"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/managed"
+	"github.com/blackpaw-studio/leo/internal/service"
 	"github.com/blackpaw-studio/leo/internal/task"
 )
 
@@ -70,6 +71,9 @@ type Factory struct {
 	// the same history. cmd/leo fills it from internal/task; nil means this
 	// build cannot run tasks without a daemon.
 	RunTaskLocally func(ctx context.Context, cfg *config.Config, h home.Home, task string) (api.TaskRun, error)
+	// Service builds the home's service-manager backend (systemd or
+	// launchd); nil means this platform's own. Tests pass fakes.
+	Service func(h home.Home) (service.Manager, error)
 	// GOOS is the platform the managed-install marker is judged on; ""
 	// means runtime.GOOS (tests drive the macOS path on Linux).
 	GOOS string
@@ -105,6 +109,7 @@ func NewFactory(io *IOStreams, getenv func(string) string, version string) *Fact
 	f := &Factory{IO: io, Getenv: getenv, Version: version}
 	f.RunTaskLocally = f.runTaskLocally
 	f.DescribeManaged = f.describeManaged
+	f.ServiceRegistered = f.serviceRegistered
 	return f
 }
 

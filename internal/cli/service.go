@@ -12,6 +12,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/managed"
+	"github.com/blackpaw-studio/leo/internal/service"
 )
 
 func init() { register(newServiceCmd) }
@@ -58,7 +59,9 @@ adopts them.
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Supervised, "supervised", false, "run under a service manager: log to state/service.log (rotated)")
-	cmd.AddCommand(newServiceStatusCmd(f), newServiceReloadCmd(f))
+	cmd.AddCommand(newServiceStatusCmd(f), newServiceReloadCmd(f),
+		newServiceInstallCmd(f), newServiceUninstallCmd(f), newServiceStartCmd(f),
+		newServiceStopCmd(f), newServiceRestartCmd(f), newServiceLogsCmd(f))
 	return cmd
 }
 
@@ -80,19 +83,40 @@ func serviceQueryCmd(f *Factory, cmd *cobra.Command, run func(context.Context, *
 }
 
 func newServiceStatusCmd(f *Factory) *cobra.Command {
-	return serviceQueryCmd(f, &cobra.Command{
+	opts := &ServiceQueryOptions{IO: f.IO}
+	return daemonCommand(f, &cobra.Command{
 		Use:   "status",
-		Short: "Show whether this home's daemon runs, and what it reports",
-	}, runServiceStatus)
+		Short: "Show whether this home's daemon runs, what it reports, and its service registration",
+		Args:  cobra.NoArgs,
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, _ []string) error {
+		reg, regErr := registration(ctx, f)
+		return runServiceStatus(ctx, c, opts, reg, regErr)
+	})
 }
 
-func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceQueryOptions) error {
+// serviceStatus is `leo service status --json`: /health, plus whether the
+// service manager has the job ("registered") and what it says of it
+// ("service", null when it cannot tell).
+type serviceStatus struct {
+	api.Health
+	Registered bool            `json:"registered"`
+	Service    *service.Status `json:"service"`
+}
+
+func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceQueryOptions, reg *service.Status, regErr error) error {
 	h, err := c.Health(ctx)
 	if err != nil {
+		if reg != nil && api.HasCode(err, api.CodeDaemonDown) {
+			return api.Errorf(api.CodeDaemonDown, "%v (%s)", err, registrationLine(reg))
+		}
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, h)
+		out := serviceStatus{Health: h, Service: reg}
+		if reg != nil {
+			out.Registered = reg.Registered
+		}
+		return writeJSON(opts.IO.Out, out)
 	}
 	ready := "ready"
 	if !h.Ready {
@@ -102,12 +126,41 @@ func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceQueryO
 	if h.Claude.Found {
 		claude = h.Claude.Path
 	}
-	_, err = fmt.Fprintf(opts.IO.Out, "daemon:  running, pid %d, leo %s, %s\nhome:    %s\nagents:  %d\nclaude:  %s\n",
-		h.PID, h.Version, ready, h.Home, h.Agents, claude)
+	svc := "unknown"
+	switch {
+	case reg != nil:
+		svc = registrationLine(reg)
+	case regErr != nil:
+		svc = "unknown: " + regErr.Error()
+	}
+	_, err = fmt.Fprintf(opts.IO.Out, "daemon:  running, pid %d, leo %s, %s\nhome:    %s\nservice: %s\nagents:  %d\nclaude:  %s\n",
+		h.PID, h.Version, ready, h.Home, svc, h.Agents, claude)
 	for _, p := range h.Problems {
 		fmt.Fprintf(opts.IO.Out, "problem: %s\n", p)
 	}
 	return err
+}
+
+// registrationLine says in one line what the service manager has.
+func registrationLine(st *service.Status) string {
+	kind := "launchd job " + st.Name
+	if st.Kind == "systemd" {
+		kind = "systemd user unit " + st.Name
+	}
+	if !st.Registered {
+		return kind + " not registered (leo service install)"
+	}
+	line := kind + " registered"
+	if st.State != "" {
+		line += ", " + st.State
+	}
+	if st.Running {
+		line += fmt.Sprintf(", pid %d", st.PID)
+	}
+	if st.Linger == "no" {
+		line += ", lingering off (stops at logout: loginctl enable-linger)"
+	}
+	return line
 }
 
 func newServiceReloadCmd(f *Factory) *cobra.Command {

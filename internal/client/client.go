@@ -543,3 +543,22 @@ func IsTaskRunning(err error) bool { return api.HasCode(err, api.CodeTaskRunning
 
 // IsDeliveryFailed reports a message that could not land.
 func IsDeliveryFailed(err error) bool { return api.HasCode(err, api.CodeDeliveryFailed) }
+
+// Drain is POST /drain: deliveries pause, and unless req.Force the answer
+// comes once no agent has a turn in flight, or drain_timeout names who is
+// still working (deliveries then resume). The call is bounded by the
+// drain's own timeout plus ChangeTimeout.
+func (c *Client) Drain(ctx context.Context, req api.DrainRequest) (api.DrainResult, error) {
+	var r api.DrainResult
+	wait := time.Duration(req.TimeoutSeconds*float64(time.Second)) + ChangeTimeout
+	if req.TimeoutSeconds == 0 {
+		wait = 60*time.Second + ChangeTimeout
+	}
+	err := c.do(ctx, wait, http.MethodPost, "/drain", req, &r)
+	return r, err
+}
+
+// ResumeDeliveries is POST /drain/resume: held messages go again.
+func (c *Client) ResumeDeliveries(ctx context.Context) error {
+	return c.do(ctx, ChangeTimeout, http.MethodPost, "/drain/resume", nil, nil)
+}

@@ -94,7 +94,22 @@ func checkOnlyEnabledChanged(before, after *Config, task string, enabled bool) e
 
 // spliceTaskEnabled returns data with tasks.<task>.enabled set: the value
 // replaced where the key exists, else a key added to the task's mapping.
+// goccy/go-yaml miscounts the lines of a CRLF file (after a comment every
+// token's line is one too many), so a file whose every line ends in CRLF
+// is edited as LF and its line ends put back.
 func spliceTaskEnabled(data []byte, path, task string, enabled bool) ([]byte, error) {
+	crlf, lf := []byte("\r\n"), []byte("\n")
+	if n := bytes.Count(data, lf); n == 0 || bytes.Count(data, crlf) != n {
+		return spliceTaskEnabledLF(data, path, task, enabled)
+	}
+	out, err := spliceTaskEnabledLF(bytes.ReplaceAll(data, crlf, lf), path, task, enabled)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.ReplaceAll(out, lf, crlf), nil
+}
+
+func spliceTaskEnabledLF(data []byte, path, task string, enabled bool) ([]byte, error) {
 	field := "tasks." + task + ".enabled"
 	cannot := func(why string) error { return fmt.Errorf("%s: %w (%s)", field, ErrCannotEdit, why) }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -204,6 +205,62 @@ func TestSetTaskEnabledKeepsCRLF(t *testing.T) {
 	}
 	if got, want := h.read(t), "tasks:\r\n  a:\r\n    enabled: false\r\n    prompt_file: p.md\r\n"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// goccy/go-yaml's positions in a CRLF file with comments are a line off:
+// the edit still lands on the task's own line, both ways, and every other
+// byte stays.
+func TestSetTaskEnabledCRLFWithComments(t *testing.T) {
+	lf := "# leo\n# more\ntasks:\n  z:\n    enabled: true # z's\n    prompt_file: p.md\n  a:\n    prompt_file: p.md # a's\n    enabled: true\n  b:\n    # first\n    prompt_file: p.md\n"
+	crlf := func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+	h := editHome(t, crlf(lf))
+	for _, step := range []struct {
+		task    string
+		enabled bool
+		want    string
+	}{
+		{"a", false, strings.Replace(lf, "    enabled: true\n  b:", "    enabled: false\n  b:", 1)},
+		{"b", false, strings.Replace(strings.Replace(lf, "    enabled: true\n  b:", "    enabled: false\n  b:", 1),
+			"    # first\n    prompt_file", "    # first\n    enabled: false\n    prompt_file", 1)},
+		{"z", false, strings.Replace(strings.Replace(strings.Replace(lf, "    enabled: true\n  b:", "    enabled: false\n  b:", 1),
+			"    # first\n    prompt_file", "    # first\n    enabled: false\n    prompt_file", 1), "enabled: true # z's", "enabled: false # z's", 1)},
+	} {
+		if err := SetTaskEnabled(h.Path, step.task, step.enabled, WithGetenv(h.getenv)); err != nil {
+			t.Fatalf("tasks.%s enabled=%v: %v", step.task, step.enabled, err)
+		}
+		if got := h.read(t); got != crlf(step.want) {
+			t.Fatalf("after tasks.%s enabled=%v:\ngot  %q\nwant %q", step.task, step.enabled, got, crlf(step.want))
+		}
+	}
+}
+
+// A leo.yaml kept elsewhere and linked in stays a link; the file it points
+// to is edited.
+func TestSetTaskEnabledThroughSymlink(t *testing.T) {
+	h := editHome(t, "")
+	target := filepath.Join(t.TempDir(), "dotfiles-leo.yaml")
+	if err := os.WriteFile(target, []byte(editYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(h.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, h.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetTaskEnabled(h.Path, "morning", false, WithGetenv(h.getenv)); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(h.Path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("leo.yaml is no longer a symlink: %v %v", fi.Mode(), err)
+	}
+	got, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(editYAML, "enabled: true # on for now", "enabled: false # on for now", 1); string(got) != want {
+		t.Fatalf("the linked file:\n%s\nwant:\n%s", got, want)
 	}
 }
 

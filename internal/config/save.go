@@ -47,7 +47,13 @@ func Save(path string, data []byte, opts ...Option) error {
 // it and renames it over path. Unlike statefile.Write it does not keep the
 // mode of an existing file: leo.yaml may hold secrets in env:, so a file
 // someone made group-readable is narrowed again when leo writes it.
+//
+// A leo.yaml that is a symlink (into a dotfiles repository) stays one: the
+// file it points to is replaced, not the link.
 func writeAtomic(path string, data []byte) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	f, err := renameio.NewPendingFile(path,
 		renameio.WithTempDir(filepath.Dir(path)),
 		renameio.WithStaticPermissions(0o600))

@@ -73,6 +73,9 @@ type Options struct {
 	ReadyWait time.Duration
 	// ShutdownTimeout bounds the graceful shutdown (default 10s).
 	ShutdownTimeout time.Duration
+	// DrainPoll is how often a drain looks at the agents' screens
+	// (default 250ms).
+	DrainPoll time.Duration
 	// OwnerCheck is how often the daemon checks that its lock file and
 	// socket are still the ones it made (default 2s); see checkOwner.
 	OwnerCheck time.Duration
@@ -303,6 +306,7 @@ func (d *run) serve(ctx context.Context) error {
 			return config.SetTaskEnabled(h.ConfigPath, name, enabled, config.WithGetenv(d.opts.Getenv))
 		},
 		log:       d.log.With("component", "api"),
+		drainer:   newDrainer(agents, persistentAwaiting(persistent), d.opts.DrainPoll, d.log.With("component", "drain")),
 		ready:     make(chan struct{}),
 		stopping:  make(chan struct{}),
 		readyWait: d.opts.ReadyWait,

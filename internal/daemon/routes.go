@@ -35,6 +35,10 @@ import (
 //	POST   /tasks/{name}/run          api.RunRequest → api.TaskRun (task_running while one runs)
 //	POST   /tasks/{name}/enable       api.Task (edits leo.yaml, then reloads)
 //	POST   /tasks/{name}/disable      api.Task
+//	POST   /drain                     api.DrainRequest → api.DrainResult: pause
+//	                                  deliveries, wait until no turn is in flight
+//	                                  (drain_timeout, deliveries resumed, if not)
+//	POST   /drain/resume              {"ok":true}: deliveries go again
 //	POST   /hooks/turn-end            api.TurnEndReport → {"ok":true} (a harness's
 //	                                  turn-end hook; never waits for restore)
 //
@@ -57,6 +61,8 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /agents/{name}/logs", s.handle(true, s.agentLogs))
 
 	mux.HandleFunc("POST /config/reload", s.handle(true, s.reloadConfig))
+	mux.HandleFunc("POST /drain", s.handle(true, s.drainRoute))
+	mux.HandleFunc("POST /drain/resume", s.handle(true, s.resumeRoute))
 	// Not gated: the hub needs no restored agents, and a hook must not
 	// wait (it gives up after a few seconds anyway).
 	mux.HandleFunc("POST /hooks/turn-end", s.handle(false, s.turnEnd))

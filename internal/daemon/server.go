@@ -36,6 +36,8 @@ type server struct {
 	// reload re-reads and validates leo.yaml, swapping it in only when valid.
 	reload func(ctx context.Context) (api.ReloadResult, error)
 	log    *slog.Logger
+	// drainer pauses deliveries and waits for turns (POST /drain).
+	drainer *drainer
 	// problems lists what /health reports under "problems".
 	problems func() []string
 

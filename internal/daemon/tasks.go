@@ -124,6 +124,7 @@ func (d *run) newTaskService(store *configStore, persistent *task.Persistent) (*
 		return nil, err
 	}
 	opts.Persistent = persistent
+	opts.RunningPath = d.home.TaskRunningPath()
 	return task.NewService(opts), nil
 }
 
@@ -163,4 +164,13 @@ func (d *run) persistentFirings(agents Agents, hub *turnend.Hub) (*task.Persiste
 		StatePath: d.home.TaskPendingPath(),
 		Log:       d.log.With("component", "task"),
 	})
+}
+
+// persistentAwaiting is what the drain waits for of persistent firings
+// (nil without a persistent side).
+func persistentAwaiting(p *task.Persistent) func() []string {
+	if p == nil {
+		return nil
+	}
+	return p.AwaitingTurnEnd
 }

@@ -253,6 +253,13 @@ func (q *Queue) Busy() bool {
 	return q.inFlight != nil
 }
 
+// Delivering reports whether a message (not an internal job) is in flight.
+func (q *Queue) Delivering() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.inFlight != nil && q.inFlight.Job == nil
+}
+
 // Cancel fails every pending item with ErrCancelled and interrupts the one
 // in flight. The queue stays usable.
 func (q *Queue) Cancel() { q.CancelWith(ErrCancelled) }

@@ -101,6 +101,7 @@ func (h Home) TokenPath() string       { return h.state("api.token") }
 func (h Home) AgentsPath() string      { return h.state("agents.json") }
 func (h Home) TaskHistoryDir() string  { return h.state("task-history") }
 func (h Home) TaskPendingPath() string { return h.state("task-pending.json") }
+func (h Home) TaskRunningPath() string { return h.state("task-running.json") }
 func (h Home) LogsDir() string         { return h.state("logs") }
 func (h Home) ServiceLogPath() string  { return h.state("service.log") }
 func (h Home) MarkerPath() string      { return h.state("managed.json") }

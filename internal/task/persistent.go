@@ -15,6 +15,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/delivery"
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/statefile"
 	"github.com/blackpaw-studio/leo/internal/turnend"
@@ -176,6 +177,11 @@ func (s *Service) deliver(ctx context.Context, res *config.Resolved, rec Record,
 	rec.Harness = target.HarnessName
 	pf := pendingFiring{Rec: rec, Deadline: rec.Start.Add(res.Timeout), NotifyOnFail: res.NotifyOnFail,
 		Message: turnend.Message(prompt, rec.Task, rec.ID)}
+	// A prompt no TUI may be given (ESC, other controls, too long) fails
+	// here, before an agent is started or spawned for it.
+	if _, err := delivery.PasteText(pf.Message); err != nil {
+		return ended(rec, clk.Now(), OutcomeFailed, ReasonConfigError, fmt.Sprintf("%s.prompt_file %s: %v", res.Scope, res.PromptFile, err))
+	}
 	if err := p.save(func(m map[string]pendingFiring) { m[rec.ID] = pf }); err != nil {
 		return ended(rec, clk.Now(), OutcomeFailed, ReasonDelivery, "cannot keep the firing in state: "+err.Error())
 	}
@@ -269,27 +275,64 @@ func failureNotice(rec Record) string {
 	return fmt.Sprintf("[leo] task %s run %s %s (%s): %s", rec.Task, rec.ID, rec.Outcome, rec.Reason, msg)
 }
 
-// Resume takes up the firings an earlier daemon left pending: each waits
-// again, until its deadline, for its turn end; done records each.
-func (p *Persistent) Resume(ctx context.Context, done func(Record)) {
+// Resume takes up the firings an earlier daemon left pending. hold is
+// told of each first, before any waits, so the caller counts its task as
+// running before it plans anything (the slot a pending firing serves is
+// not fired again, and no firing of the task overlaps it). Each then
+// waits again, until its deadline, for its turn end; done is told how it
+// ended (out is zero when ctx ended first: it stays pending).
+func (p *Persistent) Resume(ctx context.Context, hold func(pending Record), done func(pending, out Record)) {
 	p.mu.Lock()
-	pending := slices.Collect(maps.Values(p.pending))
+	pending := slices.SortedFunc(maps.Values(p.pending), func(a, b pendingFiring) int {
+		return strings.Compare(a.Rec.ID, b.Rec.ID)
+	})
 	p.mu.Unlock()
+	for _, pf := range pending {
+		hold(pf.Rec)
+	}
 	for _, pf := range pending {
 		go func() {
 			turn, stop := p.opts.TurnEnds.Await(pf.Rec.Agent, pf.Message)
 			defer stop()
 			out := p.await(ctx, pf, turn)
 			p.finish(ctx, pf, out)
-			if out.Outcome != "" {
-				done(out)
-			}
+			done(pf.Rec, out)
 		}()
 	}
 }
 
-// resumed records a firing taken up after a restart.
-func (s *Service) resumed(rec Record) { s.record(rec) }
+// holdResumed counts a firing taken up after a restart as its task's run.
+func (s *Service) holdResumed(rec Record) {
+	if !s.sched.Claim(rec.Task) {
+		return // a second pending firing of one task: the first holds it
+	}
+	s.mu.Lock()
+	s.resuming[rec.Task] = rec
+	s.live[rec.Task] = &liveRun{rec: rec, done: make(chan struct{})}
+	s.mu.Unlock()
+}
+
+// resumed records a firing taken up after a restart and ends its hold.
+func (s *Service) resumed(pending, out Record) {
+	if out.Outcome != "" {
+		s.record(out)
+	}
+	s.mu.Lock()
+	held := s.resuming[pending.Task].ID == pending.ID
+	var lr *liveRun
+	if held {
+		delete(s.resuming, pending.Task)
+		lr = s.live[pending.Task]
+		delete(s.live, pending.Task)
+	}
+	s.mu.Unlock()
+	if held {
+		s.sched.Release(pending.Task)
+		if lr != nil {
+			close(lr.done)
+		}
+	}
+}
 
 // reasonOf maps an agent error to a run's reason.
 func reasonOf(err error) Reason {
@@ -305,4 +348,36 @@ func reasonOf(err error) Reason {
 		return ReasonInterrupted
 	}
 	return ReasonDelivery
+}
+
+// AwaitingTurnEnd names the persistent firings whose prompt an agent took
+// and whose turn has not ended ("task T run R (agent A)"), sorted: the
+// graceful-restart drain waits for them. A firing still queued is no turn
+// yet (the drain holds it, and the next daemon delivers it).
+func (p *Persistent) AwaitingTurnEnd() []string {
+	p.mu.Lock()
+	pending := make([]pendingFiring, 0, len(p.pending))
+	for _, pf := range p.pending {
+		pending = append(pending, pf)
+	}
+	p.mu.Unlock()
+	var out []string
+	for _, pf := range pending {
+		if pf.MessageID == "" {
+			continue
+		}
+		if done, errOf, ok := p.opts.Agents.Delivery(pf.Rec.Agent, pf.MessageID); ok {
+			select {
+			case <-done:
+				if errOf() != nil {
+					continue // never delivered: no turn to wait for
+				}
+			default:
+				continue // still queued or being delivered
+			}
+		}
+		out = append(out, fmt.Sprintf("task %s run %s (agent %s)", pf.Rec.Task, pf.Rec.ID, pf.Rec.Agent))
+	}
+	slices.Sort(out)
+	return out
 }

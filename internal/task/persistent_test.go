@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -262,4 +263,170 @@ func mustStart(t *testing.T, svc *Service, task string) (Record, <-chan struct{}
 		t.Fatalf("start %s: %v", task, err)
 	}
 	return rec, done
+}
+
+// A scheduled firing still pending when the daemon stopped is the one
+// firing of its slot: the next daemon waits for it again and neither
+// fires that slot anew (it is within the grace, and history's newest
+// record is older) nor lets another run of the task overlap it.
+func TestResumedFiringKeepsItsSlotAndClaim(t *testing.T) {
+	yaml := `
+tasks:
+  sched:
+    runtime: persistent
+    schedule: "*/5 * * * *"
+    prompt_file: p.md
+    timeout: 30m
+`
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	start := time.Date(2026, 3, 2, 7, 4, 30, 0, time.Local)
+	var state string
+	r := newServiceRig(t, start, yaml, func(r *serviceRig) *Persistent {
+		state = filepath.Join(r.dir, "pending.json")
+		p, err := NewPersistent(PersistentOptions{Agents: agents, TurnEnds: turns, StatePath: state, Clock: r.clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	})
+	prev := time.Date(2026, 3, 2, 7, 0, 0, 0, time.Local)
+	if err := r.hist.Append(Record{ID: RunID(prev), Task: "sched", Trigger: TriggerPersistent, Due: prev, Start: prev, End: prev, Outcome: OutcomeSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	r.run()
+	r.clk.advance(t, 30*time.Second)
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(agents.queued("sched")) == 1 }, "the 07:05 firing's delivery")
+	r.stop()
+	r.clk.Fake.Advance(time.Minute) // the daemon is back at 07:06
+
+	turns2 := &fakeTurns{}
+	p, err := NewPersistent(PersistentOptions{Agents: agents, TurnEnds: turns2, StatePath: state, Clock: r.clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := NewService(ServiceOptions{Clock: r.clk, Config: func() *config.Config { return r.cfg }, History: r.hist, Persistent: p})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { svc.Run(ctx); close(stopped) }()
+	want := time.Date(2026, 3, 2, 7, 10, 0, 0, time.Local)
+	testutil.WaitFor(t, 10*time.Second, func() bool { return svc.sched.Next("sched").Equal(want) }, "the plan's next slot 07:10")
+	if _, _, err := svc.Start(context.Background(), "sched"); !api.HasCode(err, api.CodeTaskRunning) {
+		t.Fatalf("a run by hand while the resumed firing waits: %v, want task_running", err)
+	}
+	if got, _ := svc.Get("sched"); !got.Running {
+		t.Fatalf("the task is not listed running while its resumed firing waits: %+v", got)
+	}
+	pendingID := RunID(time.Date(2026, 3, 2, 7, 5, 0, 0, time.Local))
+	turns2.end(t, pendingID, TurnEnd{Reply: "done"})
+	r.waitHistory("sched", 2)
+	testutil.WaitFor(t, 10*time.Second, func() bool { return !svc.sched.Running("sched") }, "the resumed firing's claim to end")
+	cancel()
+	<-stopped
+	if q := agents.queued("sched"); len(q) != 1 {
+		t.Fatalf("the 07:05 slot was delivered %d times: %q", len(q), q)
+	}
+	recs := r.history("sched")
+	if len(recs) != 2 || recs[1].ID != pendingID || recs[1].Outcome != OutcomeSucceeded {
+		t.Fatalf("history %+v", recs)
+	}
+}
+
+// A slot of a persistent task skipped because its previous firing still
+// waits is recorded with the trigger its firings have (persistent).
+func TestPersistentSkippedSlotTrigger(t *testing.T) {
+	yaml := `
+tasks:
+  sched:
+    runtime: persistent
+    schedule: "*/5 * * * *"
+    prompt_file: p.md
+    timeout: 30m
+`
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	r := newServiceRig(t, time.Date(2026, 3, 2, 7, 4, 30, 0, time.Local), yaml, func(r *serviceRig) *Persistent {
+		p, err := NewPersistent(PersistentOptions{Agents: agents, TurnEnds: turns, StatePath: filepath.Join(r.dir, "pending.json"), Clock: r.clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	})
+	r.run()
+	r.clk.advance(t, 30*time.Second)
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(agents.queued("sched")) == 1 }, "the 07:05 firing's delivery")
+	r.clk.advance(t, 5*time.Minute)
+	recs := r.waitHistory("sched", 1)
+	if got := recs[0]; got.Outcome != OutcomeSkipped || got.Reason != ReasonStillRunning || got.Trigger != TriggerPersistent {
+		t.Fatalf("skipped slot %+v: want skipped, still_running, trigger persistent", got)
+	}
+}
+
+// A persistent prompt a TUI may not be given (ESC would type keys) fails
+// the firing as a config error naming the prompt file, and no agent is
+// started or spawned for it.
+func TestPersistentPromptWithEscapeFailsBeforeTheAgent(t *testing.T) {
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	r := persistentRig(t, agents, turns)
+	if err := os.WriteFile(filepath.Join(r.dir, "workspace", "p.md"), []byte("hi\x1b[2Jthere\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.run()
+	rec, done := mustStart(t, r.svc, "implicit")
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the firing did not fail: it waits for a turn")
+	}
+	got, _ := r.svc.Result("implicit", rec.ID)
+	if got.Outcome != OutcomeFailed || got.Reason != ReasonConfigError ||
+		!strings.Contains(got.Message, "tasks.implicit.prompt_file") || !strings.Contains(got.Message, "ESC") {
+		t.Fatalf("record %+v", got)
+	}
+	agents.mu.Lock()
+	defer agents.mu.Unlock()
+	if len(agents.ensured) != 0 || len(agents.messages) != 0 {
+		t.Fatalf("an agent was ensured (%v) or a message queued (%v)", agents.ensured, agents.messages)
+	}
+}
+
+// The restart drain waits for a persistent firing whose prompt the agent
+// took until its turn ends; a firing still queued is no turn yet.
+func TestPersistentAwaitingTurnEndForTheDrain(t *testing.T) {
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	var p *Persistent
+	r := newServiceRig(t, time.Date(2026, 3, 2, 7, 0, 0, 0, time.Local), persistentTasks, func(r *serviceRig) *Persistent {
+		var err error
+		p, err = NewPersistent(PersistentOptions{Agents: agents, TurnEnds: turns, StatePath: filepath.Join(r.dir, "pending.json"), Clock: r.clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	})
+	r.run()
+	if got := p.AwaitingTurnEnd(); len(got) != 0 {
+		t.Fatalf("awaiting %q before any firing", got)
+	}
+	rec, done := mustStart(t, r.svc, "implicit")
+	want := "task implicit run " + rec.ID + " (agent implicit)"
+	testutil.WaitFor(t, 10*time.Second, func() bool {
+		got := p.AwaitingTurnEnd()
+		return len(got) == 1 && got[0] == want
+	}, "the delivered firing awaiting its turn end")
+	turns.end(t, rec.ID, TurnEnd{Reply: "ok"})
+	<-done
+	if got := p.AwaitingTurnEnd(); len(got) != 0 {
+		t.Fatalf("awaiting %q after the turn ended", got)
+	}
+
+	// A prompt whose delivery has not finished is not awaited.
+	agents.mu.Lock()
+	agents.items["held"] = make(chan struct{})
+	agents.mu.Unlock()
+	if err := p.save(func(m map[string]pendingFiring) {
+		m["R2"] = pendingFiring{Rec: Record{ID: "R2", Task: "implicit", Agent: "implicit"}, MessageID: "held"}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.AwaitingTurnEnd(); len(got) != 0 {
+		t.Fatalf("awaiting %q for a prompt still queued", got)
+	}
 }

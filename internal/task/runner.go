@@ -79,6 +79,9 @@ type Job struct {
 	// SessionID is the conversation to resume ("" = a fresh one).
 	SessionID string
 	Bridge    *harness.MCPBridge
+	// Started, when set, is told the process group of each attempt as it
+	// starts.
+	Started func(pgid int)
 }
 
 // RunIDLayout formats a run id from the run's start time in UTC.
@@ -273,6 +276,13 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 	if argv[0] == h.Binary() {
 		argv[0] = bin
 	}
+	if err := checkArgs(argv, j.Prompt); err != nil {
+		field := j.Scope.Scope
+		if err.prompt {
+			field += ".prompt_file"
+		}
+		return fail(attempt{outcome: OutcomeFailed, reason: ReasonConfigError, message: fmt.Sprintf("%s: %v", field, err)})
+	}
 	env.overlay(cmd.Env)
 	dir := cmd.Dir
 	if dir == "" {
@@ -298,7 +308,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 			break
 		}
 		say("attempt %d of %d: %s in %s, timeout %s", n, attempts, argv[0], dir, timeout)
-		a = r.attempt(ctx, streamer, process{argv: argv, env: env.list(), dir: dir, timeout: timeout}, lg)
+		a = r.attempt(ctx, streamer, process{argv: argv, env: env.list(), dir: dir, timeout: timeout, started: j.Started}, lg)
 		say("attempt %d: %s", n, a.summary())
 		if a.final() || n == attempts {
 			break
@@ -320,6 +330,39 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 	rec.Warnings = append(rec.Warnings, a.res.Warnings...)
 	rec.Usage, rec.CostUSD = a.res.Usage, a.res.CostUSD
 	return end(a)
+}
+
+// maxArgBytes is Linux's limit on one argument, its NUL included
+// (MAX_ARG_STRLEN: 32 pages).
+const maxArgBytes = 128 << 10
+
+// argError is an argument no program can be started with; prompt: the
+// argument carries the prompt.
+type argError struct {
+	msg    string
+	prompt bool
+}
+
+func (e *argError) Error() string { return e.msg }
+
+// checkArgs finds an argument exec would refuse: one with a NUL byte
+// (EINVAL) or longer than the kernel takes (E2BIG). Said up front, as a
+// config error that no retry can change, rather than as a bare errno.
+func checkArgs(argv []string, prompt string) *argError {
+	for i, a := range argv[1:] {
+		isPrompt := prompt != "" && strings.Contains(a, prompt)
+		what := fmt.Sprintf("argument %d of the command", i+1)
+		if isPrompt {
+			what = "the prompt (a headless run passes it as an argument)"
+		}
+		if at := strings.IndexByte(a, 0); at >= 0 {
+			return &argError{prompt: isPrompt, msg: fmt.Sprintf("%s holds a NUL byte at byte %d; a program's arguments cannot", what, at)}
+		}
+		if len(a) >= maxArgBytes {
+			return &argError{prompt: isPrompt, msg: fmt.Sprintf("%s is %d bytes; one argument can be at most %d bytes", what, len(a), maxArgBytes-1)}
+		}
+	}
+	return nil
 }
 
 func (r *Runner) backoff(retry int) time.Duration {
@@ -347,6 +390,7 @@ type process struct {
 	env     []string
 	dir     string
 	timeout time.Duration
+	started func(pgid int)
 }
 
 // attempt starts the harness once and waits for it: its exit, the
@@ -380,6 +424,9 @@ func (r *Runner) attempt(ctx context.Context, streamer harness.EventStreamer, p 
 		return attempt{outcome: OutcomeFailed, reason: ReasonStartFailed, message: fmt.Sprintf("starting %s: %v", name, err)}
 	}
 	pgid := c.Process.Pid
+	if p.started != nil {
+		p.started(pgid)
+	}
 
 	stream := streamer.NewEventStream()
 	outDone := make(chan struct{})

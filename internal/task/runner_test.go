@@ -318,6 +318,55 @@ func TestRunHarnessNotFound(t *testing.T) {
 	}
 }
 
+// A prompt no program can take as an argument (a NUL byte; more than
+// Linux's 128 KiB per argument) fails the run as a config error naming
+// the prompt file, without starting or retrying anything.
+func TestRunPromptThatCannotBeAnArgument(t *testing.T) {
+	for name, prompt := range map[string]string{
+		"nul":  "before\x00after",
+		"huge": strings.Repeat("0123456789abcdef", 1<<16), // 1 MiB
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := newRig(t, "claude")
+			g.scope.Retries = 2
+			g.r.Backoff = func(int) time.Duration { t.Error("a prompt that cannot be passed is retried"); return 0 }
+			j := g.job()
+			j.Prompt = prompt
+			rec := g.wait(g.run(context.Background(), j))
+			wantOutcome(t, rec, OutcomeFailed, ReasonConfigError)
+			if !strings.HasPrefix(rec.Message, "tasks.brief.prompt_file: the prompt") || rec.Attempt != 1 {
+				t.Fatalf("record %+v: want a config error naming the prompt file", rec)
+			}
+			if len(g.fakeEntries()) != 0 {
+				t.Fatalf("the harness was started: %+v", g.fakeEntries())
+			}
+		})
+	}
+}
+
+// Each attempt's process group is told as it starts (the service keeps it
+// in state, for the daemon after a crash to kill).
+func TestRunTellsTheProcessGroup(t *testing.T) {
+	g := newRig(t, "claude")
+	var mu sync.Mutex
+	var groups []int
+	j := g.job()
+	j.Started = func(pgid int) { mu.Lock(); groups = append(groups, pgid); mu.Unlock() }
+	rec := g.wait(g.run(context.Background(), j))
+	wantOutcome(t, rec, OutcomeSucceeded, "")
+	var pids []int
+	for _, e := range g.fakeEntries() {
+		if e.PID > 0 && !slices.Contains(pids, e.PID) {
+			pids = append(pids, e.PID)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(groups) != 1 || !slices.Contains(pids, groups[0]) {
+		t.Fatalf("groups told %v, the harness ran as %v", groups, pids)
+	}
+}
+
 func TestRunEnvNeverInArgv(t *testing.T) {
 	const secret = "sk-very-secret-value-0123456789"
 	forEachHarness(t, func(t *testing.T, g *rig) {

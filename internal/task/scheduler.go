@@ -162,6 +162,7 @@ func (s *Scheduler) pass(ctx context.Context, plans map[string]*plan, now time.T
 		}
 		return due[i].spec.Name < due[j].spec.Name
 	})
+	firings := make([]Firing, 0, len(due))
 	for _, p := range due {
 		latest, _ := p.spec.Schedule.Missed(p.done, now.Add(time.Nanosecond), true)
 		if latest.IsZero() {
@@ -176,7 +177,12 @@ func (s *Scheduler) pass(ctx context.Context, plans map[string]*plan, now time.T
 			}
 			trigger = TriggerCatchUp
 		}
-		s.start(ctx, Firing{Task: p.spec.Name, Due: latest, Trigger: trigger})
+		firings = append(firings, Firing{Task: p.spec.Name, Due: latest, Trigger: trigger})
+	}
+	// Planned first, started after: runs already started do not slow the
+	// planning of the rest when many tasks share a due time.
+	for _, f := range firings {
+		s.start(ctx, f)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/names"
 )
 
 // ServiceOptions are what the task service runs on. The daemon fills them;
@@ -32,6 +33,10 @@ type ServiceOptions struct {
 	Bridge func(cfg *config.Config) *harness.MCPBridge
 	// ReadLog reads a run's log (ReadLog of the runner's log directory).
 	ReadLog func(task, runID string) (api.TaskLog, error)
+	// RunningPath is the state file of the headless runs going (the
+	// daemon's; "" keeps none): runs a killed daemon left are recorded
+	// interrupted by the next, and their process groups killed.
+	RunningPath string
 	// MaxConcurrent is the daemon-wide cap on headless runs at once.
 	MaxConcurrent func() int
 	Log           *slog.Logger
@@ -42,9 +47,10 @@ type ServiceOptions struct {
 // the rest waiting in due order), hands persistent firings to their
 // agents, and records every run, skipped ones included, in History.
 type Service struct {
-	opts  ServiceOptions
-	sched *Scheduler
-	slots *slots
+	opts     ServiceOptions
+	sched    *Scheduler
+	slots    *slots
+	inflight *inflight
 
 	replan chan struct{}
 	// runCtx is Run's context: runs started by hand end with the daemon
@@ -56,6 +62,9 @@ type Service struct {
 	live     map[string]*liveRun // the run each running task has going
 	sessions map[string]session  // the conversation each task's next run resumes
 	last     map[string]Record   // each task's newest record, once read
+	// resuming is the pending persistent firing each task has, taken up
+	// after a restart: it holds the task's claim and its slot counts as run.
+	resuming map[string]Record
 }
 
 // session is a conversation a task's runs continue, per harness: ids of
@@ -88,8 +97,10 @@ func NewService(opts ServiceOptions) *Service {
 		live:     map[string]*liveRun{},
 		sessions: map[string]session{},
 		last:     map[string]Record{},
+		resuming: map[string]Record{},
 	}
 	s.slots = &slots{max: opts.MaxConcurrent}
+	s.inflight = &inflight{path: opts.RunningPath}
 	s.sched = NewScheduler(opts.Clock, s.fire, s.skipped)
 	return s
 }
@@ -102,8 +113,9 @@ func (s *Service) Run(ctx context.Context) {
 	s.runCtx = ctx
 	s.mu.Unlock()
 	defer s.manual.Wait()
+	s.recoverInflight()
 	if s.opts.Persistent != nil {
-		s.opts.Persistent.Resume(ctx, s.resumed)
+		s.opts.Persistent.Resume(ctx, s.holdResumed, s.resumed)
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -160,6 +172,12 @@ func (s *Service) specs() []Spec {
 		if rec, ok := s.lastRecord(name); ok {
 			spec.LastRun = cmp.Or(rec.Due, rec.Start)
 		}
+		s.mu.Lock()
+		if p, ok := s.resuming[name]; ok && cmp.Or(p.Due, p.Start).After(spec.LastRun) {
+			// Its slot is being served by the firing taken up again.
+			spec.LastRun = cmp.Or(p.Due, p.Start)
+		}
+		s.mu.Unlock()
 		specs = append(specs, spec)
 	}
 	return specs
@@ -199,6 +217,12 @@ func (s *Service) skipped(f Firing, reason Reason) {
 	rec := Record{
 		ID: RunID(now), Task: f.Task, Trigger: f.Trigger, Due: f.Due, Start: now, End: now,
 		Outcome: OutcomeSkipped, Reason: reason,
+	}
+	if cfg := s.opts.Config(); cfg != nil && rec.Trigger == TriggerSchedule {
+		// Named like the firings of its task that did run (execute).
+		if res, err := cfg.ResolveTask(f.Task); err == nil && res.Runtime == config.RuntimePersistent {
+			rec.Trigger = TriggerPersistent
+		}
 	}
 	if reason == ReasonStillRunning {
 		rec.Message = "skipped: still running (the previous run of this task has not ended)"
@@ -303,11 +327,25 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		if trigger == TriggerSchedule {
 			rec.Trigger = TriggerPersistent
 		}
-		s.record(s.deliver(ctx, res, rec, string(prompt)))
+		// A zero record: the daemon stopped first and the firing stays
+		// pending for the next one to record.
+		if out := s.deliver(ctx, res, rec, string(prompt)); out.Outcome != "" {
+			s.record(out)
+		}
 		return
 	}
 
-	// Headless: wait for a slot of the daemon-wide cap, in due order.
+	// Headless: kept in state until recorded, so a daemon killed
+	// meanwhile is followed by one that records it.
+	if err := s.inflight.save(func(m map[string]inflightRun) { m[rec.ID] = inflightRun{Rec: rec} }); err != nil {
+		s.opts.Log.Warn("task run: not kept in state", "task", name, "run", rec.ID, "err", err)
+	}
+	defer func() {
+		if err := s.inflight.save(func(m map[string]inflightRun) { delete(m, rec.ID) }); err != nil {
+			s.opts.Log.Warn("task run: not dropped from state", "task", name, "run", rec.ID, "err", err)
+		}
+	}()
+	// Wait for a slot of the daemon-wide cap, in due order.
 	if err := s.slots.acquire(ctx, cmp.Or(due, start)); err != nil {
 		s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonInterrupted, "the daemon stopped before a run slot was free"))
 		return
@@ -316,6 +354,12 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 	job := Job{
 		ID: rec.ID, Task: name, Trigger: trigger, Due: due, Scope: res, Prompt: string(prompt),
 		SessionID: s.sessionFor(name, res.HarnessName),
+		Started: func(pgid int) {
+			run := inflightRun{Rec: rec, PGID: pgid, PGIDStart: processStart(pgid)}
+			if err := s.inflight.save(func(m map[string]inflightRun) { m[rec.ID] = run }); err != nil {
+				s.opts.Log.Warn("task run: its process group not kept in state", "task", name, "run", rec.ID, "err", err)
+			}
+		},
 	}
 	if s.opts.Bridge != nil {
 		job.Bridge = s.opts.Bridge(cfg)
@@ -332,6 +376,31 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		s.mu.Unlock()
 	}
 	s.record(out)
+}
+
+// recoverInflight records the headless runs an earlier daemon left going
+// (it was killed or crashed): each once, as interrupted, before anything
+// is planned, so the slot it served is not fired again. Their process
+// groups are gone by then (inflight.leftover).
+func (s *Service) recoverInflight() {
+	runs, err := s.inflight.leftover()
+	if err != nil {
+		s.opts.Log.Error("task runs in progress", "err", err)
+	}
+	if len(runs) == 0 && err == nil {
+		return
+	}
+	now := s.opts.Clock.Now()
+	for _, r := range runs {
+		if !names.Valid(r.Rec.Task) || !ValidRunID(r.Rec.ID) {
+			continue
+		}
+		s.record(ended(r.Rec, now, OutcomeFailed, ReasonInterrupted,
+			"leo's daemon ended during the run (killed or crashed); the next daemon recorded it and ended the processes it left"))
+	}
+	if err := s.inflight.save(func(m map[string]inflightRun) { clear(m) }); err != nil {
+		s.opts.Log.Error("task runs in progress", "err", err)
+	}
 }
 
 // sessionFor is the conversation task's next run of harnessName continues:
@@ -379,6 +448,8 @@ func (s *Service) record(rec Record) {
 	}
 	if err := s.opts.History.Append(rec); err != nil {
 		s.opts.Log.Error("task history: the run could not be recorded", "task", rec.Task, "run", rec.ID, "outcome", rec.Outcome, "err", err)
+		// Whoever waits for the run (leo run) and the listing hear it too.
+		rec.Warnings = append(slices.Clip(rec.Warnings), "this run is not in the task's history: "+err.Error())
 	}
 	s.mu.Lock()
 	s.last[rec.Task] = rec

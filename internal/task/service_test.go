@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/statefile"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
@@ -421,5 +424,103 @@ func TestSlotsGrantInDueOrder(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[10 20 30]" {
 		t.Fatalf("granted in order %v", got)
+	}
+}
+
+// A run whose record cannot be written still answers its waiter, saying
+// that it is not in history.
+func TestServiceRunNotRecordedSaysSo(t *testing.T) {
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 0, 0, 0, berlin), twoTasks, nil)
+	// The task's history file cannot be opened for appending.
+	if err := os.MkdirAll(filepath.Join(r.dir, "history", "a.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r.run()
+	rec, done := mustStart(t, r.svc, "a")
+	<-done
+	got, ok := r.svc.Result("a", rec.ID)
+	if !ok || got.Outcome != OutcomeSucceeded {
+		t.Fatalf("result %+v %v", got, ok)
+	}
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "not in the task's history") || !strings.Contains(got.Warnings[0], "a.jsonl") {
+		t.Fatalf("warnings %q: want one saying the run is not in history, and why", got.Warnings)
+	}
+}
+
+// A daemon killed mid-run (SIGKILL) leaves the run in its state file; the
+// next one records it once, interrupted, before planning (the slot it
+// served does not fire again), and kills the process group it left.
+func TestServiceRecordsRunsAKilledDaemonLeft(t *testing.T) {
+	start := time.Date(2026, 3, 2, 7, 1, 0, 0, berlin)
+	r := newServiceRig(t, start, twoTasks, nil)
+	yesterday := time.Date(2026, 3, 1, 7, 0, 0, 0, berlin)
+	if err := r.hist.Append(Record{ID: RunID(yesterday), Task: "a", Trigger: TriggerSchedule, Due: yesterday, Start: yesterday, End: yesterday, Outcome: OutcomeSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	// The harness the killed daemon started: a group of its own.
+	cmd := exec.Command("sleep", "600")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-exited })
+	due := time.Date(2026, 3, 2, 7, 0, 0, 0, berlin)
+	left := Record{ID: RunID(due), Task: "a", Trigger: TriggerSchedule, Due: due, Start: due, Outcome: api.OutcomeRunning, Harness: "claude"}
+	path := filepath.Join(r.dir, "task-running.json")
+	killed := &inflight{path: path}
+	if err := killed.save(func(m map[string]inflightRun) {
+		m[left.ID] = inflightRun{Rec: left, PGID: cmd.Process.Pid, PGIDStart: processStart(cmd.Process.Pid)}
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	r.svc.opts.RunningPath = path
+	r.svc.inflight = &inflight{path: path}
+	r.run()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the process group the killed daemon left is still running")
+	}
+	recs := r.waitHistory("a", 2)
+	if got := recs[1]; got.ID != left.ID || got.Outcome != OutcomeFailed || got.Reason != ReasonInterrupted || !got.Due.Equal(due) {
+		t.Fatalf("record of the run the killed daemon left: %+v", got)
+	}
+	r.stop()
+	if got := r.jobTasks(); got != "" {
+		t.Fatalf("runs %q: the slot the interrupted run served fired again", got)
+	}
+	if n := len(r.history("a")); n != 2 {
+		t.Fatalf("%d records, want the old one and the interrupted run once", n)
+	}
+	var f inflightFile
+	if _, err := statefile.ReadJSON(path, &f); err != nil || len(f.Runs) != 0 {
+		t.Fatalf("state after recovery: %+v (%v)", f, err)
+	}
+}
+
+// A run in progress is in the state file, and leaves it once recorded.
+func TestServiceKeepsRunsInProgressInState(t *testing.T) {
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 0, 0, 0, berlin), twoTasks, nil)
+	path := filepath.Join(r.dir, "task-running.json")
+	r.svc.opts.RunningPath = path
+	r.svc.inflight = &inflight{path: path}
+	release := r.holdTask("a")
+	r.run()
+	rec, done := mustStart(t, r.svc, "a")
+	read := func() []inflightRun {
+		var f inflightFile
+		if _, err := statefile.ReadJSON(path, &f); err != nil {
+			t.Fatal(err)
+		}
+		return f.Runs
+	}
+	testutil.WaitFor(t, 10*time.Second, func() bool { runs := read(); return len(runs) == 1 && runs[0].Rec.ID == rec.ID }, "the run in state")
+	release()
+	<-done
+	if runs := read(); len(runs) != 0 {
+		t.Fatalf("a recorded run is still in state: %+v", runs)
 	}
 }

@@ -32,6 +32,8 @@ type Agents struct {
 	agents  map[string]*api.Agent
 	sent    []Sent
 	restore chan struct{} // closed when Restore was entered
+	busy    []string      // the drain's view: turns in flight
+	paused  bool
 
 	configChanged atomic.Int32
 	closed        atomic.Bool
@@ -236,3 +238,41 @@ func notFound(name string) error {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// SetBusy marks the agents with a turn in flight (the drain's view);
+// SetBusy() clears them.
+func (f *Agents) SetBusy(names ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.busy = append([]string(nil), names...)
+}
+
+// Paused reports whether a drain holds deliveries.
+func (f *Agents) Paused() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.paused
+}
+
+// PauseDeliveries is the drain's hold (daemon.Drainable).
+func (f *Agents) PauseDeliveries() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.paused = true
+}
+
+// ResumeDeliveries ends the hold.
+func (f *Agents) ResumeDeliveries() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.paused = false
+}
+
+// TurnsInFlight names the agents SetBusy marked.
+func (f *Agents) TurnsInFlight(context.Context) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := append([]string(nil), f.busy...)
+	sort.Strings(out)
+	return out
+}
