@@ -81,7 +81,7 @@ func TestDoctorJSON(t *testing.T) {
 		}
 		names[m["name"].(string)] = m["status"].(string)
 	}
-	for _, n := range []string{"home", "config", "marker", "claude", "codex", "opencode", "tmux", "socket", "lingering", "agents.json", "task-pending.json", "task history", "kept aside"} {
+	for _, n := range []string{"home", "config", "marker", "claude", "codex", "opencode", "tmux", "socket", "lingering", "agents.json", "task-pending.json", "task-running.json", "task history", "kept aside"} {
 		if names[n] != "ok" {
 			t.Errorf("check %q = %q, want ok (%v)", n, names[n], names)
 		}

@@ -36,6 +36,7 @@ const (
 	NameLinger    = "lingering"
 	NameAgents    = "agents.json"
 	NamePending   = "task-pending.json"
+	NameRunning   = "task-running.json"
 	NameHistory   = "task history"
 	NameAside     = "kept aside"
 )
@@ -368,6 +369,7 @@ func checkStateFiles(e *Env) []Check {
 	var out []Check
 	out = append(out, checkJSONState(NameAgents, h.AgentsPath(), "agents", "the daemon keeps it aside and starts with no agents"))
 	out = append(out, checkJSONState(NamePending, h.TaskPendingPath(), "firings", "the daemon keeps it aside; the pending persistent firings in it are lost"))
+	out = append(out, checkJSONState(NameRunning, h.TaskRunningPath(), "runs", "the daemon keeps it aside; the headless runs a stopped daemon left are not recorded or ended"))
 	out = append(out, checkHistory(h))
 	out = append(out, checkAside(h))
 	return out

@@ -326,6 +326,8 @@ func TestCheckStateFiles(t *testing.T) {
 		"agents shape":   {func(w *world) { w.write(w.h.AgentsPath(), `{"version":1,"agents":{}}`, 0o600) }, NameAgents, Fail, `"agents" that is not an array`, ""},
 		"pending ok":     {func(w *world) { w.write(w.h.TaskPendingPath(), `{"version":1,"firings":[]}`, 0o600) }, NamePending, OK, "parses", ""},
 		"pending bad":    {func(w *world) { w.write(w.h.TaskPendingPath(), "\x00\x01", 0o600) }, NamePending, Fail, "does not parse", "pending persistent firings in it are lost"},
+		"running ok":     {func(w *world) { w.write(w.h.TaskRunningPath(), `{"version":1,"runs":[]}`, 0o600) }, NameRunning, OK, "parses", ""},
+		"running bad":    {func(w *world) { w.write(w.h.TaskRunningPath(), `{"version":"1"}`, 0o600) }, NameRunning, Fail, "has version \"1\", not 1", "leo service restart"},
 		"history ok": {func(w *world) {
 			w.write(filepath.Join(w.h.TaskHistoryDir(), "n.jsonl"), "{\"task\":\"n\"}\n{\"task\":\"n\"}\n", 0o600)
 		}, NameHistory, OK, "2 records in 1 files parse", ""},
