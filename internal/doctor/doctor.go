@@ -130,6 +130,9 @@ type Env struct {
 	// means doctor's own minimal restore (fixBackup). Doctor checks the
 	// preconditions it can (no marker, a backup, a label) either way.
 	RestoreCLIJob func(ctx context.Context, label string) (string, error)
+	// WaitReady waits until the home's daemon reports ready; nil polls
+	// its socket for up to 30s.
+	WaitReady func(ctx context.Context) error
 	// Config is the caller's check of leo.yaml (reported after home);
 	// nil means none.
 	Config *Check

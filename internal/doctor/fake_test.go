@@ -56,6 +56,9 @@ func newWorld(t *testing.T, goos string) *world {
 			return managed.TmuxChoice{}, &binpath.NotFoundError{Name: "tmux"}
 		},
 		Harnesses: map[string]bool{"claude": true},
+		// No daemon runs in these tests; TestFixReleasingWaitsUntilReady
+		// drives a daemon that is not ready.
+		WaitReady: func(context.Context) error { return nil },
 	}
 	return w
 }

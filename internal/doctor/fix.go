@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"howett.net/plist"
 
+	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/managed"
 )
@@ -67,9 +69,11 @@ func usableProgram(path string) error {
 
 // fixReleasing finishes a --to-cli release cut short after the marker
 // moved aside (the marker's job is booted out by then): restore the CLI
-// plist, bootstrap it, drop managed.json.releasing. When the CLI job
-// cannot be restored it rolls back instead: the marker moves back, and the
-// app registers its job again.
+// plist, bootstrap it, wait until its daemon is ready, drop
+// managed.json.releasing — the order --to-cli itself follows. When the CLI
+// job cannot be restored it rolls back instead: the marker moves back, and
+// the app registers its job again. A daemon that does not get ready leaves
+// the .releasing file, so the next --fix waits for it again.
 func fixReleasing(ctx context.Context, e *Env) []Repair {
 	rel := e.releasingPath()
 	if !exists(rel) {
@@ -81,44 +85,82 @@ func fixReleasing(ctx context.Context, e *Env) []Repair {
 	if e.Marker.Status != managed.Absent {
 		return []Repair{r(false, "left %s alone: a marker exists again (%s), so the release is not leo's to finish; remove it by hand: rm %s", rel, e.Marker.Status, quote(rel))}
 	}
-	if held, pid := e.daemonHolder(); held {
-		return []Repair{r(false, "did not finish the interrupted release: a daemon (pid %d) holds %s; stop it, then run leo doctor --fix again", pid, e.Home.LockPath())}
+	loaded, err := e.loaded(ctx, CLILabel)
+	if err != nil {
+		return []Repair{r(false, "did not finish the interrupted release: %v", err)}
 	}
 	plistPath, backup := e.cliPlist(), e.backupPath()
-	src := plistPath
-	if !exists(plistPath) {
-		src = backup
-	}
-	if err := usableProgram(src); err != nil {
-		return []Repair{rollBackRelease(e, fmt.Sprintf("the CLI job cannot be restored: %v", err))}
+	// A daemon of the CLI job may be the release's own, started before it
+	// was cut short; any other must stop first.
+	if held, pid := e.daemonHolder(); held && !(loaded && exists(plistPath)) {
+		return []Repair{r(false, "did not finish the interrupted release: a daemon (pid %d) holds %s and the CLI job does not run it; stop it, then run leo doctor --fix again", pid, e.Home.LockPath())}
 	}
 	var out []Repair
-	moved := false
-	if src == backup {
-		if err := os.Rename(backup, plistPath); err != nil {
-			return []Repair{rollBackRelease(e, fmt.Sprintf("cannot restore %s: %v", plistPath, err))}
+	if !loaded {
+		src := plistPath
+		if !exists(plistPath) {
+			src = backup
 		}
-		moved = true
-		out = append(out, r(true, "restored %s from %s", plistPath, backup))
+		if err := usableProgram(src); err != nil {
+			return []Repair{rollBackRelease(e, fmt.Sprintf("the CLI job cannot be restored: %v", err))}
+		}
+		moved := false
+		if src == backup {
+			if err := os.Rename(backup, plistPath); err != nil {
+				return []Repair{rollBackRelease(e, fmt.Sprintf("cannot restore %s: %v", plistPath, err))}
+			}
+			moved = true
+			out = append(out, r(true, "restored %s from %s", plistPath, backup))
+		}
+		if _, err := e.runner().Run(ctx, e.launchctlName(), "bootstrap", e.domain(), plistPath); err != nil {
+			// Undo this step's part (launchd may have registered the job
+			// in part), then the release itself.
+			_, _ = e.runner().Run(ctx, e.launchctlName(), "bootout", e.target(CLILabel))
+			if moved {
+				_ = os.Rename(plistPath, backup)
+			}
+			return append(out, rollBackRelease(e, fmt.Sprintf("launchd did not take the CLI job: %v", err)))
+		}
+		out = append(out, r(true, "bootstrapped %s (launchctl bootstrap %s %s)", CLILabel, e.domain(), plistPath))
 	}
-	loaded, err := e.loaded(ctx, CLILabel)
-	if err == nil && !loaded {
-		if _, err = e.runner().Run(ctx, e.launchctlName(), "bootstrap", e.domain(), plistPath); err == nil {
-			out = append(out, r(true, "bootstrapped %s (launchctl bootstrap %s %s)", CLILabel, e.domain(), plistPath))
-		}
-	}
-	if err != nil {
-		// Undo this step's part, then the release itself.
-		_, _ = e.runner().Run(ctx, e.launchctlName(), "bootout", e.target(CLILabel))
-		if moved {
-			_ = os.Rename(plistPath, backup)
-		}
-		return append(out, rollBackRelease(e, fmt.Sprintf("launchd did not take the CLI job: %v", err)))
+	if err := e.waitReady(ctx); err != nil {
+		return append(out, r(false, "the CLI job %s is registered, but its daemon is not ready (%v); left %s for the next leo doctor --fix; see leo service logs", CLILabel, err, rel))
 	}
 	if err := os.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return append(out, r(false, "the CLI job is registered, but %s could not be removed: %v; rm %s", rel, err, quote(rel)))
+		return append(out, r(false, "the CLI daemon is ready, but %s could not be removed: %v; rm %s", rel, err, quote(rel)))
 	}
-	return append(out, r(true, "finished the interrupted `leo service handover --to-cli`: removed %s; the CLI job %s runs the daemon", rel, CLILabel))
+	return append(out, r(true, "finished the interrupted `leo service handover --to-cli`: the CLI job's daemon is ready; removed %s", rel))
+}
+
+// readyTimeout bounds the wait for a restored daemon.
+const readyTimeout = 30 * time.Second
+
+// waitReady waits until a daemon answers ready on the home's socket.
+func (e *Env) waitReady(ctx context.Context) error {
+	if e.WaitReady != nil {
+		return e.WaitReady(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	c := client.New(e.Home)
+	defer c.Close()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		if hl, err := c.Health(ctx); err != nil {
+			last = err
+		} else if hl.Ready {
+			return nil
+		} else {
+			last = fmt.Errorf("pid %d is still restoring agents", hl.PID)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not ready within %s: %v", readyTimeout, last)
+		case <-tick.C:
+		}
+	}
 }
 
 // rollBackRelease moves managed.json.releasing back to managed.json: the

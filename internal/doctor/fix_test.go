@@ -171,7 +171,7 @@ func TestFixReleasingFinishes(t *testing.T) {
 	wantRepairs(t, onlyRepair(t, reps, NameReleasing),
 		"restored "+w.env.cliPlist()+" from "+w.env.backupPath(),
 		"bootstrapped com.blackpaw.leo (launchctl bootstrap gui/501 "+w.env.cliPlist()+")",
-		"finished the interrupted `leo service handover --to-cli`: removed "+w.env.releasingPath())
+		"finished the interrupted `leo service handover --to-cli`: the CLI job's daemon is ready; removed "+w.env.releasingPath())
 	if exists2(t, w.env.releasingPath()) || exists2(t, w.h.MarkerPath()) || !w.registered(CLILabel) {
 		t.Fatal("the release is not finished")
 	}
@@ -190,6 +190,30 @@ func TestFixReleasingAfterTheBootstrap(t *testing.T) {
 		if strings.HasPrefix(c, "bootstrap") {
 			t.Fatalf("bootstrapped a loaded job: %q", w.calls())
 		}
+	}
+}
+
+// TestFixReleasingWaitsUntilReady: a daemon that does not get ready keeps
+// the .releasing file; the next --fix, with the CLI job's daemon holding
+// the lock, waits again and finishes.
+func TestFixReleasingWaitsUntilReady(t *testing.T) {
+	w := releasing(t)
+	w.writePlist(w.env.backupPath(), w.cliBinary())
+	w.env.WaitReady = func(context.Context) error { return errors.New("not ready within 30s: daemon_down") }
+	reps, _ := fixLines(t, w)
+	wantRepairs(t, onlyRepair(t, reps, NameReleasing),
+		"restored ", "bootstrapped ",
+		"!the CLI job com.blackpaw.leo is registered, but its daemon is not ready (not ready within 30s: daemon_down); left "+w.env.releasingPath())
+	if !exists2(t, w.env.releasingPath()) || !w.registered(CLILabel) {
+		t.Fatal("gave up the release")
+	}
+	w.holdLock() // the CLI job's daemon, started late
+	ready := 0
+	w.env.WaitReady = func(context.Context) error { ready++; return nil }
+	reps, _ = fixLines(t, w)
+	wantRepairs(t, onlyRepair(t, reps, NameReleasing), "finished the interrupted")
+	if ready != 1 || exists2(t, w.env.releasingPath()) {
+		t.Fatalf("ready waits %d, releasing left %v", ready, exists2(t, w.env.releasingPath()))
 	}
 }
 
@@ -239,6 +263,7 @@ func TestFixReleasingWaitsForTheDaemon(t *testing.T) {
 	w.holdLock()
 	reps, _ := fixLines(t, w)
 	wantRepairs(t, onlyRepair(t, reps, NameReleasing), "!a daemon (pid ")
+	contains(t, "repair", reps[0].Message, "and the CLI job does not run it")
 	if !exists2(t, w.env.releasingPath()) || !exists2(t, w.env.backupPath()) || len(w.calls()) > 2 {
 		t.Fatalf("acted beside a running daemon: %q", w.calls())
 	}
