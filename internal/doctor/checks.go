@@ -335,7 +335,7 @@ func checkBackup(e *Env) (Check, bool) {
 // leo's included, at logout.
 func checkLinger(ctx context.Context, e *Env) Check {
 	c := Check{Name: NameLinger}
-	out, err := e.runner().Run(ctx, e.loginctlName(), "show-user", fmt.Sprint(e.UID), "--property=Linger")
+	out, err := e.loginctl(ctx, "show-user", fmt.Sprint(e.UID), "--property=Linger")
 	if err != nil {
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		c.Status, c.Message = OK, "cannot tell whether lingering is on (loginctl: "+clip(first, 200)+"); it matters only with leo service install"

@@ -252,7 +252,7 @@ func (e *Env) target(label string) string { return e.domain() + "/" + label }
 // loaded is `launchctl print gui/<uid>/<label>`: exit 113 means the job is
 // not registered; any other failure is launchctl's own.
 func (e *Env) loaded(ctx context.Context, label string) (bool, error) {
-	_, err := e.runner().Run(ctx, e.launchctlName(), "print", e.target(label))
+	_, err := e.launchctl(ctx, "print", e.target(label))
 	if err == nil {
 		return true, nil
 	}
@@ -305,4 +305,20 @@ func quote(p string) string {
 		return p
 	}
 	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+}
+
+// toolTimeout bounds one launchctl or loginctl call: a stuck service
+// manager (no bus answering) must not hang doctor.
+const toolTimeout = 20 * time.Second
+
+func (e *Env) launchctl(ctx context.Context, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
+	defer cancel()
+	return e.runner().Run(ctx, e.launchctlName(), args...)
+}
+
+func (e *Env) loginctl(ctx context.Context, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
+	defer cancel()
+	return e.runner().Run(ctx, e.loginctlName(), args...)
 }

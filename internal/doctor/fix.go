@@ -112,10 +112,10 @@ func fixReleasing(ctx context.Context, e *Env) []Repair {
 			moved = true
 			out = append(out, r(true, "restored %s from %s", plistPath, backup))
 		}
-		if _, err := e.runner().Run(ctx, e.launchctlName(), "bootstrap", e.domain(), plistPath); err != nil {
+		if _, err := e.launchctl(ctx, "bootstrap", e.domain(), plistPath); err != nil {
 			// Undo this step's part (launchd may have registered the job
 			// in part), then the release itself.
-			_, _ = e.runner().Run(ctx, e.launchctlName(), "bootout", e.target(CLILabel))
+			_, _ = e.launchctl(ctx, "bootout", e.target(CLILabel))
 			if moved {
 				_ = os.Rename(plistPath, backup)
 			}
@@ -215,8 +215,8 @@ func fixBackup(ctx context.Context, e *Env) []Repair {
 	if err := os.Rename(backup, plistPath); err != nil {
 		return r(false, "did not restore the CLI job: %v", err)
 	}
-	if _, err := e.runner().Run(ctx, e.launchctlName(), "bootstrap", e.domain(), plistPath); err != nil {
-		_, _ = e.runner().Run(ctx, e.launchctlName(), "bootout", e.target(CLILabel))
+	if _, err := e.launchctl(ctx, "bootstrap", e.domain(), plistPath); err != nil {
+		_, _ = e.launchctl(ctx, "bootout", e.target(CLILabel))
 		if rerr := os.Rename(plistPath, backup); rerr != nil {
 			return r(false, "did not restore the CLI job: launchctl bootstrap failed (%v), and %s could not move back to %s: %v", err, plistPath, backup, rerr)
 		}
@@ -241,7 +241,7 @@ func fixTwoJobs(ctx context.Context, e *Env) []Repair {
 	r := func(ok bool, format string, args ...any) Repair {
 		return Repair{Name: NameJobs, OK: ok, Message: fmt.Sprintf(format, args...)}
 	}
-	if _, err := e.runner().Run(ctx, e.launchctlName(), "bootout", e.target(CLILabel)); err != nil {
+	if _, err := e.launchctl(ctx, "bootout", e.target(CLILabel)); err != nil {
 		return []Repair{r(false, "could not boot out the CLI job %s: %v", CLILabel, err)}
 	}
 	out := []Repair{r(true, "booted out the CLI job %s, which ran beside the marker's %s (launchctl bootout %s)", CLILabel, label, e.target(CLILabel))}
