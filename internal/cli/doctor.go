@@ -23,6 +23,10 @@ func init() { register(newDoctorCmd) }
 // JSON failure carries the whole report besides error and message.
 const CodeChecksFailed api.Code = "checks_failed"
 
+// doctorEnvHook is the type of Factory.DoctorEnv (named here, so root.go
+// needs no import of internal/doctor).
+type doctorEnvHook = func(e *doctor.Env)
+
 // DoctorOptions are the inputs of `leo doctor`.
 type DoctorOptions struct {
 	IO    *IOStreams

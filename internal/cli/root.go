@@ -49,7 +49,6 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
-	"github.com/blackpaw-studio/leo/internal/doctor"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/service"
@@ -95,7 +94,7 @@ type Factory struct {
 	Now func() time.Time
 	// DoctorEnv adjusts what `leo doctor` looks at before it runs (tests:
 	// a fake launchctl, the user's home); nil changes nothing.
-	DoctorEnv func(e *doctor.Env)
+	DoctorEnv doctorEnvHook
 }
 
 // NewFactory returns a Factory on the given streams and environment.
