@@ -105,6 +105,10 @@ type webState struct {
 	Enabled bool `json:"enabled"`
 	// URL is where a client on this machine reaches it (only when enabled).
 	URL string `json:"url,omitempty"`
+	// Served says whether this build serves the web UI and HTTP API at
+	// URL. It does not yet (they are the next piece of work): URL is
+	// what leo.yaml configures, shown so an app can plan for it.
+	Served bool `json:"served"`
 }
 
 func webOf(cfg *config.Config) webState {

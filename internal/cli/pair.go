@@ -113,7 +113,7 @@ func runPair(ctx context.Context, opts *PairOptions) error {
 		fmt.Fprintf(&b, "%-8s %s\n", label+":", fmt.Sprintf(format, args...))
 	}
 	if p.Web.Enabled {
-		line("url", "%s", p.Web.URL)
+		line("url", "%s (configured; this build does not serve the web UI or HTTP API yet)", p.Web.URL)
 	} else {
 		line("url", "none (web.enabled is false in leo.yaml)")
 	}

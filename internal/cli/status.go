@@ -335,7 +335,7 @@ func writeStatusText(io *IOStreams, st statusJSON, now time.Time) error {
 	}
 
 	if st.Web.Enabled {
-		line("web", "%s", st.Web.URL)
+		line("web", "%s (configured; this build does not serve the web UI yet)", st.Web.URL)
 	} else {
 		line("web", "off (web.enabled is false in leo.yaml)")
 	}

@@ -317,26 +317,42 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		return
 	}
 	rec.Harness = res.HarnessName
-	prompt, err := os.ReadFile(res.PromptFile)
-	if err != nil {
-		s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonConfigError,
-			fmt.Sprintf("%s.prompt_file: cannot read %s: %v", res.Scope, res.PromptFile, err)))
-		return
+	readPrompt := func() (string, bool) {
+		prompt, err := os.ReadFile(res.PromptFile)
+		if err != nil {
+			s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonConfigError,
+				fmt.Sprintf("%s.prompt_file: cannot read %s: %v", res.Scope, res.PromptFile, err)))
+			return "", false
+		}
+		return string(prompt), true
 	}
 	if res.Runtime == config.RuntimePersistent {
+		prompt, ok := readPrompt()
+		if !ok {
+			return
+		}
 		if trigger == TriggerSchedule {
 			rec.Trigger = TriggerPersistent
 		}
 		// A zero record: the daemon stopped first and the firing stays
 		// pending for the next one to record.
-		if out := s.deliver(ctx, res, rec, string(prompt)); out.Outcome != "" {
+		if out := s.deliver(ctx, res, rec, prompt); out.Outcome != "" {
 			s.record(out)
 		}
 		return
 	}
 
-	// Headless: kept in state until recorded, so a daemon killed
-	// meanwhile is followed by one that records it.
+	// Headless: first a slot of the daemon-wide cap, in due order. A
+	// firing waiting for one costs nothing but a parked goroutine: its
+	// prompt is read when it runs (so an edit made meanwhile counts), and
+	// a daemon killed meanwhile gives the slot its catch-up firing.
+	if err := s.slots.acquire(ctx, cmp.Or(due, start)); err != nil {
+		s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonInterrupted, "the daemon stopped before a run slot was free"))
+		return
+	}
+	defer s.slots.release()
+	// Kept in state until recorded, so a daemon killed meanwhile is
+	// followed by one that records it.
 	if err := s.inflight.save(func(m map[string]inflightRun) { m[rec.ID] = inflightRun{Rec: rec} }); err != nil {
 		s.opts.Log.Warn("task run: not kept in state", "task", name, "run", rec.ID, "err", err)
 	}
@@ -345,14 +361,12 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 			s.opts.Log.Warn("task run: not dropped from state", "task", name, "run", rec.ID, "err", err)
 		}
 	}()
-	// Wait for a slot of the daemon-wide cap, in due order.
-	if err := s.slots.acquire(ctx, cmp.Or(due, start)); err != nil {
-		s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonInterrupted, "the daemon stopped before a run slot was free"))
+	prompt, ok := readPrompt()
+	if !ok {
 		return
 	}
-	defer s.slots.release()
 	job := Job{
-		ID: rec.ID, Task: name, Trigger: trigger, Due: due, Scope: res, Prompt: string(prompt),
+		ID: rec.ID, Task: name, Trigger: trigger, Due: due, Scope: res, Prompt: prompt,
 		SessionID: s.sessionFor(name, res.HarnessName),
 		Started: func(pgid int) {
 			run := inflightRun{Rec: rec, PGID: pgid, PGIDStart: processStart(pgid)}
