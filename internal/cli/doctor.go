@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/doctor"
+	"github.com/blackpaw-studio/leo/internal/handover"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/managed"
 )
@@ -96,6 +98,9 @@ func (f *Factory) doctorEnv(h home.Home, label string) *doctor.Env {
 		Label: label,
 	}
 	e.Harnesses, e.Config = doctorConfig(h, f.Getenv, e.Marker.Managed())
+	e.RestoreCLIJob = func(ctx context.Context, label string) (string, error) {
+		return f.restoreCLIJob(ctx, e, label)
+	}
 	if f.DoctorEnv != nil {
 		f.DoctorEnv(e)
 	}
@@ -200,4 +205,47 @@ func runDoctor(ctx context.Context, opts *DoctorOptions) error {
 		return &doctorFailure{res: res}
 	}
 	return nil
+}
+
+// restoreCLIJob is doctor --fix's restore of a handed-over CLI job with no
+// marker: `leo service handover --to-cli --label L`'s recovery path
+// (checks, rollback, and the wait for the restored daemon), on doctor's
+// launchctl.
+func (f *Factory) restoreCLIJob(ctx context.Context, e *doctor.Env, label string) (string, error) {
+	c := client.New(e.Home)
+	defer c.Close()
+	ho := handover.Options{
+		Home:     e.Home,
+		GOOS:     e.GOOS,
+		Getenv:   f.Getenv,
+		UserHome: e.UserHome,
+		UID:      e.UID,
+		Daemon:   c,
+		LoadConfig: func() error {
+			_, _, err := f.LoadConfig()
+			return err
+		},
+		Version:   f.Version,
+		Launchctl: e.Launchctl,
+		Log:       f.IO.ErrOut,
+	}
+	if e.Runner != nil {
+		ho.Runner = e.Runner
+	}
+	if f.HandoverOptions != nil {
+		f.HandoverOptions(&ho)
+	}
+	res, err := handover.Run(ctx, ho, handover.Request{ToCLI: true, Label: label})
+	if err != nil {
+		var hf *handover.Failure
+		if errors.As(err, &hf) {
+			return "", fmt.Errorf("%s (%s at %s)", hf.Message, hf.Code, hf.Step)
+		}
+		return "", err
+	}
+	msg := fmt.Sprintf("restored the CLI job %s from %s (leo service handover --to-cli --label %s); its daemon is ready", doctor.CLILabel, res.PlistBackup, label)
+	if res.Warning != "" {
+		msg += "; warning: " + res.Warning
+	}
+	return msg, nil
 }
