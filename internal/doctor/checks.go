@@ -148,7 +148,7 @@ func checkHarnessCLI(ctx context.Context, e *Env, name string) Check {
 func (e *Env) version(ctx context.Context, bin, arg string) (string, error) {
 	d := e.VersionTimeout
 	if d <= 0 {
-		d = 5 * time.Second
+		d = 10 * time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -136,7 +137,7 @@ type Env struct {
 	// Config is the caller's check of leo.yaml (reported after home);
 	// nil means none.
 	Config *Check
-	// VersionTimeout bounds each `--version`; 0 means 5s.
+	// VersionTimeout bounds each `--version`; 0 means 10s.
 	VersionTimeout time.Duration
 }
 
@@ -206,9 +207,20 @@ func Checks(ctx context.Context, e *Env) []Check {
 		out = append(out, *e.Config)
 	}
 	out = append(out, checkMarker(e))
-	for _, h := range []string{"claude", "codex", "opencode"} {
-		out = append(out, checkHarnessCLI(ctx, e, h))
+	// The CLIs answer --version at once, each within its own timeout, so
+	// a hung one costs doctor one timeout, not three.
+	clis := []string{"claude", "codex", "opencode"}
+	found := make([]Check, len(clis))
+	var wg sync.WaitGroup
+	for i, h := range clis {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			found[i] = checkHarnessCLI(ctx, e, h)
+		}()
 	}
+	wg.Wait()
+	out = append(out, found...)
 	out = append(out, checkTmux(ctx, e), checkSocket(e))
 	if e.goos() == "darwin" {
 		out = append(out, checkJobs(ctx, e))
