@@ -49,6 +49,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/handover"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/service"
@@ -73,6 +74,11 @@ type Factory struct {
 	// Service builds the home's service-manager backend (systemd or
 	// launchd); nil means this platform's own. Tests pass fakes.
 	Service func(h home.Home) (service.Manager, error)
+	// HandoverOptions adjusts `leo service handover`'s view of the machine
+	// before it runs (tests: a fake launchctl, short timeouts); nil means
+	// the real one.
+	HandoverOptions func(*handover.Options)
+
 	// GOOS is the platform the managed-install marker is judged on; ""
 	// means runtime.GOOS (tests drive the macOS path on Linux).
 	GOOS string

@@ -61,7 +61,8 @@ adopts them.
 	cmd.Flags().BoolVar(&opts.Supervised, "supervised", false, "run under a service manager: log to state/service.log (rotated)")
 	cmd.AddCommand(newServiceStatusCmd(f), newServiceReloadCmd(f),
 		newServiceInstallCmd(f), newServiceUninstallCmd(f), newServiceStartCmd(f),
-		newServiceStopCmd(f), newServiceRestartCmd(f), newServiceLogsCmd(f))
+		newServiceStopCmd(f), newServiceRestartCmd(f), newServiceLogsCmd(f),
+		newServiceHandoverCmd(f))
 	return cmd
 }
 
