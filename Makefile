@@ -21,13 +21,16 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/leo ./cmd/leo
 
-## lint: vet, staticcheck (dead code, deprecated calls, common bugs) and
-## imports grouped as goimports groups them. Installs the pinned linters
+## lint: vet (and a darwin build and vet: launchd and the managed install
+## are macOS code), staticcheck (dead code, deprecated calls, common bugs)
+## and imports grouped as goimports groups them. Installs the pinned linters
 ## when they are not on PATH; by hand:
 ##   go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 ##   go install golang.org/x/tools/cmd/goimports@$(GOIMPORTS_VERSION)
 lint:
 	$(GO) vet ./...
+	GOOS=darwin $(GO) build ./...
+	GOOS=darwin $(GO) vet ./...
 	@command -v staticcheck >/dev/null || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	@command -v goimports >/dev/null || $(GO) install golang.org/x/tools/cmd/goimports@$(GOIMPORTS_VERSION)
 	staticcheck ./...

@@ -192,7 +192,11 @@ func runDoctor(ctx context.Context, opts *DoctorOptions) error {
 		fmt.Fprintf(&b, "%-9s %s: %s\n", what, r.Name, r.Message)
 	}
 	for _, c := range res.Checks {
-		line := fmt.Sprintf("%-4s %s: %s", c.Status, c.Name, c.Message)
+		what := c.Name + ": " + c.Message
+		if strings.HasPrefix(c.Message, c.Name+": ") {
+			what = c.Message // "tmux: not found", not "tmux: tmux: not found"
+		}
+		line := fmt.Sprintf("%-4s %s", c.Status, what)
 		if c.Fix != "" {
 			line += " — fix: " + c.Fix
 		}

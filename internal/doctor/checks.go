@@ -211,11 +211,14 @@ var syscallENOTDIR = syscall.ENOTDIR
 func checkSocket(e *Env) Check {
 	c := Check{Name: NameSocket}
 	sock := e.Home.SocketPath()
-	_, serr := os.Lstat(sock)
+	fi, serr := os.Lstat(sock)
 	held, pid, err := lockfile.Probe(e.Home.LockPath())
 	switch {
 	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscallENOTDIR):
 		c.Status, c.Message = Warn, fmt.Sprintf("cannot probe %s: %v", e.Home.LockPath(), err)
+	case serr == nil && !held && fi.Mode().Type() != fs.ModeSocket:
+		c.Status, c.Message = Fail, fmt.Sprintf("%s is not a socket (%s), and no daemon holds %s: a daemon cannot listen there", sock, fi.Mode().Type(), e.Home.LockPath())
+		c.Fix = "look at it, then: rm " + quote(sock)
 	case serr == nil && !held:
 		c.Status, c.Message = Fail, fmt.Sprintf("stale socket %s: no daemon holds %s", sock, e.Home.LockPath())
 		c.Fix = "leo doctor --fix (removes it)"

@@ -164,6 +164,7 @@ func TestCheckSocket(t *testing.T) {
 	}{
 		"nothing":       {func(*world) {}, OK, "daemon not running", ""},
 		"stale":         {func(w *world) { w.staleSocket() }, Fail, "stale socket ", "leo doctor --fix"},
+		"not a socket":  {func(w *world) { w.write(w.h.SocketPath(), "x", 0o600) }, Fail, "is not a socket", "rm "},
 		"running":       {func(w *world) { w.staleSocket(); w.holdLock() }, OK, "daemon running (pid ", ""},
 		"lock, no sock": {func(w *world) { w.holdLock() }, Warn, "does not exist", "leo service restart"},
 	} {

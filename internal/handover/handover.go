@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
@@ -258,10 +259,12 @@ func (r *run) preflightCommon() error {
 	if r.opts.GOOS != "darwin" {
 		return fail(StepPreflight, CodeUnsupported, "leo service handover moves the daemon between launchd jobs; it is macOS-only (this is %s)", r.opts.GOOS)
 	}
-	if name := r.opts.Getenv("LEO_AGENT"); name != "" {
-		// An agent must not move the daemon it runs under; only the app
-		// (or a person) hands over.
-		return fail(StepPreflight, CodeNotPermitted, "leo service handover is not permitted from inside an agent leo launched (LEO_AGENT is set)")
+	for _, v := range []string{"LEO_AGENT", "LEO_TASK"} {
+		if r.opts.Getenv(v) != "" {
+			// An agent or a task run must not move the daemon it runs
+			// under; only the app (or a person) hands over.
+			return fail(StepPreflight, CodeNotPermitted, "leo service handover is not permitted from inside an agent or task run leo launched (%s is set)", v)
+		}
 	}
 	if r.req.ToApp == r.req.ToCLI {
 		return fail(StepPreflight, CodeInvalidArgs, "give exactly one of --to-app and --to-cli")
@@ -277,7 +280,7 @@ func (r *run) preflightCommon() error {
 
 // checkLabel validates an app label: not the CLI's own, reverse-DNS.
 func checkLabel(label string) error {
-	if label == service.CLILabel {
+	if strings.EqualFold(label, service.CLILabel) {
 		return fail(StepPreflight, CodeLabelConflict, "--label %s is the CLI install's own label; the app's job needs its own", label)
 	}
 	if err := managed.ValidLabel(label); err != nil {

@@ -94,16 +94,19 @@ func TestToAppPreflightFailures(t *testing.T) {
 		req   Request
 		code  string
 	}{
-		"valid marker":           {func(w *world) { w.writeMarker() }, toApp, "already_managed"},
-		"invalid marker":         {func(w *world) { writeFile(t, w.h.MarkerPath(), "{", 0o600) }, toApp, "already_managed"},
-		"label not reverse-DNS":  {nil, Request{ToApp: true, Label: "leo"}, "invalid_label"},
-		"label with a slash":     {nil, Request{ToApp: true, Label: "a.b/c"}, "invalid_label"},
-		"label is the CLI's":     {nil, Request{ToApp: true, Label: "com.blackpaw.leo"}, "label_conflict"},
-		"no label":               {nil, Request{ToApp: true}, "invalid_args"},
-		"both directions":        {nil, Request{ToApp: true, ToCLI: true, Label: appLabel}, "invalid_args"},
-		"no direction":           {nil, Request{Label: appLabel}, "invalid_args"},
-		"plist missing":          {func(w *world) { os.Remove(w.plist()) }, toApp, "plist_missing"},
-		"launchctl print broken": {func(w *world) { w.failVerb("print", 1) }, toApp, "bootout_failed"},
+		"valid marker":             {func(w *world) { w.writeMarker() }, toApp, "already_managed"},
+		"invalid marker":           {func(w *world) { writeFile(t, w.h.MarkerPath(), "{", 0o600) }, toApp, "already_managed"},
+		"label not reverse-DNS":    {nil, Request{ToApp: true, Label: "leo"}, "invalid_label"},
+		"label with a slash":       {nil, Request{ToApp: true, Label: "a.b/c"}, "invalid_label"},
+		"label with control bytes": {nil, Request{ToApp: true, Label: "studio.blackpaw\n.leo\x1b[2J"}, "invalid_label"},
+		"huge label":               {nil, Request{ToApp: true, Label: strings.Repeat("a.", 1<<16) + "b"}, "invalid_label"},
+		"CLI label in capitals":    {nil, Request{ToApp: true, Label: "COM.blackpaw.LEO"}, "label_conflict"},
+		"label is the CLI's":       {nil, Request{ToApp: true, Label: "com.blackpaw.leo"}, "label_conflict"},
+		"no label":                 {nil, Request{ToApp: true}, "invalid_args"},
+		"both directions":          {nil, Request{ToApp: true, ToCLI: true, Label: appLabel}, "invalid_args"},
+		"no direction":             {nil, Request{Label: appLabel}, "invalid_args"},
+		"plist missing":            {func(w *world) { os.Remove(w.plist()) }, toApp, "plist_missing"},
+		"launchctl print broken":   {func(w *world) { w.failVerb("print", 1) }, toApp, "bootout_failed"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t)
@@ -286,16 +289,19 @@ func TestHandoverIsUnsupportedOffMacOS(t *testing.T) {
 	}
 }
 
-// An agent leo launched (LEO_AGENT in its environment) may not hand over.
+// An agent leo launched (LEO_AGENT in its environment), or a headless
+// task run (LEO_TASK), may not hand over.
 func TestHandoverFromAnAgentIsNotPermitted(t *testing.T) {
-	for _, req := range []Request{toApp, toCLI} {
-		w := newWorld(t)
-		w.writePlist(w.plist(), nil)
-		w.env["LEO_AGENT"] = "assistant"
-		_, err := Run(t.Context(), w.opts(), req)
-		failure(t, err, StepPreflight, CodeNotPermitted)
-		if w.calls() != nil || !exists(w.plist()) {
-			t.Fatal("not_permitted did something")
+	for _, v := range []string{"LEO_AGENT", "LEO_TASK"} {
+		for _, req := range []Request{toApp, toCLI} {
+			w := newWorld(t)
+			w.writePlist(w.plist(), nil)
+			w.env[v] = "assistant"
+			_, err := Run(t.Context(), w.opts(), req)
+			failure(t, err, StepPreflight, CodeNotPermitted)
+			if w.calls() != nil || !exists(w.plist()) {
+				t.Fatal("not_permitted did something")
+			}
 		}
 	}
 }

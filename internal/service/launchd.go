@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"howett.net/plist"
 )
@@ -48,7 +49,11 @@ type Launchd struct {
 }
 
 // labelRE is reverse-DNS: two or more dot-separated parts.
-var labelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(\.[A-Za-z0-9][A-Za-z0-9-]*)+$`)
+// The patterns are compiled on first use: a package initialiser of the
+// CLI must not allocate (TestStartupInitBudget).
+var labelRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(\.[A-Za-z0-9][A-Za-z0-9-]*)+$`)
+})
 
 // NewLaunchd returns the launchd backend for opts (Label defaults to
 // com.blackpaw.leo, the CLI install's).
@@ -57,7 +62,7 @@ func NewLaunchd(opts Options) (*Launchd, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	if !labelRE.MatchString(opts.Label) {
+	if !labelRE().MatchString(opts.Label) {
 		return nil, fmt.Errorf("launchd: label %q is not reverse-DNS (like %s)", opts.Label, CLILabel)
 	}
 	return &Launchd{opts: opts, path: filepath.Join(opts.UserHome, "Library", "LaunchAgents", opts.Label+".plist")}, nil
@@ -217,8 +222,8 @@ func (l *Launchd) print(ctx context.Context) ([]byte, bool, error) {
 }
 
 var (
-	printPID   = regexp.MustCompile(`(?m)^\s*pid = (\d+)\s*$`)
-	printState = regexp.MustCompile(`(?m)^\s*state = (\S+)\s*$`)
+	printPID   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*pid = (\d+)\s*$`) })
+	printState = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*state = (\S+)\s*$`) })
 )
 
 // Status is `launchctl print` of the job.
@@ -230,10 +235,10 @@ func (l *Launchd) Status(ctx context.Context) (Status, error) {
 		return st, err
 	}
 	st.Registered = true
-	if m := printState.FindSubmatch(out); m != nil {
+	if m := printState().FindSubmatch(out); m != nil {
 		st.State = string(m[1])
 	}
-	if m := printPID.FindSubmatch(out); m != nil {
+	if m := printPID().FindSubmatch(out); m != nil {
 		if pid, err := strconv.Atoi(string(m[1])); err == nil && pid > 0 {
 			st.PID, st.Running = pid, true
 		}

@@ -252,6 +252,9 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 	if _, set := spec.Env["PATH"]; !set {
 		env.set("PATH", r.Resolver.SearchPath())
 	}
+	// Marks the run as leo's own, as LEO_AGENT marks agents: what runs in
+	// it (an agent's tool call) may not move the daemon (handover).
+	env.set("LEO_TASK", j.Task)
 	if j.SessionID != "" {
 		q := harness.SessionQuery{Workspace: ws, Env: env.asMap()}
 		exists, err := h.Sessions().Exists(ctx, q, j.SessionID)

@@ -129,10 +129,11 @@ func (g *rig) wait(ch <-chan Record) Record {
 }
 
 type fakeEntry struct {
-	Argv  []string `json:"argv"`
-	PID   int      `json:"pid"`
-	Event string   `json:"event"`
-	Child int      `json:"child"`
+	Argv    []string `json:"argv"`
+	PID     int      `json:"pid"`
+	LeoTask string   `json:"leo_task"`
+	Event   string   `json:"event"`
+	Child   int      `json:"child"`
 }
 
 func (g *rig) fakeEntries() []fakeEntry {
@@ -385,6 +386,10 @@ func TestRunEnvNeverInArgv(t *testing.T) {
 			t.Fatalf("fake ran %d times", len(g.argvs()))
 		}
 		for _, e := range g.fakeEntries() {
+			// Every run is marked as the task's (handover refuses it).
+			if len(e.Argv) > 0 && e.LeoTask != "brief" {
+				t.Fatalf("a run of task brief has LEO_TASK=%q", e.LeoTask)
+			}
 			for _, a := range e.Argv {
 				if strings.Contains(a, secret) || strings.Contains(a, "FAKE_SCENARIO") {
 					t.Fatalf("an env value is in argv: %q", e.Argv)

@@ -210,7 +210,8 @@ func logLine(v any) {
 }
 
 func logArgv(argv []string) {
-	logLine(map[string]any{"argv": argv, "pid": os.Getpid()})
+	// LEO_TASK and LEO_AGENT are what leo marks its own processes with.
+	logLine(map[string]any{"argv": argv, "pid": os.Getpid(), "leo_task": os.Getenv("LEO_TASK"), "leo_agent": os.Getenv("LEO_AGENT")})
 }
 
 func logEvent(fields map[string]any) {
