@@ -52,6 +52,7 @@ var jsonRuleCases = []jsonRuleCase{
 	{path: "service handover", mayFail: "unsupported off macOS, invalid_args without a direction (TestServiceHandoverRoundTrip covers the success)"},
 	{path: "status"},
 	{path: "pair"},
+	{path: "doctor", mayFail: "claude and tmux depend on this machine (TestDoctorJSON covers the success)"},
 	{path: "agent spawn", args: []string{"assistant", "--name", "bob"}},
 	{path: "agent list"},
 	{path: "agent status", args: []string{"bob"}},

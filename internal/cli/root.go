@@ -98,6 +98,9 @@ type Factory struct {
 	// Now is the clock of status's uptimes and "in 5h"s; nil means
 	// time.Now.
 	Now func() time.Time
+	// DoctorEnv adjusts what `leo doctor` looks at before it runs (tests:
+	// a fake launchctl, the user's home); nil changes nothing.
+	DoctorEnv doctorEnvHook
 }
 
 // NewFactory returns a Factory on the given streams and environment.
