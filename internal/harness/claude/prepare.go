@@ -63,16 +63,9 @@ func GlobalConfigPath(env map[string]string) string {
 // TrustWorkspace marks each workspace as trusted in the .claude.json at
 // path, in one write (none when all are trusted already).
 func TrustWorkspace(path string, workspaces ...string) error {
-	top := map[string]json.RawMessage{}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	top, err := readJSONFile(path)
+	if err != nil {
 		return err
-	case len(bytes.TrimSpace(data)) > 0:
-		if err := json.Unmarshal(data, &top); err != nil {
-			return fmt.Errorf("%s: not valid JSON, leaving it alone: %w", path, err)
-		}
 	}
 	projects, err := objectAt(top, "projects")
 	if err != nil {
@@ -100,6 +93,24 @@ func TrustWorkspace(path string, workspaces ...string) error {
 		return err
 	}
 	return writeJSONFile(path, top, 0o700)
+}
+
+// readJSONFile reads a claude settings file leo edits: its top-level keys
+// as written (none for a missing or empty file). A file that is not a JSON
+// object is an error, and is left alone.
+func readJSONFile(path string) (map[string]json.RawMessage, error) {
+	top := map[string]json.RawMessage{}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	case len(bytes.TrimSpace(data)) > 0:
+		if err := json.Unmarshal(data, &top); err != nil {
+			return nil, fmt.Errorf("%s: not a JSON object, leaving it alone: %w", path, err)
+		}
+	}
+	return top, nil
 }
 
 // writeJSONFile writes a claude settings file leo edited (the user's keys

@@ -57,16 +57,9 @@ func (Claude) TurnEndSignal(_ context.Context, spec harness.LaunchSpec, cmd harn
 // (or whose hooks are not shaped as claude reads them) is left alone and
 // reported.
 func MergeStopHook(path string, command []string) error {
-	top := map[string]json.RawMessage{}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	top, err := readJSONFile(path)
+	if err != nil {
 		return err
-	case len(bytes.TrimSpace(data)) > 0:
-		if err := json.Unmarshal(data, &top); err != nil {
-			return fmt.Errorf("%s: not a JSON object, leaving it alone: %w", path, err)
-		}
 	}
 	hooks, err := objectAt(top, "hooks")
 	if err != nil {
