@@ -283,7 +283,11 @@ func printRun(w io.Writer, r api.TaskRun) error {
 			p.printf("    | %s\n", cell(line, 500))
 		}
 	}
-	if r.ID != "" {
+	switch {
+	case r.ID != "" && r.Agent != "":
+		// A persistent run's output is the agent's pane, not a log file.
+		p.field("output", fmt.Sprintf("in agent %s: leo agent logs %s", r.Agent, r.Agent))
+	case r.ID != "":
 		p.field("output", fmt.Sprintf("leo task logs %s --run %s", r.Task, r.ID))
 	}
 	return p.err

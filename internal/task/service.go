@@ -537,6 +537,16 @@ func (s *Service) TaskHistory(name string, limit int) (api.TaskHistory, error) {
 	if err != nil {
 		return api.TaskHistory{}, api.Errorf(api.CodeInternal, "%v", err)
 	}
+	// A run still going shows last, as running: `leo run --detach` then
+	// `leo task history` finds it.
+	s.mu.Lock()
+	if lr, ok := s.live[name]; ok {
+		recs = append(recs, lr.rec)
+		if limit > 0 && len(recs) > limit {
+			recs = recs[len(recs)-limit:]
+		}
+	}
+	s.mu.Unlock()
 	return historyOf(recs, dropped), nil
 }
 

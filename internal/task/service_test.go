@@ -272,6 +272,9 @@ tasks:
 	if v, _ := r.svc.Get("off"); !v.Running || v.NextRun != nil {
 		t.Fatalf("view while running %+v", v)
 	}
+	if h, err := r.svc.TaskHistory("off", 0); err != nil || len(h.Runs) != 1 || h.Runs[0].ID != rec.ID || h.Runs[0].Outcome != api.OutcomeRunning {
+		t.Fatalf("history while running: %+v %v", h, err)
+	}
 	release()
 	<-done
 	got, ok := r.svc.Result("off", rec.ID)
