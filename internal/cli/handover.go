@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -48,6 +49,7 @@ app's job, which must not be registered.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServiceHandover(cmd.Context(), f, opts)
 		},
+		Annotations: map[string]string{failureShapeAnnotation: failureShapeHandover},
 	}
 	addJSONFlag(cmd, &opts.JSON)
 	cmd.Flags().BoolVar(&opts.ToApp, "to-app", false, "hand the daemon to Leo.app's LaunchAgent")
@@ -94,6 +96,27 @@ func runServiceHandover(ctx context.Context, f *Factory, opts *ServiceHandoverOp
 	}
 	printHandover(opts, res)
 	return nil
+}
+
+// failureShapeAnnotation marks a command whose JSON failures have a shape of
+// their own, cobra's command-line mistakes included.
+const (
+	failureShapeAnnotation = "leo/failure-shape"
+	failureShapeHandover   = "handover"
+)
+
+// inCommandShape gives a failure of cmd its command's shape: every handover
+// failure, a bad flag too, is {"ok":false,"step",…} (spec/managed-install.md
+// lists invalid_args among the handover's codes), so the app reads one shape.
+func inCommandShape(cmd *cobra.Command, err error) error {
+	if cmd == nil || cmd.Annotations[failureShapeAnnotation] != failureShapeHandover {
+		return err
+	}
+	var hf *handover.Failure
+	if errors.As(err, &hf) {
+		return err
+	}
+	return &handover.Failure{Step: handover.StepPreflight, Code: codeOf(err), Message: err.Error()}
 }
 
 // printHandover is the text form. It names env keys only: values may be

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -282,6 +283,31 @@ func TestServiceHandoverFlags(t *testing.T) {
 	}
 	r := e.runWith(ld.set, "service", "handover", "--to-app", "--label", "com.blackpaw.leo", "--json")
 	assertJSONFailure(t, r, "label_conflict", ExitError)
+}
+
+// A bad handover command line answers in the handover's failure shape
+// ({"ok":false,"step",…}, invalid_args among its codes), not only the bare
+// {"error","message"}: the app reads one shape from this command.
+func TestServiceHandoverBadCommandLine(t *testing.T) {
+	e, h, _ := handoverHome(t)
+	ld := newFakeLaunchd(t, e, h)
+	for _, argv := range [][]string{
+		{"--to-app", "--label", handoverAppLabel, "--json", "--no-such-flag"},
+		{"--no-such-flag", "--to-cli", "--json"},
+		{"--to-cli", "--json", "--label"},
+		{"--to-cli", "extra", "--json"},
+	} {
+		r := e.runWith(ld.set, append([]string{"service", "handover"}, argv...)...)
+		obj := assertJSONFailure(t, r, "invalid_args", ExitUsage)
+		assertKeys(t, fmt.Sprint(argv), obj, "ok", "step", "error", "message")
+		if obj["ok"] != false || obj["step"] != "preflight" {
+			t.Errorf("%v: %v", argv, obj)
+		}
+	}
+	r := e.runWith(ld.set, "service", "handover", "--to-cli", "--no-such-flag")
+	if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, "leo: unknown flag: --no-such-flag") {
+		t.Errorf("text mode: %+v", r)
+	}
 }
 
 // --dry-run in text: the plan, nothing changed; env keys, never values.

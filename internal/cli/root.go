@@ -210,6 +210,7 @@ func Run(ctx context.Context, args []string, f *Factory) error {
 		}
 	}
 	err, usage := classify(err)
+	err = inCommandShape(target, err)
 	reportError(f.IO, target, asJSON, usage, err)
 	return err
 }
