@@ -180,6 +180,11 @@ func readMarker(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			// A symlink to nothing is a marker that cannot be read, not
+			// an absent one (handover's recovery path needs no marker).
+			if _, lerr := os.Lstat(path); lerr == nil {
+				return nil, errors.New("cannot read it: it is a symlink to a file that does not exist")
+			}
 			return nil, fs.ErrNotExist
 		}
 		return nil, fmt.Errorf("cannot read it: %v", err)

@@ -303,6 +303,19 @@ func TestReadSymlinkFollowsTarget(t *testing.T) {
 	}
 }
 
+// A symlink to nothing is an unreadable marker, never an absent one: handover
+// --to-cli takes its recovery path only when there is no marker at all.
+func TestReadDanglingSymlinkIsInvalid(t *testing.T) {
+	f := newFixture(t)
+	if err := os.Symlink(filepath.Join(f.h.Root, "gone.json"), f.h.MarkerPath()); err != nil {
+		t.Fatal(err)
+	}
+	st := Read(f.h, f.platform())
+	if st.Status != Invalid || !strings.Contains(st.Problem, "symlink to a file that does not exist") {
+		t.Errorf("dangling symlink marker: %v %q", st.Status, st.Problem)
+	}
+}
+
 func TestValidLabel(t *testing.T) {
 	for _, ok := range []string{"studio.blackpaw.leo.daemon", "com.example", "a1.b-2.C3", "com.blackpaw.leo.app"} {
 		if err := ValidLabel(ok); err != nil {
