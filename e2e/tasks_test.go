@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/proc"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
@@ -166,99 +166,9 @@ func (w world) fakeRunning(task string) bool {
 		w.TB.Fatalf("no fake harness process of task %s was logged", task)
 	}
 	for _, pid := range pids {
-		if processAlive(pid) {
+		if proc.Start(pid) != "" { // alive, and not a zombie
 			return true
 		}
 	}
 	return false
-}
-
-// processAlive reports whether pid is a live process (a zombie is not).
-func processAlive(pid int) bool {
-	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-		// The state follows the parenthesised command name.
-		if i := strings.LastIndexByte(string(data), ')'); i > 0 && i+2 < len(data) {
-			return data[i+2] != 'Z'
-		}
-		return true
-	}
-	return syscall.Kill(pid, 0) == nil
-}
-
-// A persistent task on each fake harness, through the daemon: the first
-// run spawns the task's implicit agent from the task's own scope, the
-// prompt goes in through its delivery queue, and the run ends succeeded
-// with the reply when the TUI's own turn-end signal (Stop hook, notify
-// program, plugin) reports the turn that carried it; the next run finds
-// the agent running and delivers into it again.
-func TestPersistentTasksThroughDaemon(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t)
-	tasks := map[string][2]string{}
-	for _, h := range leoproc.Harnesses {
-		tasks["p-"+h] = [2]string{h, "    runtime: persistent\n    timeout: 2m\n"}
-	}
-	writeTasks(t, w, tasks)
-	w.startDaemon()
-	for _, h := range leoproc.Harnesses {
-		name := "p-" + h
-		for i := range 2 {
-			rec, r := runJSON(t, w, "run", name)
-			if r.code != 0 || rec.Outcome != api.OutcomeSucceeded || rec.Agent != name || rec.Harness != h {
-				t.Fatalf("%s run %d: %+v\n%s", name, i+1, rec, r)
-			}
-			if !strings.Contains(rec.Reply, "report on "+name) {
-				t.Fatalf("%s run %d reply %q", name, i+1, rec.Reply)
-			}
-		}
-		a := w.get(name)
-		if a.State != api.StateRunning || a.Harness != h {
-			t.Fatalf("agent %+v", a)
-		}
-		if n := len(w.Launches(h)); n != 1 {
-			t.Fatalf("%s was launched %d times for two firings", h, n)
-		}
-	}
-}
-
-// The daemon's scheduler fires a task at its due time on the real clock
-// (every minute here: the test waits for the next minute boundary), and
-// `leo task list` shows its next run; a disabled task never fires.
-func TestScheduledFiringThroughDaemon(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t)
-	writeTasks(t, w, map[string][2]string{
-		"minutely": {"codex", "    schedule: \"* * * * *\"\n"},
-		"off":      {"codex", "    schedule: \"* * * * *\"\n    enabled: false\n"},
-	})
-	w.startDaemon()
-	list := leo(t, w, nil, "task", "list", "--json")
-	var listed struct {
-		Tasks []api.Task `json:"tasks"`
-	}
-	err := json.Unmarshal([]byte(list.stdout), &listed)
-	tasks := listed.Tasks
-	if err != nil || len(tasks) != 2 {
-		t.Fatalf("task list: %v\n%s", err, list)
-	}
-	if tasks[0].Name != "minutely" || tasks[0].NextRun == nil || tasks[0].ScheduleWords == "" || tasks[1].NextRun != nil {
-		t.Fatalf("task list: %+v", tasks)
-	}
-	due := *tasks[0].NextRun
-	var runs api.TaskHistory
-	testutil.WaitForEvery(t, time.Until(due)+60*time.Second, 250*time.Millisecond, func() bool {
-		r, err := w.Client.TaskHistory(t.Context(), "minutely", 0)
-		runs = r
-		return err == nil && len(r.Runs) > 0
-	}, "the first scheduled firing")
-	rec := runs.Runs[0]
-	if rec.Trigger != api.TriggerSchedule || !rec.Due.Equal(due) || rec.Outcome != api.OutcomeSucceeded {
-		t.Fatalf("firing %+v, want trigger schedule due %v", rec, due)
-	}
-	if late := rec.Start.Sub(due); late < 0 || late > 5*time.Second {
-		t.Fatalf("fired %v after its due time", late)
-	}
-	if h, err := w.Client.TaskHistory(t.Context(), "off", 0); err != nil || len(h.Runs) != 0 {
-		t.Fatalf("the disabled task: %+v %v", h, err)
-	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/delivery"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/proc"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 	"golang.org/x/sys/unix"
 )
@@ -307,7 +308,7 @@ func (m *Manager) killSession(ctx context.Context, name, why string) error {
 			}
 		}
 	}
-	started := processStart(pid)
+	started := proc.Start(pid)
 	err := m.tmux.KillSession(ctx, session)
 	if err != nil {
 		m.log.Error("killing tmux session failed", "agent", name, "session", session, "why", why, "err", err)
@@ -329,14 +330,14 @@ func (m *Manager) killSession(ctx context.Context, name, why string) error {
 func (m *Manager) endLeftover(name string, pid int, started string) {
 	for _, sig := range []unix.Signal{0, unix.SIGTERM, unix.SIGKILL} {
 		if sig != 0 {
-			if processStart(pid) != started {
+			if proc.Start(pid) != started {
 				return
 			}
 			m.log.Warn("the agent's TUI outlived its tmux session; ending it", "agent", name, "pid", pid, "signal", unix.SignalName(sig))
 			_ = unix.Kill(-pid, sig) // the pane's process leads its own group
 		}
 		for range 30 {
-			if processStart(pid) != started {
+			if proc.Start(pid) != started {
 				return
 			}
 			select {

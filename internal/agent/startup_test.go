@@ -10,6 +10,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/delivery"
+	"github.com/blackpaw-studio/leo/internal/proc"
 )
 
 // A TUI that never becomes ready is a state with a reason, not a hang: the
@@ -135,13 +136,13 @@ func TestStoppedTUIThatIgnoresHangupIsEnded(t *testing.T) {
 			pid = p.PID
 		}
 	}
-	if processStart(pid) == "" {
+	if proc.Start(pid) == "" {
 		t.Fatalf("no running pane process for %s (pid %d)", a.TmuxSession, pid)
 	}
 	if _, err := m.Stop(context.Background(), h); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the TUI process ended", 20*time.Second, func() bool { return processStart(pid) == "" })
+	waitFor(t, "the TUI process ended", 20*time.Second, func() bool { return proc.Start(pid) == "" })
 }
 
 // A message left in flight by an earlier daemon, whose finishing is

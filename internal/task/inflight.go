@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/blackpaw-studio/leo/internal/proc"
 	"github.com/blackpaw-studio/leo/internal/statefile"
 )
 
@@ -85,7 +85,7 @@ func (f *inflight) leftover() ([]inflightRun, error) {
 		return nil, fmt.Errorf("runs in progress: %w", err)
 	}
 	for _, r := range file.Runs {
-		if r.PGID > 1 && r.PGIDStart != "" && processStart(r.PGID) == r.PGIDStart {
+		if r.PGID > 1 && r.PGIDStart != "" && proc.Start(r.PGID) == r.PGIDStart {
 			_ = syscall.Kill(-r.PGID, syscall.SIGKILL)
 		}
 	}
@@ -93,24 +93,4 @@ func (f *inflight) leftover() ([]inflightRun, error) {
 		return file.Runs, fmt.Errorf("runs in progress: %w", corrupt)
 	}
 	return file.Runs, nil
-}
-
-// processStart identifies a running process by its start time (field 22
-// of /proc/<pid>/stat), so that a reused pid is never taken for it; ""
-// when it is not running or cannot be read (no /proc: nothing is killed).
-func processStart(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 20 || fields[0] == "Z" {
-		return ""
-	}
-	return fields[19]
 }

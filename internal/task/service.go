@@ -15,6 +15,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/names"
+	"github.com/blackpaw-studio/leo/internal/proc"
 )
 
 // ServiceOptions are what the task service runs on. The daemon fills them;
@@ -369,7 +370,7 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		ID: rec.ID, Task: name, Trigger: trigger, Due: due, Scope: res, Prompt: prompt,
 		SessionID: s.sessionFor(name, res.HarnessName),
 		Started: func(pgid int) {
-			run := inflightRun{Rec: rec, PGID: pgid, PGIDStart: processStart(pgid)}
+			run := inflightRun{Rec: rec, PGID: pgid, PGIDStart: proc.Start(pgid)}
 			if err := s.inflight.save(func(m map[string]inflightRun) { m[rec.ID] = run }); err != nil {
 				s.opts.Log.Warn("task run: its process group not kept in state", "task", name, "run", rec.ID, "err", err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/proc"
 	"github.com/blackpaw-studio/leo/internal/statefile"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
@@ -474,7 +475,7 @@ func TestServiceRecordsRunsAKilledDaemonLeft(t *testing.T) {
 	path := filepath.Join(r.dir, "task-running.json")
 	killed := &inflight{path: path}
 	if err := killed.save(func(m map[string]inflightRun) {
-		m[left.ID] = inflightRun{Rec: left, PGID: cmd.Process.Pid, PGIDStart: processStart(cmd.Process.Pid)}
+		m[left.ID] = inflightRun{Rec: left, PGID: cmd.Process.Pid, PGIDStart: proc.Start(cmd.Process.Pid)}
 	}); err != nil {
 		t.Fatal(err)
 	}
