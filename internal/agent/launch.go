@@ -55,17 +55,9 @@ func (m *Manager) configName(cfg *config.Config) string {
 	return "leo.yaml"
 }
 
-// lookupBinary finds a harness's program now (never cached: installing it
-// needs no daemon restart).
+// lookupBinary finds a harness's program now (binpath.LookupHarness).
 func (m *Manager) lookupBinary(binary, harnessName string) (string, error) {
-	p, err := m.opts.Resolver.Lookup(binary)
-	if err == nil {
-		return p, nil
-	}
-	if harnessName == "claude" {
-		return "", &api.Error{Code: api.CodeClaudeNotFound, Message: api.ClaudeNotFoundMessage}
-	}
-	return "", api.Errorf(api.CodeHarnessNotFound, "%s CLI not found (harness %q): install it or add its directory to PATH", binary, harnessName)
+	return m.opts.Resolver.LookupHarness(binary, harnessName)
 }
 
 // bridge wires leo's MCP server into the harness: the one bridge every

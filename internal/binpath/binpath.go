@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/blackpaw-studio/leo/internal/api"
 )
 
 // Resolver finds executables. The zero value searches leo's own PATH.
@@ -69,4 +71,19 @@ func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 func isExecutable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// LookupHarness finds a harness's program, every time (installing it
+// needs no restart). A missing one is the one error every launch gives:
+// claude_not_found with the contract text of spec/managed-install.md for
+// claude, harness_not_found naming the program and the PATH otherwise.
+func (r Resolver) LookupHarness(binary, harnessName string) (string, error) {
+	p, err := r.Lookup(binary)
+	if err == nil {
+		return p, nil
+	}
+	if harnessName == "claude" {
+		return "", &api.Error{Code: api.CodeClaudeNotFound, Message: api.ClaudeNotFoundMessage}
+	}
+	return "", api.Errorf(api.CodeHarnessNotFound, "%s CLI not found (harness %q) on PATH %s: install it or add its directory to PATH", binary, harnessName, r.SearchPath())
 }

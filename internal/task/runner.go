@@ -219,13 +219,13 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 		return end(a)
 	}
 
-	bin, err := r.Resolver.Lookup(h.Binary())
+	bin, err := r.Resolver.LookupHarness(h.Binary(), rec.Harness)
 	if err != nil {
-		if rec.Harness == "claude" {
-			return fail(attempt{outcome: OutcomeFailed, reason: ReasonClaudeNotFound, message: api.ClaudeNotFoundMessage})
+		reason := ReasonHarnessNotFound
+		if api.HasCode(err, api.CodeClaudeNotFound) {
+			reason = ReasonClaudeNotFound
 		}
-		return fail(attempt{outcome: OutcomeFailed, reason: ReasonHarnessNotFound,
-			message: fmt.Sprintf("%s CLI not found (harness %q) on PATH %s: install it or add its directory to PATH", h.Binary(), rec.Harness, r.Resolver.SearchPath())})
+		return fail(attempt{outcome: OutcomeFailed, reason: reason, message: err.Error()})
 	}
 	streamer, ok := h.(harness.EventStreamer)
 	if !ok {
