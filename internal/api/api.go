@@ -221,3 +221,14 @@ type ReloadResult struct {
 	OK       bool     `json:"ok"`
 	Warnings []string `json:"warnings,omitempty"`
 }
+
+// Template is a template as GET /templates lists it: what spawning it
+// launches. HarnessInherited: the template sets no harness of its own (it
+// runs defaults.harness). Never carries env values.
+type Template struct {
+	Name             string `json:"name"`
+	Harness          string `json:"harness"`
+	HarnessInherited bool   `json:"harness_inherited"`
+	Model            string `json:"model,omitempty"`
+	Workspace        string `json:"workspace,omitempty"`
+}

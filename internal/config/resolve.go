@@ -127,7 +127,7 @@ func (c *Config) TemplateModel(name string) string {
 }
 
 func (c *Config) model(s Settings) string {
-	m, _ := c.cascadeModel(s.Model, c.scopeHarnessName(s.Harness))
+	m, _ := c.cascadeModel(s.Model, c.ScopeHarnessName(s.Harness))
 	return m
 }
 
@@ -139,7 +139,8 @@ func (c *Config) DefaultsHarnessName() string {
 	return harness.Default
 }
 
-func (c *Config) scopeHarnessName(own string) string {
+// ScopeHarnessName is the harness a scope whose own harness: is own runs.
+func (c *Config) ScopeHarnessName(own string) string {
 	if own != "" {
 		return own
 	}
@@ -173,10 +174,10 @@ func (c *Config) cascadeModel(own, harnessName string) (model string, inherited 
 func (c *Config) HarnessesInUse() []string {
 	seen := map[string]bool{c.DefaultsHarnessName(): true}
 	for _, t := range c.Templates {
-		seen[c.scopeHarnessName(t.Harness)] = true
+		seen[c.ScopeHarnessName(t.Harness)] = true
 	}
 	for _, t := range c.Tasks {
-		seen[c.scopeHarnessName(t.Harness)] = true
+		seen[c.ScopeHarnessName(t.Harness)] = true
 	}
 	return slices.Sorted(maps.Keys(seen))
 }
@@ -202,7 +203,7 @@ func (rv *resolver) warnf(path, format string, args ...any) {
 // lookupHarness finds the adapter of a scope. A bad own name is reported on
 // the scope; a bad inherited name is reported once, on defaults.
 func (rv *resolver) lookupHarness(scope, own string) (harness.Harness, string) {
-	name := rv.c.scopeHarnessName(own)
+	name := rv.c.ScopeHarnessName(own)
 	h, ok := harness.Lookup(name)
 	if ok {
 		return h, name
@@ -522,7 +523,7 @@ func (rv *resolver) checkTaskKind(r *Resolved) {
 		if !ok {
 			return // reported by Validate
 		}
-		if h, ok := harness.Lookup(rv.c.scopeHarnessName(t.Harness)); ok && !h.SupportsKind(harness.KindPersistent) {
+		if h, ok := harness.Lookup(rv.c.ScopeHarnessName(t.Harness)); ok && !h.SupportsKind(harness.KindPersistent) {
 			rv.errorf(r.Scope+".template", "templates.%s uses the %s harness, which cannot run persistent tasks yet (persistent tasks deliver into agents) — see %s", r.Template, h.Name(), HarnessDocs)
 		}
 	}

@@ -300,6 +300,7 @@ func (d *run) serve(ctx context.Context) error {
 		resolver: d.opts.Resolver,
 		agents:   agents,
 		tasks:    tasks,
+		config:   store.Get,
 		turnEnds: turnEnds,
 		reload:   store.Reload,
 		setEnabled: func(name string, enabled bool) error {

@@ -27,6 +27,7 @@ import (
 //	DELETE /agents/{name}             {"ok":true}; agent_running unless stopped
 //	GET    /agents/{name}/logs?lines=N api.Logs (pane capture)
 //	POST   /config/reload             api.ReloadResult; config_error keeps the old config
+//	GET    /templates                 []api.Template
 //	GET    /tasks                     []api.Task
 //	GET    /tasks/{name}              api.Task
 //	GET    /tasks/{name}/history?limit=N api.TaskHistory
@@ -61,6 +62,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /agents/{name}/logs", s.handle(true, s.agentLogs))
 
 	mux.HandleFunc("POST /config/reload", s.handle(true, s.reloadConfig))
+	mux.HandleFunc("GET /templates", s.handle(false, s.listTemplates))
 	mux.HandleFunc("POST /drain", s.handle(true, s.drainRoute))
 	mux.HandleFunc("POST /drain/resume", s.handle(true, s.resumeRoute))
 	// Not gated: the hub needs no restored agents, and a hook must not
@@ -143,6 +145,23 @@ func (s *server) listAgents(*http.Request) (any, error) {
 		list = []api.Agent{} // [] not null: an empty fleet is still a list
 	}
 	return list, nil
+}
+
+// listTemplates answers the running config's templates, sorted by name.
+func (s *server) listTemplates(*http.Request) (any, error) {
+	cfg := s.config()
+	out := []api.Template{}
+	for _, name := range cfg.TemplateNames() {
+		t := cfg.Templates[name]
+		out = append(out, api.Template{
+			Name:             name,
+			Harness:          cfg.ScopeHarnessName(t.Harness),
+			HarnessInherited: t.Harness == "",
+			Model:            cfg.TemplateModel(name),
+			Workspace:        t.Workspace,
+		})
+	}
+	return out, nil
 }
 
 func (s *server) getAgent(r *http.Request) (any, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/turnend"
 )
 
@@ -29,6 +30,8 @@ type server struct {
 	resolver binpath.Resolver
 	agents   Agents
 	tasks    Tasks
+	// config is the running config (GET /templates).
+	config func() *config.Config
 	// setEnabled edits tasks.<name>.enabled in leo.yaml.
 	setEnabled func(task string, enabled bool) error
 	// turnEnds takes the harnesses' turn-end reports (POST /hooks/turn-end).
