@@ -469,6 +469,7 @@ func taskFromConfig(cfg *config.Config, name string) api.Task {
 		return t
 	}
 	t.Runtime, t.Harness, t.Model = r.Runtime, r.HarnessName, r.Model
+	t.HarnessInherited = r.HarnessInherited
 	t.Schedule, t.Enabled, t.CatchUp = r.Schedule, r.Enabled, r.CatchUp
 	if r.Schedule != "" {
 		t.ScheduleWords = config.DescribeSchedule(r.Schedule)
