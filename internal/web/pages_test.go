@@ -597,3 +597,15 @@ func TestRoundAge(t *testing.T) {
 		}
 	}
 }
+
+// Under Referrer-Policy no-referrer a browser posts forms with "Origin:
+// null", which the guard refuses: every form of the UI would fail (the
+// browser test found it). same-origin keeps the real Origin on our own
+// posts.
+func TestReferrerPolicyKeepsTheOriginOfFormPosts(t *testing.T) {
+	s, _ := pagesSite(t, pagesYAML)
+	_, hdr, _ := s.do("GET", "/login", nil, nil)
+	if got := hdr.Get("Referrer-Policy"); got != "same-origin" {
+		t.Fatalf("Referrer-Policy = %q, want same-origin", got)
+	}
+}
