@@ -27,6 +27,31 @@ func Getenv(env map[string]string, key string) string {
 	return os.Getenv(key)
 }
 
+// The bridge environment that tells leo's MCP server whom it speaks for:
+// the agent it was launched in, or the task whose run launched it. The
+// server signs messages with it; a tool argument never can.
+const (
+	BridgeAgentEnv = "LEO_AGENT"
+	BridgeTaskEnv  = "LEO_TASK"
+)
+
+// For returns a copy of b whose server speaks for one sender: key is
+// BridgeAgentEnv or BridgeTaskEnv, name the agent or task. Setting one
+// clears the other, so a bridge never names two senders. A nil bridge
+// (none wired) stays nil.
+func (b *MCPBridge) For(key, name string) *MCPBridge {
+	if b == nil {
+		return nil
+	}
+	out := *b
+	out.Env = make(map[string]string, len(b.Env)+1)
+	maps.Copy(out.Env, b.Env)
+	delete(out.Env, BridgeAgentEnv)
+	delete(out.Env, BridgeTaskEnv)
+	out.Env[key] = name
+	return &out
+}
+
 // ServerEnv is the environment of leo's MCP server process: the bridge's
 // Env plus LEO_URL (unless Env sets it). It holds no secret: the server
 // reads its token from a file.
