@@ -270,6 +270,18 @@ func (c *Client) Reset(ctx context.Context, name string) (api.Agent, error) {
 	return c.action(ctx, LaunchTimeout, name, "reset")
 }
 
+// Compact is POST /agents/{name}/compact: the harness compacts the
+// agent's conversation (its own command, delivered like a message).
+func (c *Client) Compact(ctx context.Context, name string) (api.Agent, error) {
+	return c.action(ctx, LaunchTimeout, name, "compact")
+}
+
+// Interrupt is POST /agents/{name}/interrupt: the harness's interrupt key
+// ends the turn in flight.
+func (c *Client) Interrupt(ctx context.Context, name string) (api.Agent, error) {
+	return c.action(ctx, ChangeTimeout, name, "interrupt")
+}
+
 func (c *Client) action(ctx context.Context, bound time.Duration, name, verb string) (api.Agent, error) {
 	p, err := agentPath(name, verb)
 	if err != nil {
