@@ -36,9 +36,10 @@ const (
 )
 
 // For returns a copy of b whose server speaks for one sender: key is
-// BridgeAgentEnv or BridgeTaskEnv, name the agent or task. Setting one
-// clears the other, so a bridge never names two senders. A nil bridge
-// (none wired) stays nil.
+// BridgeAgentEnv or BridgeTaskEnv, name the agent or task. The other key is
+// set empty, so a value the harness's own environment carries (a leo run
+// started inside an agent's pane) never reaches the server as a second
+// sender. A nil bridge (none wired) stays nil.
 func (b *MCPBridge) For(key, name string) *MCPBridge {
 	if b == nil {
 		return nil
@@ -46,8 +47,7 @@ func (b *MCPBridge) For(key, name string) *MCPBridge {
 	out := *b
 	out.Env = make(map[string]string, len(b.Env)+1)
 	maps.Copy(out.Env, b.Env)
-	delete(out.Env, BridgeAgentEnv)
-	delete(out.Env, BridgeTaskEnv)
+	out.Env[BridgeAgentEnv], out.Env[BridgeTaskEnv] = "", ""
 	out.Env[key] = name
 	return &out
 }

@@ -61,7 +61,7 @@ func TestBridgeForNamesOneSenderAndCopies(t *testing.T) {
 	if env := task.ServerEnv(); env["LEO_TASK"] != "nightly" || env["LEO_AGENT"] != "" || env["LEO_URL"] != "http://127.0.0.1:8370" {
 		t.Fatalf("task bridge server env %v: want LEO_TASK only, LEO_URL kept", env)
 	}
-	if _, set := task.Env["LEO_AGENT"]; set {
-		t.Fatal("a bridge named two senders")
+	if v, set := task.Env["LEO_AGENT"]; !set || v != "" {
+		t.Fatal("a task's bridge must set LEO_AGENT empty, so an inherited one cannot name a second sender")
 	}
 }

@@ -554,7 +554,7 @@ tasks:
 	if len(jobs) != 1 || jobs[0].Bridge == nil {
 		t.Fatalf("jobs %+v, want one with a bridge", jobs)
 	}
-	if env := jobs[0].Bridge.Env; env["LEO_TASK"] != "nightly" || env["LEO_HOME"] != "/h" || env["LEO_AGENT"] != "" {
+	if env := jobs[0].Bridge.Env; env["LEO_TASK"] != "nightly" || env["LEO_HOME"] != "/h" || len(env) != 3 || env["LEO_AGENT"] != "" {
 		t.Errorf("run bridge env %v, want LEO_TASK=nightly with LEO_HOME kept and no LEO_AGENT", env)
 	}
 	if _, set := shared.Env["LEO_TASK"]; set {
