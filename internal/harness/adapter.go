@@ -52,6 +52,12 @@ func (b *MCPBridge) For(key, name string) *MCPBridge {
 	return &out
 }
 
+// BridgeNudge is the short system-prompt text a harness carries when leo's
+// MCP server is wired in (and only then: without the bridge there is no
+// leo_skill to point at). Each adapter delivers it its own way.
+const BridgeNudge = `You are running under leo, which keeps this agent alive and delivers messages to it.
+To message other agents, list or spawn them, or run leo tasks, call the leo_skill MCP tool first: it explains leo's tools.`
+
 // ServerEnv is the environment of leo's MCP server process: the bridge's
 // Env plus LEO_URL (unless Env sets it). It holds no secret: the server
 // reads its token from a file.
