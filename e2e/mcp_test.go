@@ -147,6 +147,11 @@ func TestMCPServerAgainstARunningDaemon(t *testing.T) {
 		t.Fatalf("leo_list_templates: %s", out)
 	}
 
+	// The harness's interrupt key reaches bob's pane through the daemon.
+	if out := call("leo_interrupt", map[string]any{"name": "bob"}); !strings.Contains(out, `"name":"bob"`) {
+		t.Fatalf("leo_interrupt: %s", out)
+	}
+
 	call("leo_run_task", map[string]any{"name": "hello"})
 	testutil.WaitFor(t, 60*time.Second, func() bool {
 		h, err := w.Client.TaskHistory(ctx, "hello", 5)

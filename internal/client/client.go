@@ -270,12 +270,6 @@ func (c *Client) Reset(ctx context.Context, name string) (api.Agent, error) {
 	return c.action(ctx, LaunchTimeout, name, "reset")
 }
 
-// Compact is POST /agents/{name}/compact: the harness compacts the
-// agent's conversation (its own command, delivered like a message).
-func (c *Client) Compact(ctx context.Context, name string) (api.Agent, error) {
-	return c.action(ctx, LaunchTimeout, name, "compact")
-}
-
 // Interrupt is POST /agents/{name}/interrupt: the harness's interrupt key
 // ends the turn in flight.
 func (c *Client) Interrupt(ctx context.Context, name string) (api.Agent, error) {

@@ -26,7 +26,6 @@ type Daemon interface {
 	Spawn(ctx context.Context, req api.SpawnRequest) (api.Agent, error)
 	Stop(ctx context.Context, name string) (api.Agent, error)
 	Reset(ctx context.Context, name string) (api.Agent, error)
-	Compact(ctx context.Context, name string) (api.Agent, error)
 	Interrupt(ctx context.Context, name string) (api.Agent, error)
 	Send(ctx context.Context, name, message string) (api.SendResult, error)
 	ListTasks(ctx context.Context) ([]api.Task, error)
@@ -168,8 +167,10 @@ func (t *tools) register(s *sdk.Server) {
 		Description: "Give an agent a new, empty conversation (leo relaunches it on a fresh session; nothing is deleted)."},
 		call(t, func(ctx context.Context, d Daemon, a agentArgs) (any, error) { return d.Reset(ctx, a.Name) }))
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_compact", Annotations: changes,
-		Description: "Ask an agent's harness to compact (summarise) its conversation, as its /compact command does, once it is idle."},
-		call(t, func(ctx context.Context, d Daemon, a agentArgs) (any, error) { return d.Compact(ctx, a.Name) }))
+		Description: "Not available yet: answers an error saying so (the daemon has no compact operation)."},
+		call(t, func(context.Context, Daemon, agentArgs) (any, error) {
+			return nil, api.Errorf(api.CodeInvalidArgs, "leo_compact is not available yet: the daemon has no compact operation (a harness's /compact is a command of its TUI, and leo delivers only messages); see docs/mcp.md")
+		}))
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_interrupt", Annotations: disrupts,
 		Description: "Interrupt the turn an agent is working on (its harness's interrupt key); it stays running."},
 		call(t, func(ctx context.Context, d Daemon, a agentArgs) (any, error) { return d.Interrupt(ctx, a.Name) }))
