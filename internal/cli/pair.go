@@ -94,9 +94,9 @@ func runPair(ctx context.Context, opts *PairOptions) error {
 		OK: true, Version: opts.Version, Home: opts.Home.Root, Socket: opts.Home.SocketPath(),
 		Managed: opts.Managed.Managed, Label: opts.Managed.Label,
 		Daemon:    probeDaemon(ctx, opts.Home, nowOr(opts.Now)),
-		Web:       webOf(cfg),
 		TokenPath: opts.Home.TokenPath(),
 	}
+	p.Web = webOf(cfg, p.Daemon)
 	tok, problem := readToken(opts.Home.TokenPath())
 	if problem != "" {
 		fmt.Fprintf(opts.IO.ErrOut, "leo: pair: %s\n", problem)
@@ -112,7 +112,7 @@ func runPair(ctx context.Context, opts *PairOptions) error {
 		fmt.Fprintf(&b, "%-8s %s\n", label+":", fmt.Sprintf(format, args...))
 	}
 	if p.Web.Enabled {
-		line("url", "%s (configured; this build does not serve the web UI or HTTP API yet)", p.Web.URL)
+		line("url", "%s", webLine(p.Web, p.Daemon.Answering))
 	} else {
 		line("url", "none (web.enabled is false in leo.yaml)")
 	}

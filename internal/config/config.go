@@ -160,6 +160,7 @@ type Option func(*options)
 
 type options struct {
 	getenv func(string) string
+	create bool // EditScope: add a missing template or task (CreateScope)
 }
 
 // WithGetenv replaces os.Getenv as the source of leo's own environment: it
@@ -230,7 +231,13 @@ func LoadValid(path string, opts ...Option) (*Config, error) {
 // sections, bad values) is a finding reported by Validate, so all of them are
 // shown at once.
 func Parse(data []byte, path string, opts ...Option) (*Config, error) {
-	o := buildOptions(opts)
+	c, _, err := parse(data, path, buildOptions(opts))
+	return c, err
+}
+
+// parse is Parse that also returns the document tree (nil for an empty
+// file), which a scope edit compares before and after.
+func parse(data []byte, path string, o options) (*Config, *node, error) {
 	c := &Config{
 		Path:      path,
 		Templates: map[string]*Template{},
@@ -240,7 +247,7 @@ func Parse(data []byte, path string, opts ...Option) (*Config, error) {
 	if path != "" {
 		abs, err := filepath.Abs(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		c.Path = abs
 		c.Home = filepath.Dir(abs)
@@ -250,20 +257,20 @@ func Parse(data []byte, path string, opts ...Option) (*Config, error) {
 
 	root, err := parseYAML(data, path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if isNull(root) {
-		return c, nil // an empty file is an empty config
+		return c, root, nil // an empty file is an empty config
 	}
 	if root.Kind != mappingNode {
-		return nil, &ParseError{File: path, Line: root.Line, Column: root.Column,
+		return nil, nil, &ParseError{File: path, Line: root.Line, Column: root.Column,
 			Msg: "the top level must be a mapping (defaults:, templates:, tasks:, scheduler:, web:)"}
 	}
 	d := &decoder{}
 	d.config(c, root)
 	c.findings = d.findings
 	c.pos = indexPositions(root)
-	return c, nil
+	return c, root, nil
 }
 
 // TemplateNames lists the templates, sorted.

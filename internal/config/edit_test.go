@@ -165,9 +165,6 @@ func TestSetTaskEnabledRefusesSharedOrOddShapes(t *testing.T) {
 		"alias": {
 			"tasks:\n  a: &base\n    prompt_file: p.md\n  b: *base\n", "b",
 			"tasks.b.enabled: leo cannot edit this part of the file; change it by hand (tasks.b is not a mapping written in place (an alias or a tag))"},
-		"string value": {
-			"tasks:\n  a:\n    prompt_file: p.md\n    enabled: !!str true\n", "a",
-			"tasks.a.enabled: leo cannot edit this part of the file; change it by hand (its value is not true or false)"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -180,6 +177,18 @@ func TestSetTaskEnabledRefusesSharedOrOddShapes(t *testing.T) {
 				t.Fatal("file changed")
 			}
 		})
+	}
+}
+
+// A value written with a tag (here one the decoder rejects) is rewritten
+// as a plain value: the config is valid afterwards.
+func TestSetTaskEnabledRewritesATaggedValue(t *testing.T) {
+	h := editHome(t, "tasks:\n  a:\n    prompt_file: p.md\n    enabled: !!str true # tagged\n")
+	if err := SetTaskEnabled(h.Path, "a", false, WithGetenv(h.getenv)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := h.read(t), "tasks:\n  a:\n    prompt_file: p.md\n    enabled: false\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
 
