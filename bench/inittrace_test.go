@@ -13,9 +13,15 @@ import (
 // build nothing at init (regexps compile on first use, tables are built
 // when needed); the whole binary's initialisers stay within a budget, so
 // new code (web UI, MCP) cannot quietly add to every command's start.
+//
+// The official MCP SDK (leo mcp-server) costs about 128 KiB of it that no
+// leo code can defer: github.com/google/jsonschema-go ~81 KiB, encoding/gob
+// ~28 KiB (imported by the SDK itself), the SDK's own packages ~15 KiB.
+// The budget was 128 KiB before it; the rest of the binary still has to
+// fit in what is left.
 const (
 	leoPackageInitBytes = 4 << 10
-	totalInitBytes      = 128 << 10
+	totalInitBytes      = 256 << 10
 )
 
 // TestStartupInitBudget runs `leo version` with GODEBUG=inittrace=1 and

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/blackpaw-studio/leo/internal/config"
@@ -33,9 +34,19 @@ func TestAgentLaunchBridgeNamesTheDaemonsConfigFile(t *testing.T) {
 	e.cfg.Store(cfg)
 	m := e.newManager()
 
-	p, err := m.plan(context.Background(), &Record{Name: "codex", Template: "codex", Harness: "codex"})
+	p, err := m.plan(context.Background(), &Record{Name: "codex-2", Template: "codex", Harness: "codex"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The server speaks for the agent it runs in, so its messages are
+	// signed by it (never by a tool argument).
+	if got := p.spec.Bridge.Env["LEO_AGENT"]; got != "codex-2" {
+		t.Errorf("bridge LEO_AGENT = %q, want the agent's name codex-2", got)
+	}
+	if !slices.ContainsFunc(p.cmd.Argv, func(a string) bool {
+		return strings.HasPrefix(a, "mcp_servers.leo.env=") && strings.Contains(a, `LEO_AGENT = "codex-2"`)
+	}) {
+		t.Errorf("argv does not hand the server its agent's name: %q", p.cmd.Argv)
 	}
 	want := cfg.MCPBridge(e.home, "/bin/false")
 	if p.spec.Bridge == nil || want == nil || !slices.Equal(p.spec.Bridge.Args, want.Args) {

@@ -61,9 +61,10 @@ func (m *Manager) lookupBinary(binary, harnessName string) (string, error) {
 }
 
 // bridge wires leo's MCP server into the harness: the one bridge every
-// launch gets (config.MCPBridge), for this daemon's home and config file.
-func (m *Manager) bridge(cfg *config.Config) *harness.MCPBridge {
-	return cfg.MCPBridge(m.opts.Home, m.opts.LeoBinary)
+// launch gets (config.MCPBridge), for this daemon's home and config file,
+// speaking for agent name.
+func (m *Manager) bridge(cfg *config.Config, name string) *harness.MCPBridge {
+	return cfg.MCPBridge(m.opts.Home, m.opts.LeoBinary).For(harness.BridgeAgentEnv, name)
 }
 
 // launchPlan is everything a launch decided before touching tmux.
@@ -146,7 +147,7 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 		id = pol.NewID()
 	}
 	spec.SessionID, spec.Resume = id, resume
-	spec.Bridge = m.bridge(cfg)
+	spec.Bridge = m.bridge(cfg, rec.Name)
 
 	if p, ok := h.(harness.Preparer); ok {
 		if err := p.Prepare(ctx, spec); err != nil {

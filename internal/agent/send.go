@@ -582,6 +582,36 @@ func (m *Manager) claimed(id, self string) bool {
 	return false
 }
 
+// Interrupt presses the harness's interrupt key(s) in the agent's pane
+// (harness.Interrupter): the turn in flight ends and the TUI stays, ready
+// for the next message. Nothing is queued or waited for: on an idle TUI
+// the key does nothing. A stopped agent is agent_stopped.
+func (m *Manager) Interrupt(ctx context.Context, name string) (api.Agent, error) {
+	a, err := m.lookup(name)
+	if err != nil {
+		return api.Agent{}, err
+	}
+	m.mu.Lock()
+	state, harnessName := a.rec.State, a.rec.Harness
+	m.mu.Unlock()
+	if state == api.StateStopped {
+		return api.Agent{}, api.Errorf(api.CodeAgentStopped, "agent %s is stopped; there is no turn to interrupt", name)
+	}
+	h, _ := harness.Lookup(harnessName)
+	in, ok := h.(harness.Interrupter)
+	if !ok {
+		return api.Agent{}, api.Errorf(api.CodeInvalidArgs, "agent %s: the %s harness names no interrupt key", name, harnessName)
+	}
+	if err := (agentPane{m: m, a: a}).SendKeys(ctx, in.InterruptKeys()...); err != nil {
+		if errors.Is(err, delivery.ErrPaneDead) {
+			return api.Agent{}, api.Errorf(api.CodeAgentStopped, "agent %s has no live pane (it is starting or restarting); nothing to interrupt", name)
+		}
+		return api.Agent{}, api.Errorf(api.CodeTmux, "agent %s: interrupt: %v", name, err)
+	}
+	m.log.Info("interrupt sent", "agent", name, "harness", harnessName)
+	return m.Get(name)
+}
+
 // Busy reports whether the agent is working: a message queued or being
 // delivered, or its TUI showing a turn in flight. A stopped agent is idle.
 // It costs one pane capture (the graceful-restart drain polls it).

@@ -373,13 +373,13 @@ func runRun(opts *RunOptions) error {
 		}
 		spec := launch.LaunchSpec()
 		spec.Name = out.Agent
-		spec.Bridge = cfg.MCPBridge(opts.Home, opts.Executable)
+		spec.Bridge = cfg.MCPBridge(opts.Home, opts.Executable).For(harness.BridgeAgentEnv, out.Agent)
 		cmd, err = launch.Harness.Interactive(spec)
 	} else {
 		out.Launch = "headless"
 		spec := launch.LaunchSpec()
 		spec.Prompt = string(prompt)
-		spec.Bridge = cfg.MCPBridge(opts.Home, opts.Executable)
+		spec.Bridge = cfg.MCPBridge(opts.Home, opts.Executable).For(harness.BridgeTaskEnv, opts.Task)
 		cmd, err = launch.Harness.Headless(spec)
 	}
 	if err != nil {

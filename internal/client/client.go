@@ -1,5 +1,6 @@
 // Package client is the typed Go client of the daemon's socket API
-// (HTTP over state/leo.sock). Every failure is an *api.Error with a stable
+// (HTTP over state/leo.sock), and of the same routes over the daemon's HTTP
+// API (NewHTTP: TCP, /api paths, a bearer token). Every failure is an *api.Error with a stable
 // code; when no daemon answers, the code is daemon_down and the message
 // says why (not running, stale socket, holding the lock but silent).
 //
@@ -12,6 +13,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +23,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,10 +37,26 @@ type Client struct {
 	socket string
 	lock   string
 	http   *http.Client
+	// base is what a route's path is appended to.
+	base string
+	// web is set for a client of the HTTP API (NewHTTP): its routes are
+	// mapped onto /api paths and carry the token.
+	web *webAPI
 }
 
-// baseURL is a placeholder host: the transport always dials the socket.
-const baseURL = "http://leo"
+// webAPI is what a client of the HTTP API adds to the socket client's path.
+type webAPI struct {
+	// url is the base URL as given, for messages (it never holds the token).
+	url string
+	// auth is the Authorization header value; never printed.
+	auth string
+	// bad, when set, fails every call: the URL or the token cannot be used.
+	bad *api.Error
+}
+
+// socketBase is a placeholder host: the socket transport always dials the
+// socket.
+const socketBase = "http://leo"
 
 // dialTimeout bounds connecting to the socket; a live daemon accepts at once.
 const dialTimeout = 2 * time.Second
@@ -78,7 +97,77 @@ func New(h home.Home) *Client {
 		// cleaned) would run another route than the one asked for.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Client{socket: socket, lock: lock, http: hc}
+	return &Client{socket: socket, lock: lock, http: hc, base: socketBase}
+}
+
+// NewHTTP returns a client of the daemon's HTTP API at baseURL (e.g.
+// http://127.0.0.1:8370): the same typed calls as New, each socket route
+// asked for at its /api path (api.HTTPPath) with "Authorization: Bearer
+// token". Redirects are never followed. A URL or token that cannot be used
+// fails every call with invalid_args; the token is never part of a message.
+func NewHTTP(baseURL, token string) *Client {
+	w := &webAPI{url: baseURL}
+	base := strings.TrimRight(baseURL, "/")
+	u, err := url.Parse(base)
+	switch {
+	case err != nil:
+		w.bad = api.Errorf(api.CodeInvalidArgs, "leo web API URL is not a URL: %v", unwrapURL(err))
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
+		w.url = u.Redacted() // a password in it stays out of every message
+		w.bad = api.Errorf(api.CodeInvalidArgs, "leo web API URL %q: want http://host:port (no user, query or fragment)", w.url)
+	}
+	baseURL = w.url
+	token = strings.TrimSpace(token)
+	switch {
+	case token == "":
+		w.bad = cmp.Or(w.bad, api.Errorf(api.CodeInvalidArgs, "no API token for the leo web API at %s", baseURL))
+	case !validToken(token):
+		w.bad = cmp.Or(w.bad, api.Errorf(api.CodeInvalidArgs, "the API token for the leo web API at %s holds characters a header cannot carry (control characters or spaces)", baseURL))
+	}
+	w.auth = "Bearer " + token
+	d := net.Dialer{Timeout: dialTimeout}
+	tr := &http.Transport{
+		DialContext:     d.DialContext,
+		Proxy:           nil, // the API is on this machine; a proxy would see the token
+		MaxIdleConns:    4,
+		IdleConnTimeout: 30 * time.Second,
+	}
+	hc := &http.Client{
+		Transport:     tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Client{http: hc, base: base, web: w}
+}
+
+// validToken reports whether token can ride in a header as it is: visible
+// ASCII only.
+func validToken(token string) bool {
+	for i := 0; i < len(token); i++ {
+		if token[i] <= ' ' || token[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// target is the URL a route's path (query included) is asked for at: the
+// socket path itself, or its /api path over the HTTP API.
+func (c *Client) target(path string) (string, error) {
+	if c.web == nil {
+		return c.base + path, nil
+	}
+	if c.web.bad != nil {
+		return "", c.web.bad
+	}
+	p, query, hasQuery := strings.Cut(path, "?")
+	mapped, ok := api.HTTPPath(p)
+	if !ok {
+		return "", api.Errorf(api.CodeInvalidArgs, "the leo web API does not serve %s (a socket-only route)", p)
+	}
+	if hasQuery {
+		mapped += "?" + query
+	}
+	return c.base + mapped, nil
 }
 
 // Close drops idle connections.
@@ -179,6 +268,12 @@ func (c *Client) Restart(ctx context.Context, name string) (api.Agent, error) {
 // Reset is POST /agents/{name}/reset: a new conversation.
 func (c *Client) Reset(ctx context.Context, name string) (api.Agent, error) {
 	return c.action(ctx, LaunchTimeout, name, "reset")
+}
+
+// Interrupt is POST /agents/{name}/interrupt: the harness's interrupt key
+// ends the turn in flight.
+func (c *Client) Interrupt(ctx context.Context, name string) (api.Agent, error) {
+	return c.action(ctx, ChangeTimeout, name, "interrupt")
 }
 
 func (c *Client) action(ctx context.Context, bound time.Duration, name, verb string) (api.Agent, error) {
@@ -353,6 +448,13 @@ func taskPath(name, verb string) (string, error) {
 	return p, nil
 }
 
+// ListTemplates is GET /templates: the config's templates, by name.
+func (c *Client) ListTemplates(ctx context.Context) ([]api.Template, error) {
+	var ts []api.Template
+	err := c.do(ctx, ReadTimeout, http.MethodGet, "/templates", nil, &ts)
+	return ts, err
+}
+
 // TurnEnd is POST /hooks/turn-end: a harness hook's report of a turn's
 // end. Bounded by ctx (a hook gives up quickly rather than hold up the
 // harness) and ReadTimeout.
@@ -391,12 +493,19 @@ func (c *Client) do(ctx context.Context, bound time.Duration, method, path strin
 		}
 		body = bytes.NewReader(data)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, baseURL+path, body)
+	target, err := c.target(path)
 	if err != nil {
-		return api.Errorf(api.CodeInternal, "build request: %v", err)
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return api.Errorf(api.CodeInternal, "build request %s: %v", call, err)
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.web != nil {
+		req.Header.Set("Authorization", c.web.auth)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -443,6 +552,9 @@ func decodeError(status int, data []byte) error {
 // still alive. call ("GET /agents") and wait (how long it could take) name
 // the request in the message.
 func (c *Client) transportError(ctx context.Context, call string, wait time.Duration, err error) error {
+	if c.web != nil {
+		return c.webTransportError(ctx, call, wait, err)
+	}
 	switch {
 	case timedOut(ctx, err):
 		held, pid, _ := lockfile.Probe(c.lock)
@@ -482,6 +594,21 @@ func (c *Client) transportError(ctx context.Context, call string, wait time.Dura
 			return api.Errorf(api.CodeDaemonDown, "leo daemon (pid %d) dropped the request: %v", pid, unwrapURL(err))
 		}
 		return api.Errorf(api.CodeDaemonDown, "leo daemon stopped while answering: %v", unwrapURL(err))
+	}
+}
+
+// webTransportError is transportError over the HTTP API: no lock to ask,
+// so the message names the URL and what the transport said.
+func (c *Client) webTransportError(ctx context.Context, call string, wait time.Duration, err error) error {
+	switch {
+	case timedOut(ctx, err):
+		return api.Errorf(api.CodeDaemonDown, "leo web API at %s not reachable: no reply to %s within %s", c.web.url, call, roundWait(wait))
+	case errors.Is(err, context.Canceled):
+		return api.Errorf(api.CodeInternal, "cancelled while waiting for the leo web API at %s to answer %s", c.web.url, call)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return api.Errorf(api.CodeDaemonDown, "leo web API at %s not reachable: connection refused (is the leo daemon running with web.enabled?)", c.web.url)
+	default:
+		return api.Errorf(api.CodeDaemonDown, "leo web API at %s not reachable: %v", c.web.url, unwrapURL(err))
 	}
 }
 

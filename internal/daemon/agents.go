@@ -26,6 +26,8 @@ type Agents interface {
 	Delete(ctx context.Context, name string) error
 	Logs(ctx context.Context, name string, lines int) (api.Logs, error)
 	Send(ctx context.Context, name, message string) (api.SendResult, error)
+	// Interrupt presses the harness's interrupt key in the agent's pane.
+	Interrupt(ctx context.Context, name string) (api.Agent, error)
 
 	// ConfigChanged tells the manager a reload swapped the config.
 	ConfigChanged()

@@ -274,7 +274,6 @@ func (d *run) serve(ctx context.Context) error {
 			d.log.Warn("closing the agent manager", "err", err)
 		}
 	}()
-	prepareHarnesses(ctx, cfg, d.opts.Getenv, d.log)
 	persistent, err := d.persistentFirings(agents, turnEnds)
 	if err != nil {
 		return fmt.Errorf("start the task service: %w", err)
@@ -287,7 +286,7 @@ func (d *run) serve(ctx context.Context) error {
 	// reload may turn it on, off, or move it).
 	var webSync atomic.Pointer[func()]
 	store.changed = func() {
-		prepareHarnesses(ctx, store.Get(), d.opts.Getenv, d.log)
+		prepareHarnesses(ctx, store.Get(), d.bridged(store.Get(), h), d.opts.Getenv, d.log)
 		agents.ConfigChanged()
 		tasks.ConfigChanged()
 		if f := webSync.Load(); f != nil {
@@ -353,6 +352,8 @@ func (d *run) serve(ctx context.Context) error {
 	syncWeb := webServer.Sync
 	webSync.Store(&syncWeb)
 	webServer.Sync()
+	// After Sync: it mints the token the bridge (and so the nudge) needs.
+	prepareHarnesses(ctx, cfg, d.bridged(cfg, h), d.opts.Getenv, d.log)
 
 	// 7. Boot restore, then ready.
 	restoreStart := time.Now()

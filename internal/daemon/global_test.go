@@ -1,56 +1,56 @@
-package daemon_test
+package daemon
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
+	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/harness/opencode"
 )
 
-// The opencode managed block is written only once opencode is configured,
-// and only between its markers: the user's own AGENTS.md text stays.
-func TestOpencodeManagedBlockFollowsTheConfig(t *testing.T) {
-	h := newHome(t)
+// opencode's managed AGENTS.md block says only what is true: it points at
+// leo_skill while launches get leo's MCP server, and is removed (the
+// user's own text kept) once they do not.
+func TestOpencodeBlockFollowsTheBridge(t *testing.T) {
 	xdg := t.TempDir()
-	agentsMD := filepath.Join(xdg, "opencode", "AGENTS.md")
-	if err := os.MkdirAll(filepath.Dir(agentsMD), 0o755); err != nil {
+	getenv := func(k string) string { return map[string]string{"HOME": t.TempDir(), "XDG_CONFIG_HOME": xdg}[k] }
+	cfg, err := config.Parse([]byte("templates:\n  oc:\n    harness: opencode\n    workspace: /tmp/oc\n"), filepath.Join(t.TempDir(), "leo.yaml"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	mine := "# my own rules\nalways write tests\n"
-	writeFile(t, agentsMD, mine)
-
-	fake := daemontest.New()
-	opts := options(t, h, fake, nil)
-	opts.Getenv = func(k string) string {
-		if k == "XDG_CONFIG_HOME" {
-			return xdg
+	path := filepath.Join(xdg, "opencode", "AGENTS.md")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mine := "# my rules\nbe kind\n"
+	if err := os.WriteFile(path, []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func() string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return os.Getenv(k)
+		return string(b)
 	}
-	r := start(t, opts, fake)
-	r.WaitReady(t, 10*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if got, _ := os.ReadFile(agentsMD); string(got) != mine {
-		t.Fatalf("AGENTS.md changed while opencode is not configured:\n%s", got)
+	log := slog.New(slog.DiscardHandler)
+
+	prepareHarnesses(context.Background(), cfg, true, getenv, log)
+	got := read()
+	if !strings.HasPrefix(got, mine) || !strings.Contains(got, opencode.BlockBegin+"\n"+harness.BridgeNudge) {
+		t.Fatalf("bridged: AGENTS.md\n%s\nwants the user's text then the nudge block", got)
 	}
 
-	writeFile(t, h.ConfigPath, validConfig+"  oc:\n    harness: opencode\n")
-	if _, err := r.Client.ReloadConfig(ctx); err != nil {
-		t.Fatal(err)
+	prepareHarnesses(context.Background(), cfg, false, getenv, log)
+	if got := read(); got != mine+"\n" && got != mine {
+		t.Fatalf("not bridged: AGENTS.md\n%q\nstill has more than the user's text (a block pointing at tools that are not there?)", got)
 	}
-	got, _ := os.ReadFile(agentsMD)
-	text := string(got)
-	if !strings.HasPrefix(text, mine) {
-		t.Errorf("the user's text was not kept:\n%s", text)
-	}
-	begin, end := strings.Index(text, opencode.BlockBegin), strings.Index(text, opencode.BlockEnd)
-	if begin < 0 || end < begin || !strings.Contains(text[begin:end], "leo_skill") {
-		t.Errorf("no managed block with the leo nudge:\n%s", text)
+	if strings.Contains(read(), "leo_skill") {
+		t.Fatal("a nudge toward leo_skill is left with no bridge")
 	}
 }

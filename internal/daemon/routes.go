@@ -24,6 +24,7 @@ import (
 //	POST   /agents/{name}/restart     api.Agent
 //	POST   /agents/{name}/reset       api.Agent (new conversation)
 //	POST   /agents/{name}/send        api.SendRequest → api.SendResult
+//	POST   /agents/{name}/interrupt   api.Agent (the harness's interrupt key)
 //	DELETE /agents/{name}             {"ok":true}; agent_running unless stopped
 //	GET    /agents/{name}/logs?lines=N api.Logs (pane capture)
 //	POST   /config/reload             api.ReloadResult; config_error keeps the old config
@@ -58,6 +59,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /agents/{name}/restart", s.handle(true, s.agentAction(Agents.Restart)))
 	mux.HandleFunc("POST /agents/{name}/reset", s.handle(true, s.agentAction(Agents.Reset)))
 	mux.HandleFunc("POST /agents/{name}/send", s.handle(true, s.sendToAgent))
+	mux.HandleFunc("POST /agents/{name}/interrupt", s.handle(true, s.agentAction(Agents.Interrupt)))
 	mux.HandleFunc("DELETE /agents/{name}", s.handle(true, s.deleteAgent))
 	mux.HandleFunc("GET /agents/{name}/logs", s.handle(true, s.agentLogs))
 

@@ -46,3 +46,22 @@ func TestKindKnown(t *testing.T) {
 		t.Error("an unknown kind is known")
 	}
 }
+
+func TestBridgeForNamesOneSenderAndCopies(t *testing.T) {
+	var none *MCPBridge
+	if none.For(BridgeAgentEnv, "a") != nil {
+		t.Fatal("a nil bridge (none wired) must stay nil")
+	}
+	b := &MCPBridge{Command: "/leo", Env: map[string]string{"LEO_HOME": "/h"}, URL: "http://127.0.0.1:8370"}
+	a := b.For(BridgeAgentEnv, "alice")
+	if a.Env["LEO_AGENT"] != "alice" || a.Env["LEO_HOME"] != "/h" || len(b.Env) != 1 {
+		t.Fatalf("agent bridge env %v (shared %v)", a.Env, b.Env)
+	}
+	task := a.For(BridgeTaskEnv, "nightly")
+	if env := task.ServerEnv(); env["LEO_TASK"] != "nightly" || env["LEO_AGENT"] != "" || env["LEO_URL"] != "http://127.0.0.1:8370" {
+		t.Fatalf("task bridge server env %v: want LEO_TASK only, LEO_URL kept", env)
+	}
+	if v, set := task.Env["LEO_AGENT"]; !set || v != "" {
+		t.Fatal("a task's bridge must set LEO_AGENT empty, so an inherited one cannot name a second sender")
+	}
+}

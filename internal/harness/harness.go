@@ -263,6 +263,12 @@ type CommandPrefixer interface {
 	CommandPrefixes() []string
 }
 
+// Interrupter is implemented by adapters whose TUI ends the turn in flight
+// on a key press (leo_interrupt): the tmux key names to send, in order.
+type Interrupter interface {
+	InterruptKeys() []string
+}
+
 // UserTurn is one user message in a harness's own record.
 type UserTurn struct {
 	// SessionID is the conversation the turn belongs to.

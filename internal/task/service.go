@@ -377,7 +377,7 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		},
 	}
 	if s.opts.Bridge != nil {
-		job.Bridge = s.opts.Bridge(cfg)
+		job.Bridge = s.opts.Bridge(cfg).For(harness.BridgeTaskEnv, name)
 	}
 	out := s.opts.Oneshot(ctx, job)
 	out.ID, out.Task, out.Trigger, out.Due = rec.ID, name, trigger, due

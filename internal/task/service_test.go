@@ -14,6 +14,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/proc"
 	"github.com/blackpaw-studio/leo/internal/statefile"
 	"github.com/blackpaw-studio/leo/internal/testutil"
@@ -541,5 +542,37 @@ func TestViewSaysWhetherTheHarnessIsInherited(t *testing.T) {
 	b, err := r.svc.Get("b")
 	if err != nil || b.Harness != "claude" || b.HarnessInherited {
 		t.Fatalf("b: %+v %v; want claude, its own", b, err)
+	}
+}
+
+// A run's MCP bridge speaks for its task: the server signs what the run
+// sends as "task <name>", and the shared bridge itself is not changed.
+func TestServiceRunBridgeNamesItsTask(t *testing.T) {
+	yaml := `
+tasks:
+  nightly:
+    schedule: "0 7 * * *"
+    prompt_file: p.md
+`
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 59, 0, 0, time.Local), yaml, nil)
+	shared := &harness.MCPBridge{Command: "/bin/leo", Args: []string{"mcp-server"}, Env: map[string]string{"LEO_HOME": "/h"}}
+	r.svc.opts.Bridge = func(*config.Config) *harness.MCPBridge { return shared }
+	r.run()
+	_, done, err := r.svc.Start(context.Background(), "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	r.mu.Lock()
+	jobs := append([]Job(nil), r.jobs...)
+	r.mu.Unlock()
+	if len(jobs) != 1 || jobs[0].Bridge == nil {
+		t.Fatalf("jobs %+v, want one with a bridge", jobs)
+	}
+	if env := jobs[0].Bridge.Env; env["LEO_TASK"] != "nightly" || env["LEO_HOME"] != "/h" || len(env) != 3 || env["LEO_AGENT"] != "" {
+		t.Errorf("run bridge env %v, want LEO_TASK=nightly with LEO_HOME kept and no LEO_AGENT", env)
+	}
+	if _, set := shared.Env["LEO_TASK"]; set {
+		t.Error("the shared bridge was written into")
 	}
 }

@@ -182,6 +182,15 @@ func (f *Agents) Reset(_ context.Context, name string) (api.Agent, error) {
 	return f.setState(name, api.StateRunning, false)
 }
 
+// Interrupt is a no-op on a running agent; agent_stopped otherwise.
+func (f *Agents) Interrupt(_ context.Context, name string) (api.Agent, error) {
+	a, err := f.Get(name)
+	if err == nil && a.State == api.StateStopped {
+		return a, api.Errorf(api.CodeAgentStopped, "agent %s is stopped", name)
+	}
+	return a, err
+}
+
 func (f *Agents) Delete(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -122,10 +122,24 @@ func commonArgs(spec harness.LaunchSpec, interactive bool) []string {
 	if t := o.Strings(optDisallowedTools); len(t) > 0 {
 		argv = append(argv, "--disallowedTools", strings.Join(t, ","))
 	}
-	if p := o.String(optAppendSystemPrompt); p != "" {
+	if p := appendSystemPrompt(spec); p != "" {
 		argv = append(argv, "--append-system-prompt", p)
 	}
 	return argv
+}
+
+// appendSystemPrompt is the user's append_system_prompt option, followed by
+// leo's nudge toward leo_skill when the bridge is wired (claude takes the
+// flag once, so the two share it; the user's text comes first, untouched).
+func appendSystemPrompt(spec harness.LaunchSpec) string {
+	p := spec.Options.String(optAppendSystemPrompt)
+	if spec.Bridge == nil {
+		return p
+	}
+	if p == "" {
+		return harness.BridgeNudge
+	}
+	return p + "\n\n" + harness.BridgeNudge
 }
 
 // mcpArgs wires leo's MCP server in as an inline --mcp-config JSON. Only the

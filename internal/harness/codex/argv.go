@@ -97,6 +97,10 @@ func commonArgs(spec harness.LaunchSpec) []string {
 		}
 		// Without this, codex cancels every call to leo's tools unattended.
 		argv = append(argv, "-c", `mcp_servers.leo.default_tools_approval_mode="approve"`)
+		// leo's nudge toward leo_skill, as developer instructions (codex
+		// 0.171's config key; it adds to codex's own system prompt, and
+		// replaces a developer_instructions of ~/.codex/config.toml).
+		argv = append(argv, "-c", "developer_instructions="+tomlString(harness.BridgeNudge))
 	}
 	return argv
 }
