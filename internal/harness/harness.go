@@ -269,6 +269,29 @@ type Interrupter interface {
 	InterruptKeys() []string
 }
 
+// Compacter is implemented by adapters whose TUI compacts its conversation
+// (summarises it to free context) on a command of its own (leo_compact).
+// The command text comes only from here, never from a caller.
+type Compacter interface {
+	// CompactCommand is what is typed into the idle input line, then Enter.
+	CompactCommand() string
+	// Compactions returns what the harness recorded of compact commands at
+	// or after q.Since, scoped like TurnWitness.UserTurns (conversation id,
+	// or with id "" every conversation of q.Workspace not in q.Exclude).
+	Compactions(ctx context.Context, q SessionQuery, id string) ([]Compaction, error)
+}
+
+// Compaction is one compact command in a harness's own record: done, or
+// taken and refused.
+type Compaction struct {
+	SessionID string
+	At        time.Time
+	// Refused is the harness's own words when it ran the command but did
+	// not compact (claude: "Not enough messages to compact."); "" when the
+	// conversation was compacted.
+	Refused string
+}
+
 // UserTurn is one user message in a harness's own record.
 type UserTurn struct {
 	// SessionID is the conversation the turn belongs to.

@@ -36,31 +36,9 @@ const transcriptTail = 4 << 20
 // output), sub-agent (sidechain) turns and compaction summaries are not
 // user messages and are left out.
 func (Claude) UserTurns(ctx context.Context, q harness.SessionQuery, id string) ([]harness.UserTurn, error) {
-	var paths []string
-	if id != "" {
-		if uuid.Validate(id) != nil {
-			return nil, nil
-		}
-		paths = []string{TranscriptPath(q.Env, q.Workspace, id)}
-	} else {
-		dir := ProjectDir(q.Env, q.Workspace)
-		entries, err := os.ReadDir(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			sid, ok := strings.CutSuffix(e.Name(), ".jsonl")
-			if !ok || e.IsDir() || uuid.Validate(sid) != nil || slices.Contains(q.Exclude, sid) {
-				continue
-			}
-			if info, err := e.Info(); err != nil || info.ModTime().Before(q.Since) {
-				continue // not written to since: holds no newer turn
-			}
-			paths = append(paths, filepath.Join(dir, e.Name()))
-		}
+	paths, err := transcriptPaths(q, id)
+	if err != nil {
+		return nil, err
 	}
 	var out []harness.UserTurn
 	for _, p := range paths {
@@ -75,6 +53,38 @@ func (Claude) UserTurns(ctx context.Context, q harness.SessionQuery, id string) 
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
 	return out, nil
+}
+
+// transcriptPaths are the transcripts a lookup reads: conversation id's,
+// or (id "") every conversation of q.Workspace not in q.Exclude that was
+// written to since q.Since.
+func transcriptPaths(q harness.SessionQuery, id string) ([]string, error) {
+	if id != "" {
+		if uuid.Validate(id) != nil {
+			return nil, nil
+		}
+		return []string{TranscriptPath(q.Env, q.Workspace, id)}, nil
+	}
+	dir := ProjectDir(q.Env, q.Workspace)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, e := range entries {
+		sid, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || e.IsDir() || uuid.Validate(sid) != nil || slices.Contains(q.Exclude, sid) {
+			continue
+		}
+		if info, err := e.Info(); err != nil || info.ModTime().Before(q.Since) {
+			continue // not written to since: holds no newer turn
+		}
+		paths = append(paths, filepath.Join(dir, e.Name()))
+	}
+	return paths, nil
 }
 
 // transcriptEntry is the part of a transcript line UserTurns reads.
