@@ -31,41 +31,9 @@ var _ harness.TurnWitness = Codex{}
 //     instructions…): those are left out.
 func (Codex) UserTurns(ctx context.Context, q harness.SessionQuery, id string) ([]harness.UserTurn, error) {
 	since := q.Since.Truncate(time.Millisecond) // rollouts stamp milliseconds
-	var paths []string
-	if id != "" {
-		if strings.ContainsAny(id, `/\`) {
-			return nil, nil
-		}
-		// A resumed thread keeps appending to the rollout it started in,
-		// which may be older than Since: it is found by its id (and
-		// remembered), not by date.
-		p, err := findRollout(ctx, SessionsDir(q.Env), id)
-		if err != nil {
-			return nil, err
-		}
-		if p != "" {
-			paths = append(paths, p)
-		}
-	} else {
-		var from time.Time
-		if !since.IsZero() {
-			from = since.AddDate(0, 0, -1)
-		}
-		mine := inWorkspace(q.Workspace)
-		err := walkRollouts(ctx, SessionsDir(q.Env), from, func(path string, info fs.FileInfo) error {
-			if info.ModTime().Before(since) {
-				return nil
-			}
-			meta, ok := cachedMeta(path, info)
-			if !ok || !mine(meta.cwd) || slices.Contains(q.Exclude, meta.id) {
-				return nil
-			}
-			paths = append(paths, path)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	paths, err := rolloutsFor(ctx, q, id, since)
+	if err != nil {
+		return nil, err
 	}
 	var out []harness.UserTurn
 	for _, p := range paths {
@@ -80,6 +48,43 @@ func (Codex) UserTurns(ctx context.Context, q harness.SessionQuery, id string) (
 	}
 	slices.SortStableFunc(out, func(a, b harness.UserTurn) int { return a.At.Compare(b.At) })
 	return out, nil
+}
+
+// rolloutsFor are the rollouts a lookup reads: thread id's, or (id "")
+// every rollout of q.Workspace modified since then whose thread is not in
+// q.Exclude.
+func rolloutsFor(ctx context.Context, q harness.SessionQuery, id string, since time.Time) ([]string, error) {
+	if id != "" {
+		if strings.ContainsAny(id, `/\`) {
+			return nil, nil
+		}
+		// A resumed thread keeps appending to the rollout it started in,
+		// which may be older than Since: it is found by its id (and
+		// remembered), not by date.
+		p, err := findRollout(ctx, SessionsDir(q.Env), id)
+		if err != nil || p == "" {
+			return nil, err
+		}
+		return []string{p}, nil
+	}
+	var from time.Time
+	if !since.IsZero() {
+		from = since.AddDate(0, 0, -1)
+	}
+	mine := inWorkspace(q.Workspace)
+	var paths []string
+	err := walkRollouts(ctx, SessionsDir(q.Env), from, func(path string, info fs.FileInfo) error {
+		if info.ModTime().Before(since) {
+			return nil
+		}
+		meta, ok := cachedMeta(path, info)
+		if !ok || !mine(meta.cwd) || slices.Contains(q.Exclude, meta.id) {
+			return nil
+		}
+		paths = append(paths, path)
+		return nil
+	})
+	return paths, err
 }
 
 // inWorkspace returns a test of a rollout's cwd against workspace: codex

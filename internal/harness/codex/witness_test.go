@@ -29,8 +29,14 @@ const (
 // modification time set to mtime, and returns the env that points at it.
 func realHome(t *testing.T, mtime time.Time) map[string]string {
 	t.Helper()
+	return copyHome(t, filepath.Join("testdata", "codexhome"), mtime)
+}
+
+// copyHome copies a CODEX_HOME fixture into a temp dir, every file's
+// modification time set to mtime, and returns the env that points at it.
+func copyHome(t *testing.T, src string, mtime time.Time) map[string]string {
+	t.Helper()
 	home := t.TempDir()
-	src := filepath.Join("testdata", "codexhome")
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
