@@ -159,45 +159,14 @@ func readUserTurns(path string, q harness.SessionQuery, id string) ([]harness.Us
 }
 
 func readUserTurnsFrom(f *sqliteFile, q harness.SessionQuery, id string) ([]harness.UserTurn, error) {
-	tables, err := f.tables()
+	tables, err := storeTables(f)
 	if err != nil {
 		return nil, err
 	}
-	need := map[string][]string{
-		"session": {"id", "parent_id", "directory"},
-		"message": {"id", "session_id", "time_created", "data"},
-		"part":    {"message_id", "session_id", "time_created", "data"},
-	}
-	for name, cols := range need {
-		t, ok := tables[name]
-		if !ok {
-			return nil, fmt.Errorf("no %s table (an opencode older or newer than 1.18?)", name)
-		}
-		for _, c := range cols {
-			if t.col(c) < 0 {
-				return nil, fmt.Errorf("table %s has no column %s", name, c)
-			}
-		}
-	}
 
-	sessions := map[string]bool{}
-	if id != "" {
-		sessions[id] = true
-	} else {
-		dirs := workspaceDirs(q.Workspace)
-		st := tables["session"]
-		cID, cParent, cDir := st.col("id"), st.col("parent_id"), st.col("directory")
-		err := f.scanTable(st.root, func(row []any) bool {
-			sid, _ := field(row, cID).(string)
-			dir, _ := field(row, cDir).(string)
-			if sid != "" && field(row, cParent) == nil && slices.Contains(dirs, filepath.Clean(dir)) && !slices.Contains(q.Exclude, sid) {
-				sessions[sid] = true
-			}
-			return true
-		})
-		if err != nil {
-			return nil, err
-		}
+	sessions, err := sessionsOf(f, tables, q, id)
+	if err != nil {
+		return nil, err
 	}
 	if len(sessions) == 0 {
 		return nil, nil
@@ -277,6 +246,54 @@ func readUserTurnsFrom(f *sqliteFile, q harness.SessionQuery, id string) ([]harn
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
 	return out, nil
+}
+
+// storeTables reads the schema and checks it has the tables and columns
+// leo reads (opencode 1.18's).
+func storeTables(f *sqliteFile) (map[string]sqliteTable, error) {
+	tables, err := f.tables()
+	if err != nil {
+		return nil, err
+	}
+	need := map[string][]string{
+		"session": {"id", "parent_id", "directory"},
+		"message": {"id", "session_id", "time_created", "data"},
+		"part":    {"message_id", "session_id", "time_created", "data"},
+	}
+	for name, cols := range need {
+		t, ok := tables[name]
+		if !ok {
+			return nil, fmt.Errorf("no %s table (an opencode older or newer than 1.18?)", name)
+		}
+		for _, c := range cols {
+			if t.col(c) < 0 {
+				return nil, fmt.Errorf("table %s has no column %s", name, c)
+			}
+		}
+	}
+	return tables, nil
+}
+
+// sessionsOf is the set of sessions a lookup reads: id, or (id "") every
+// top-level session of q.Workspace (by its real path) not in q.Exclude.
+func sessionsOf(f *sqliteFile, tables map[string]sqliteTable, q harness.SessionQuery, id string) (map[string]bool, error) {
+	sessions := map[string]bool{}
+	if id != "" {
+		sessions[id] = true
+		return sessions, nil
+	}
+	dirs := workspaceDirs(q.Workspace)
+	st := tables["session"]
+	cID, cParent, cDir := st.col("id"), st.col("parent_id"), st.col("directory")
+	err := f.scanTable(st.root, func(row []any) bool {
+		sid, _ := field(row, cID).(string)
+		dir, _ := field(row, cDir).(string)
+		if sid != "" && field(row, cParent) == nil && slices.Contains(dirs, filepath.Clean(dir)) && !slices.Contains(q.Exclude, sid) {
+			sessions[sid] = true
+		}
+		return true
+	})
+	return sessions, err
 }
 
 // scanOnly makes UserTurns scan the tables even where the indexes are

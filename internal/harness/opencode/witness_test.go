@@ -89,7 +89,14 @@ func liveStore(t *testing.T) (map[string]string, string) {
 
 func checkpointedStore(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "store", "checkpointed_v1.18.33.db.gz"))
+	return gzStore(t, "checkpointed_v1.18.33.db.gz")
+}
+
+// gzStore installs testdata/store/<file>, a gzipped opencode.db, as the
+// store of a fresh HOME and returns the env that points at it.
+func gzStore(t *testing.T, file string) map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "store", file))
 	if err != nil {
 		t.Fatal(err)
 	}
