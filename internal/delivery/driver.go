@@ -154,6 +154,13 @@ type Driver struct {
 	// Settle is how long a TUI must stay idle after a submit in which no
 	// busy screen was seen before the next message is pasted.
 	Settle time.Duration
+	// CommandTimeout bounds the wait for the harness's record of a
+	// command (Command): a compaction summarises the whole conversation,
+	// which a real model may take minutes over.
+	CommandTimeout time.Duration
+	// CommandIdle is how long a TUI that took a command may sit idle
+	// before the command is judged to have recorded nothing (see Command).
+	CommandIdle time.Duration
 	// Observe, when set, is told about dialogs answered (for logs).
 	Observe func(event string)
 }
@@ -181,6 +188,11 @@ func (d *Driver) readyTimeout() time.Duration { return orDefault(d.ReadyTimeout,
 
 // DefaultReadyTimeout is how long a TUI may take to show an idle input line.
 const DefaultReadyTimeout = 60 * time.Second
+
+func (d *Driver) commandTimeout() time.Duration {
+	return orDefault(d.CommandTimeout, 10*time.Minute)
+}
+func (d *Driver) commandIdle() time.Duration { return orDefault(d.CommandIdle, 10*time.Second) }
 
 func (d *Driver) landTimeout() time.Duration { return orDefault(d.LandTimeout, 5*time.Second) }
 func (d *Driver) submitTimeout() time.Duration {
@@ -591,6 +603,125 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 			return &Failure{Stage: "submit", Reason: notSubmittedReason(s, err, t, text, c.Since(start)), Err: err, Input: s.Input}
 		}
 		if err := d.sleep(ctx, d.backoff(&tries)); err != nil {
+			return err
+		}
+	}
+}
+
+// CommandRecord reports what the harness's own record holds of a command
+// run at or after since: done, or refused with the harness's words. An
+// error is a read that failed (the next look asks again).
+type CommandRecord func(ctx context.Context, since time.Time) (done bool, refused string, err error)
+
+// Command runs a command of the harness's TUI (text the adapter names,
+// e.g. "/compact"): it waits for an idle, empty input line like Deliver,
+// pastes the command, confirms it landed, presses Enter after the
+// adapter's delay, then waits for the harness's record of it (record) —
+// the only proof, since a command makes no user turn. Enter is resent once
+// if the command still sits in the input. The wait ends without proof when
+// the TUI has been idle for CommandIdle after a busy screen went away (a
+// command that did its work and recorded nothing), for 3×CommandIdle when
+// no busy screen was ever seen, or at CommandTimeout.
+func (d *Driver) Command(ctx context.Context, t Target, command string, record CommandRecord) error {
+	text, err := PasteText(command)
+	if err != nil || text == "" {
+		return &Failure{Stage: "paste", Reason: "the harness command is not plain text; nothing was typed", Err: err}
+	}
+	if _, err := d.AwaitReady(ctx, t); err != nil {
+		return err
+	}
+	if err := t.Pane.Paste(ctx, text); err != nil {
+		return &Failure{Stage: "paste", Reason: "paste failed", Err: err}
+	}
+	if err := d.awaitLanded(ctx, t, text); err != nil {
+		return err
+	}
+	if t.EnterDelay > 0 {
+		if err := d.sleep(ctx, t.EnterDelay); err != nil {
+			return err
+		}
+	}
+	c := d.clock()
+	before, err := t.Pane.Gates(ctx)
+	if err != nil {
+		return &Failure{Stage: "submit", Reason: "reading the pane failed", Err: err}
+	}
+	start := c.Now()
+	since := start.Add(-time.Second) // the record's clock may run a little behind
+	if err := t.Pane.SendKeys(ctx, "Enter"); err != nil {
+		return &Failure{Stage: "submit", Reason: "send Enter failed", Err: err}
+	}
+	deadline := start.Add(d.commandTimeout())
+	resendAfter := min(d.submitTimeout()/5, 3*time.Second)
+	resent, sawBusy := false, false
+	var idleSince, asked time.Time
+	tries := 0
+	check := func() (bool, error) {
+		asked = c.Now()
+		done, refused, err := record(ctx, since)
+		switch {
+		case err != nil:
+			return false, nil
+		case refused != "":
+			return false, &Failure{Stage: "command", Reason: fmt.Sprintf("the harness ran %s but refused it: %s", text, refused)}
+		case done:
+			if t.Turn != nil {
+				*t.Turn = Turn{SubmittedAt: start, PID: before.PID, SawBusy: sawBusy}
+			}
+			return true, nil
+		}
+		return false, nil
+	}
+	for {
+		s, g, err := d.observe(ctx, t)
+		if errors.Is(err, ErrPaneDead) {
+			return &Failure{Stage: "command", Reason: fmt.Sprintf("the TUI exited after %s", text), Err: err}
+		}
+		if err == nil && before.PID != 0 && g.PID != 0 && g.PID != before.PID {
+			return &Failure{Stage: "command", Reason: fmt.Sprintf("the TUI was relaunched before the harness recorded %s", text)}
+		}
+		if tries < 10 || c.Since(asked) >= 200*time.Millisecond {
+			if ok, ferr := check(); ok || ferr != nil {
+				return ferr
+			}
+		}
+		if err == nil {
+			switch {
+			case s.State == harness.ScreenBusy || s.Held:
+				sawBusy, idleSince = true, time.Time{}
+			case s.State == harness.ScreenReady && t.Screen.Landed(s, text):
+				idleSince = time.Time{}
+				if !resent && c.Since(start) >= resendAfter {
+					resent = true
+					if err := t.Pane.SendKeys(ctx, "Enter"); err != nil {
+						return &Failure{Stage: "submit", Reason: "resend Enter failed", Err: err}
+					}
+				}
+			case s.State == harness.ScreenReady && s.Input == "":
+				if idleSince.IsZero() {
+					idleSince = c.Now()
+				}
+				quiet := 3 * d.commandIdle()
+				if sawBusy {
+					quiet = d.commandIdle()
+				}
+				if c.Since(idleSince) >= quiet {
+					if ok, ferr := check(); ok || ferr != nil {
+						return ferr
+					}
+					return &Failure{Stage: "command", Reason: fmt.Sprintf("the TUI took %s and is idle again, but the harness recorded nothing of it within %s", text, c.Since(start).Round(time.Second))}
+				}
+			default:
+				idleSince = time.Time{}
+			}
+		}
+		if !c.Now().Before(deadline) {
+			if ok, ferr := check(); ok || ferr != nil {
+				return ferr
+			}
+			return &Failure{Stage: "command", Reason: fmt.Sprintf("the harness recorded nothing of %s within %s (screen %s)", text, d.commandTimeout(), s.State), Err: err, Input: s.Input}
+		}
+		if err := d.sleep(ctx, d.awaitBackoff(&tries)); err != nil {
 			return err
 		}
 	}
