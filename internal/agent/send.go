@@ -217,6 +217,9 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 	if !ok {
 		return errors.New("harness not registered")
 	}
+	if it.Command {
+		return m.deliverCommand(ctx, a, t, it)
+	}
 	m.mu.Lock()
 	a.lastActivity = m.clk.Now()
 	m.mu.Unlock()
@@ -271,10 +274,7 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 // adapter has no record to read, or the template no longer resolves). The
 // conversation the last such turn was found in is left in *found.
 func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context, text string, since time.Time) (int, error) {
-	m.mu.Lock()
-	rec := a.rec.clone()
-	m.mu.Unlock()
-	h, ok := harness.Lookup(rec.Harness)
+	h, rec, env, ok := m.recordLookup(a)
 	if !ok {
 		return nil
 	}
@@ -282,15 +282,6 @@ func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context,
 	if !ok {
 		return nil
 	}
-	cfg := m.opts.Config()
-	if cfg == nil {
-		return nil
-	}
-	res, err := m.resolveRec(cfg, rec)
-	if err != nil {
-		return nil
-	}
-	env := m.sessionEnv(res)
 	return func(ctx context.Context, text string, since time.Time) (int, error) {
 		m.mu.Lock()
 		id := a.rec.SessionID
@@ -309,6 +300,29 @@ func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context,
 		}
 		return n, nil
 	}
+}
+
+// recordLookup is what reading a's harness's own record takes: the
+// adapter, a copy of the record and the environment the harness runs with.
+// ok is false when the harness is not registered or the template no longer
+// resolves.
+func (m *Manager) recordLookup(a *agent) (harness.Harness, *Record, map[string]string, bool) {
+	m.mu.Lock()
+	rec := a.rec.clone()
+	m.mu.Unlock()
+	h, ok := harness.Lookup(rec.Harness)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	cfg := m.opts.Config()
+	if cfg == nil {
+		return nil, nil, nil, false
+	}
+	res, err := m.resolveRec(cfg, rec)
+	if err != nil {
+		return nil, nil, nil, false
+	}
+	return h, rec, m.sessionEnv(res), true
 }
 
 // turnIs reports whether a recorded user turn is the message sent: the
@@ -444,6 +458,10 @@ func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
 		m.unqueue(a, it.ID)
 	}
 	d := api.Delivery{ID: it.ID, Status: "delivered", At: m.clk.Now()}
+	what := "message"
+	if it.Command {
+		d.Kind, what = api.DeliveryCompact, "compaction"
+	}
 	m.mu.Lock()
 	m.keepOutcome(a, it)
 	name := a.rec.Name
@@ -460,9 +478,9 @@ func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
 	}
 	m.mu.Unlock()
 	if err != nil {
-		m.log.Warn("message not delivered", "agent", name, "id", it.ID, "err", d.Error)
+		m.log.Warn(what+" not delivered", "agent", name, "id", it.ID, "err", d.Error)
 	} else {
-		m.log.Info("message delivered", "agent", name, "id", it.ID, "waited", m.clk.Since(it.Enqueued).Round(time.Millisecond))
+		m.log.Info(what+" delivered", "agent", name, "id", it.ID, "waited", m.clk.Since(it.Enqueued).Round(time.Millisecond))
 	}
 }
 

@@ -199,7 +199,13 @@ type Delivery struct {
 	Status string    `json:"status"` // "delivered" | "failed"
 	At     time.Time `json:"at"`
 	Error  string    `json:"error,omitempty"`
+	// Kind is "" for a message, DeliveryCompact for a compaction
+	// (POST /agents/{name}/compact).
+	Kind string `json:"kind,omitempty"`
 }
+
+// DeliveryCompact is the Kind of a compaction's outcome.
+const DeliveryCompact = "compact"
 
 // Exit is how an agent's TUI last ended abnormally.
 type Exit struct {

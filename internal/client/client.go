@@ -276,6 +276,18 @@ func (c *Client) Interrupt(ctx context.Context, name string) (api.Agent, error) 
 	return c.action(ctx, ChangeTimeout, name, "interrupt")
 }
 
+// Compact is POST /agents/{name}/compact: the harness's compact command
+// is queued; the outcome shows in the agent's Deliveries under the id.
+func (c *Client) Compact(ctx context.Context, name string) (api.SendResult, error) {
+	p, err := agentPath(name, "compact")
+	if err != nil {
+		return api.SendResult{}, err
+	}
+	var r api.SendResult
+	err = c.do(ctx, LaunchTimeout, http.MethodPost, p, nil, &r)
+	return r, err
+}
+
 func (c *Client) action(ctx context.Context, bound time.Duration, name, verb string) (api.Agent, error) {
 	p, err := agentPath(name, verb)
 	if err != nil {

@@ -28,6 +28,8 @@ type Agents interface {
 	Send(ctx context.Context, name, message string) (api.SendResult, error)
 	// Interrupt presses the harness's interrupt key in the agent's pane.
 	Interrupt(ctx context.Context, name string) (api.Agent, error)
+	// Compact queues the harness's compact command for the agent.
+	Compact(ctx context.Context, name string) (api.SendResult, error)
 
 	// ConfigChanged tells the manager a reload swapped the config.
 	ConfigChanged()

@@ -25,6 +25,9 @@ import (
 //	POST   /agents/{name}/reset       api.Agent (new conversation)
 //	POST   /agents/{name}/send        api.SendRequest → api.SendResult
 //	POST   /agents/{name}/interrupt   api.Agent (the harness's interrupt key)
+//	POST   /agents/{name}/compact     api.SendResult: the harness's compact
+//	                                  command queued; its outcome (kind
+//	                                  "compact") shows in the agent's deliveries
 //	DELETE /agents/{name}             {"ok":true}; agent_running unless stopped
 //	GET    /agents/{name}/logs?lines=N api.Logs (pane capture)
 //	POST   /config/reload             api.ReloadResult; config_error keeps the old config
@@ -60,6 +63,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /agents/{name}/reset", s.handle(true, s.agentAction(Agents.Reset)))
 	mux.HandleFunc("POST /agents/{name}/send", s.handle(true, s.sendToAgent))
 	mux.HandleFunc("POST /agents/{name}/interrupt", s.handle(true, s.agentAction(Agents.Interrupt)))
+	mux.HandleFunc("POST /agents/{name}/compact", s.handle(true, s.compactAgent))
 	mux.HandleFunc("DELETE /agents/{name}", s.handle(true, s.deleteAgent))
 	mux.HandleFunc("GET /agents/{name}/logs", s.handle(true, s.agentLogs))
 
@@ -189,6 +193,12 @@ func (s *server) sendToAgent(r *http.Request) (any, error) {
 		return nil, api.Errorf(api.CodeInvalidArgs, "send: message is empty")
 	}
 	return s.agents.Send(r.Context(), r.PathValue("name"), req.Message)
+}
+
+// compactAgent takes no body: the command is the adapter's, never the
+// caller's.
+func (s *server) compactAgent(r *http.Request) (any, error) {
+	return s.agents.Compact(r.Context(), r.PathValue("name"))
 }
 
 func (s *server) deleteAgent(r *http.Request) (any, error) {

@@ -21,6 +21,11 @@ type Item struct {
 	// worker finishes it from what the screen shows (Driver.Finish),
 	// never pasting it again.
 	Pasted bool
+	// Command marks Message as a command of the harness's TUI that its
+	// adapter named (a compaction), never a sender's text: it is run with
+	// Driver.Command and confirmed by the harness's record of it. It is
+	// queued and counted like a message.
+	Command bool
 	// PastedAt is when the earlier daemon pasted a Pasted item.
 	PastedAt time.Time
 	// Enqueued is when Push accepted the item.

@@ -27,6 +27,7 @@ type Daemon interface {
 	Stop(ctx context.Context, name string) (api.Agent, error)
 	Reset(ctx context.Context, name string) (api.Agent, error)
 	Interrupt(ctx context.Context, name string) (api.Agent, error)
+	Compact(ctx context.Context, name string) (api.SendResult, error)
 	Send(ctx context.Context, name, message string) (api.SendResult, error)
 	ListTasks(ctx context.Context) ([]api.Task, error)
 	RunTask(ctx context.Context, name string, wait bool) (api.TaskRun, error)
@@ -167,10 +168,8 @@ func (t *tools) register(s *sdk.Server) {
 		Description: "Give an agent a new, empty conversation (leo relaunches it on a fresh session; nothing is deleted)."},
 		call(t, func(ctx context.Context, d Daemon, a agentArgs) (any, error) { return d.Reset(ctx, a.Name) }))
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_compact", Annotations: changes,
-		Description: "Not available yet: answers an error saying so (the daemon has no compact operation)."},
-		call(t, func(context.Context, Daemon, agentArgs) (any, error) {
-			return nil, api.Errorf(api.CodeInvalidArgs, "leo_compact is not available yet: the daemon has no compact operation (a harness's /compact is a command of its TUI, and leo delivers only messages); see docs/mcp.md")
-		}))
+		Description: "Compact an agent's conversation (its harness summarises it to free context). Queued behind the messages waiting for the agent and run when its input line is idle; the answer's id names the outcome in the agent's deliveries (kind compact), failed if the harness refused or recorded no compaction."},
+		call(t, func(ctx context.Context, d Daemon, a agentArgs) (any, error) { return d.Compact(ctx, a.Name) }))
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_interrupt", Annotations: disrupts,
 		Description: "Interrupt the turn an agent is working on (its harness's interrupt key); it stays running."},
 		call(t, func(ctx context.Context, d Daemon, a agentArgs) (any, error) { return d.Interrupt(ctx, a.Name) }))

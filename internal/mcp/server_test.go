@@ -55,6 +55,9 @@ func (f *fakeDaemon) Reset(_ context.Context, n string) (api.Agent, error) {
 func (f *fakeDaemon) Interrupt(_ context.Context, n string) (api.Agent, error) {
 	return api.Agent{Name: n}, f.rec("Interrupt", n)
 }
+func (f *fakeDaemon) Compact(_ context.Context, n string) (api.SendResult, error) {
+	return api.SendResult{ID: "c1", Agent: n, Queued: 1, Delivery: "queued"}, f.rec("Compact", n)
+}
 func (f *fakeDaemon) Send(_ context.Context, n, m string) (api.SendResult, error) {
 	return api.SendResult{ID: "m1", Agent: n, Queued: 1, Delivery: "queued"}, f.rec("Send", n, m)
 }
@@ -158,6 +161,7 @@ func TestEachToolIsOneDaemonCall(t *testing.T) {
 		{"leo_list_templates", nil, "ListTemplates", `"harness":"codex"`},
 		{"leo_clear", map[string]any{"name": "bob"}, "Reset bob", `"name":"bob"`},
 		{"leo_interrupt", map[string]any{"name": "bob"}, "Interrupt bob", `"name":"bob"`},
+		{"leo_compact", map[string]any{"name": "bob"}, "Compact bob", `"id":"c1"`},
 	} {
 		before := len(f.Calls())
 		text, isErr := callTool(t, cs, k.tool, k.args)
@@ -175,15 +179,22 @@ func TestEachToolIsOneDaemonCall(t *testing.T) {
 	}
 }
 
-func TestCompactSaysItIsNotAvailable(t *testing.T) {
-	f := &fakeDaemon{}
+// leo_compact takes the agent's name only: the command is the adapter's,
+// so no argument can carry text into the TUI; the daemon's refusal comes
+// back with its code.
+func TestCompactIsTheDaemonsCompact(t *testing.T) {
+	f := &fakeDaemon{fail: map[string]error{"Compact": api.Errorf(api.CodeAgentStopped, "agent bob is stopped")}}
 	cs := connect(t, mcp.Options{Daemon: f, Sender: mcp.Sender{Agent: "alice"}})
 	text, isErr := callTool(t, cs, "leo_compact", map[string]any{"name": "bob"})
-	if !isErr || !strings.HasPrefix(text, "invalid_args: leo_compact is not available yet") {
-		t.Fatalf("leo_compact: %q (error %v)", text, isErr)
+	if !isErr || !strings.HasPrefix(text, "agent_stopped: ") {
+		t.Fatalf("leo_compact on a stopped agent: %q (error %v)", text, isErr)
 	}
-	if len(f.Calls()) != 0 {
-		t.Error("leo_compact reached the daemon")
+	before := len(f.Calls())
+	if text, isErr := callTool(t, cs, "leo_compact", map[string]any{"name": "bob", "command": "/exit"}); !isErr {
+		t.Fatalf("leo_compact took a command argument: %q", text)
+	}
+	if calls := f.Calls()[before:]; len(calls) != 0 {
+		t.Fatalf("leo_compact with an extra argument reached the daemon: %q", calls)
 	}
 }
 

@@ -191,6 +191,20 @@ func (f *Agents) Interrupt(_ context.Context, name string) (api.Agent, error) {
 	return a, err
 }
 
+// Compact records the harness's command ("/compact") as sent to a running
+// agent; agent_stopped otherwise.
+func (f *Agents) Compact(_ context.Context, name string) (api.SendResult, error) {
+	a, err := f.Get(name)
+	if err != nil {
+		return api.SendResult{}, err
+	}
+	if a.State == api.StateStopped {
+		return api.SendResult{}, api.Errorf(api.CodeAgentStopped, "agent %s is stopped", name)
+	}
+	n := f.record(name, "/compact")
+	return api.SendResult{ID: "compact-" + itoa(n), Agent: name, Queued: 1, Delivery: "queued"}, nil
+}
+
 func (f *Agents) Delete(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -25,6 +25,55 @@ func (s *claudeStore) submit(msg string) {
 	_ = appendJSONL(claudeTranscript(s.id), rec)
 }
 
+// compact writes what claude 2.1.197 records of /compact: with no turn in
+// the conversation yet it declines ("Not enough messages to compact."): the
+// command entry and a system local_command entry, its parent, holding the
+// words; otherwise a system compact_boundary entry, then the command entry.
+func (s *claudeStore) compact() string {
+	path := claudeTranscript(s.id)
+	cmd := claudeRecord(s.id, "user", "<command-name>/compact</command-name>\n            <command-message>compact</command-message>\n            <command-args></command-args>")
+	if !claudeHasTurn(path) {
+		const refused = "Not enough messages to compact."
+		_ = appendJSONL(path, cmd)
+		out := claudeRecord(s.id, "system", "")
+		delete(out, "message")
+		out["subtype"], out["parentUuid"], out["level"] = "local_command", cmd["uuid"], "info"
+		out["content"] = "<local-command-stdout>" + refused + "</local-command-stdout>"
+		_ = appendJSONL(path, out)
+		return refused
+	}
+	b := claudeRecord(s.id, "system", "")
+	delete(b, "message")
+	b["subtype"], b["content"] = "compact_boundary", "Conversation compacted"
+	b["compactMetadata"] = map[string]any{"trigger": "manual", "preTokens": 13}
+	_ = appendJSONL(path, b)
+	_ = appendJSONL(path, cmd)
+	return ""
+}
+
+// claudeHasTurn reports whether the transcript holds a user message.
+func claudeHasTurn(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var e struct {
+			Type    string `json:"type"`
+			Message struct {
+				Content any `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || e.Type != "user" {
+			continue
+		}
+		if text, ok := e.Message.Content.(string); ok && !strings.HasPrefix(text, "<command-name>") {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *claudeStore) reply(msg string) {
 	_ = appendJSONL(claudeTranscript(s.id), claudeRecord(s.id, "assistant", msg))
 	claudeStop(s.id, s.promptID, msg)

@@ -52,6 +52,18 @@ func (s *codexStore) submit(msg string) {
 	}))
 }
 
+// compact writes what codex 0.171.0 records of /compact: a top-level
+// "compacted" line (its payload the summary). A thread with no rollout yet
+// has nothing to compact, and nothing is recorded.
+func (s *codexStore) compact() string {
+	if s.path == "" {
+		return ""
+	}
+	_ = appendJSONL(s.path, map[string]any{"timestamp": nowStamp(), "type": "compacted",
+		"payload": map[string]any{"message": "summary of the thread so far", "replacement_history": []any{}}})
+	return ""
+}
+
 // reply ends the open turn: the agent message (event and response_item),
 // then task_complete.
 func (s *codexStore) reply(msg string) {

@@ -26,6 +26,20 @@ func (s *opencodeStore) submit(msg string) {
 	}
 }
 
+// compact writes what opencode 1.18.33 stores of /compact: a user message
+// whose part is {"type":"compaction"}, answered by a finished summary
+// message (mode "compaction", summary true). A session with no message
+// yet has nothing to compact, and nothing is recorded.
+func (s *opencodeStore) compact() string {
+	if s.id == "" {
+		return ""
+	}
+	opencodeTouch(s.id, cwd(), "")
+	opencodeRecordKind(s.id, "user", "", ocCompaction)
+	opencodeRecordKind(s.id, "assistant", "summary of the session so far", ocSummary)
+	return ""
+}
+
 func (s *opencodeStore) reply(msg string) {
 	opencodeTouch(s.id, cwd(), "")
 	opencodeRecord(s.id, "assistant", msg)

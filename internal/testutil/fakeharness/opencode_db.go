@@ -26,7 +26,15 @@ type ocMessage struct {
 	Role    string `json:"role"`
 	Text    string `json:"text"`
 	At      int64  `json:"at"`
+	// Kind is "" for a message, ocCompaction for the user message of a
+	// /compact (a compaction part, no text), ocSummary for its answer.
+	Kind string `json:"kind,omitempty"`
 }
+
+const (
+	ocCompaction = "compaction"
+	ocSummary    = "summary"
+)
 
 func opencodeDBPath() string {
 	if p := os.Getenv("OPENCODE_DB"); filepath.IsAbs(p) {
@@ -37,7 +45,10 @@ func opencodeDBPath() string {
 
 // opencodeRecord adds a message (user or assistant) with one text part to
 // session id and rewrites opencode.db.
-func opencodeRecord(id, role, text string) {
+func opencodeRecord(id, role, text string) { opencodeRecordKind(id, role, text, "") }
+
+// opencodeRecordKind is opencodeRecord for a message of a kind (ocMessage.Kind).
+func opencodeRecordKind(id, role, text, kind string) {
 	dir := opencodeDataDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
@@ -58,7 +69,7 @@ func opencodeRecord(id, role, text string) {
 		return
 	}
 	now := time.Now().UnixMilli()
-	msgs = append(msgs, ocMessage{ID: fmt.Sprintf("msg_%012x%04d", now, len(msgs)), Session: id, Role: role, Text: text, At: now})
+	msgs = append(msgs, ocMessage{ID: fmt.Sprintf("msg_%012x%04d", now, len(msgs)), Session: id, Role: role, Text: text, At: now, Kind: kind})
 	b, _ := json.Marshal(msgs)
 	if writeAtomic(path, b) != nil {
 		return
@@ -88,8 +99,17 @@ func opencodeDB(sessions []ocSession, msgs []ocMessage) []byte {
 	budget := [2]int{pageSize - 200, pageSize - 200}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
-		data, _ := json.Marshal(map[string]any{"role": m.Role, "time": map[string]any{"created": m.At}})
-		part, _ := json.Marshal(map[string]any{"type": "text", "text": m.Text})
+		md := map[string]any{"role": m.Role, "time": map[string]any{"created": m.At}}
+		pd := map[string]any{"type": "text", "text": m.Text}
+		switch m.Kind {
+		case ocCompaction:
+			pd = map[string]any{"type": "compaction", "auto": false}
+		case ocSummary:
+			md["mode"], md["agent"], md["summary"], md["finish"] = "compaction", "compaction", true, "stop"
+			md["time"] = map[string]any{"created": m.At, "completed": m.At}
+		}
+		data, _ := json.Marshal(md)
+		part, _ := json.Marshal(pd)
 		mr := []any{m.ID, m.Session, m.At, m.At, string(data)}
 		pr := []any{"prt" + strings.TrimPrefix(m.ID, "msg"), m.ID, m.Session, m.At, m.At, string(part)}
 		ms, ps := len(sqliteRecord(mr))+24, len(sqliteRecord(pr))+24

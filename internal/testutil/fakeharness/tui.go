@@ -22,6 +22,9 @@ const pasteBurstWindow = 120 * time.Millisecond
 type store interface {
 	submit(msg string)
 	reply(msg string)
+	// compact records a /compact the way the real tool does; refused is
+	// the tool's words when it declines ("" when it compacted).
+	compact() (refused string)
 }
 
 // part of the input line: typed text, or a paste that claude shows as a
@@ -408,6 +411,10 @@ func (t *tui) submit(msg string) (int, bool) {
 		t.hung = true
 		return 0, false
 	}
+	if strings.TrimSpace(msg) == "/compact" && !t.busy {
+		t.compact()
+		return 0, false
+	}
 	if t.codex != nil {
 		t.codexSubmit(msg)
 		return 0, false
@@ -441,6 +448,19 @@ func (t *tui) beginTurn(msg string) {
 		default:
 		}
 	})
+}
+
+// compact runs the TUI's /compact, as the real ones do: the tool records
+// the compaction (or its refusal) in its own store, and the screen says so.
+// No turn is started; the input line is idle again at once.
+func (t *tui) compact() {
+	logEvent(map[string]any{"event": "compact"})
+	t.history = append(t.history, t.userLines("/compact")...)
+	if refused := t.store.compact(); refused != "" {
+		t.history = append(t.history, "  ⎿  "+refused, "")
+		return
+	}
+	t.history = append(t.history, "  ⎿  Compacted", "")
 }
 
 func (t *tui) finishTurn() {

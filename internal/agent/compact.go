@@ -1,0 +1,121 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/delivery"
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+// Compact queues a compaction of the agent's conversation and returns at
+// once: the adapter's compact command (harness.Compacter; the text never
+// comes from a caller) is typed into the TUI when its input line is idle,
+// in order with the messages queued for it, and confirmed by the harness's
+// own record of the compaction. Its outcome shows in the agent's
+// Deliveries under the returned id (kind "compact"); a refusal by the
+// harness ("Not enough messages to compact.") is a failure with the
+// harness's words. A parked agent is woken first, as for a message.
+//
+// Unlike a message it is not written to state/agents.json: a daemon that
+// stops before it ran drops it (its caller asks again).
+func (m *Manager) Compact(ctx context.Context, name string) (api.SendResult, error) {
+	a, err := m.lookup(name)
+	if err != nil {
+		return api.SendResult{}, err
+	}
+	m.mu.Lock()
+	harnessName := a.rec.Harness
+	m.mu.Unlock()
+	h, _ := harness.Lookup(harnessName)
+	c, ok := h.(harness.Compacter)
+	if !ok {
+		return api.SendResult{}, api.Errorf(api.CodeInvalidArgs, "compact %s: the %s harness has no compact command leo knows", name, harnessName)
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return api.SendResult{}, api.Errorf(api.CodeInternal, "agent manager is shutting down")
+	}
+	m.bg.Add(1)
+	m.mu.Unlock()
+	defer m.bg.Done()
+	// Under the op lock, as a message: a stop is wholly before or after.
+	a.op.Lock()
+	defer a.op.Unlock()
+	woke, err := m.wakeLocked(ctx, a)
+	if err != nil {
+		return api.SendResult{}, err
+	}
+	it := &delivery.Item{ID: uuid.NewString(), Message: c.CompactCommand(), Command: true}
+	m.mu.Lock()
+	a.items[it.ID] = it
+	m.mu.Unlock()
+	ahead, err := a.queue.Push(it)
+	if err != nil {
+		m.mu.Lock()
+		delete(a.items, it.ID)
+		m.mu.Unlock()
+		if errors.Is(err, delivery.ErrFull) {
+			return api.SendResult{}, m.queueFull(a, m.queueMax(a))
+		}
+		return api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "compact %s: %v", name, err)
+	}
+	m.log.Info("compaction queued", "agent", name, "id", it.ID, "ahead", ahead, "woke", woke)
+	return api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: "queued"}, nil
+}
+
+// deliverCommand runs a queued harness command (a compaction) in a's TUI
+// and waits for the harness's record of it.
+func (m *Manager) deliverCommand(ctx context.Context, a *agent, t delivery.Target, it *delivery.Item) error {
+	record := m.compactRecord(a)
+	if record == nil {
+		return errors.New("the harness's record of a compaction cannot be read (harness not registered, or the agent's template no longer resolves)")
+	}
+	m.mu.Lock()
+	a.lastActivity = m.clk.Now()
+	m.mu.Unlock()
+	t.Turn = &a.turn
+	t.Leftover = a.leftover
+	err := m.driver.Command(ctx, t, it.Message, record)
+	m.mu.Lock()
+	a.lastActivity = m.clk.Now()
+	m.mu.Unlock()
+	return err
+}
+
+// compactRecord reads a's harness's record of compactions: done when one
+// was recorded since, else the harness's refusal if it recorded one (nil
+// when the record cannot be read).
+func (m *Manager) compactRecord(a *agent) delivery.CommandRecord {
+	h, rec, env, ok := m.recordLookup(a)
+	if !ok {
+		return nil
+	}
+	c, ok := h.(harness.Compacter)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, since time.Time) (bool, string, error) {
+		m.mu.Lock()
+		id := a.rec.SessionID
+		m.mu.Unlock()
+		q := harness.SessionQuery{Workspace: rec.Workspace, Env: env, Since: since, Exclude: m.claimedIDs(rec.Name)}
+		cs, err := c.Compactions(ctx, q, id)
+		if err != nil {
+			return false, "", err
+		}
+		refused := ""
+		for _, x := range cs {
+			if x.Refused == "" {
+				return true, "", nil
+			}
+			refused = x.Refused
+		}
+		return false, refused, nil
+	}
+}
