@@ -33,6 +33,7 @@ daemon over <home>/state/leo.sock; start it with 'leo service'.`
 		newAgentDeleteCmd(f),
 		newAgentLogsCmd(f),
 		newAgentSendCmd(f),
+		newAgentCompactCmd(f),
 		newAgentAttachCmd(f),
 	)
 	for _, v := range agentVerbs {
@@ -320,6 +321,9 @@ func writeDeliveries(w io.Writer, a api.Agent) {
 	fmt.Fprintf(w, "messages: %d queued\n", a.Queued)
 	for _, d := range a.Deliveries {
 		line := fmt.Sprintf("  %s  %-9s  %s", d.At.Local().Format(time.RFC3339), d.Status, d.ID)
+		if d.Kind != "" {
+			line += " (" + d.Kind + ")"
+		}
 		if d.Error != "" {
 			line += "  " + d.Error
 		}
@@ -574,5 +578,50 @@ func runAgentSend(ctx context.Context, opts *AgentSendOptions) error {
 		_, err = fmt.Fprintf(opts.IO.Out, "queued for %s (%s in queue)%s; the daemon delivers it when the input line is idle\n",
 			res.Agent, plural(res.Queued, "message"), note)
 	}
+	return err
+}
+
+// --- compact ---
+
+// AgentCompactOptions are the inputs of `leo agent compact`.
+type AgentCompactOptions struct {
+	IO     *IOStreams
+	Client *client.Client
+	Name   string
+	JSON   bool
+}
+
+func newAgentCompactCmd(f *Factory) *cobra.Command {
+	opts := &AgentCompactOptions{IO: f.IO}
+	return daemonCommand(f, &cobra.Command{
+		Use:   "compact <name>",
+		Short: "Compact an agent's conversation (its harness's /compact)",
+		Long: `Ask the agent's harness to compact its conversation: leo queues the
+harness's own compact command behind the messages waiting for the agent and
+types it when the TUI's input line is idle. It returns at once; the outcome
+shows in 'leo agent status' (a delivery of kind compact): delivered once the
+harness recorded the compaction, failed if it refused (claude declines a
+conversation too short to compact) or recorded nothing.`,
+		Args: cobra.MatchAll(cobra.ExactArgs(1), agentNameArg(0)),
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
+		opts.Client, opts.Name = c, args[0]
+		return runAgentCompact(ctx, opts)
+	})
+}
+
+func runAgentCompact(ctx context.Context, opts *AgentCompactOptions) error {
+	res, err := opts.Client.Compact(ctx, opts.Name)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, res)
+	}
+	note := ""
+	if res.Woke {
+		note = " (woke the agent)"
+	}
+	_, err = fmt.Fprintf(opts.IO.Out, "compaction queued for %s (%s in queue, this one included)%s; its outcome shows in leo agent status %s\n",
+		res.Agent, plural(res.Queued, "item"), note, res.Agent)
 	return err
 }

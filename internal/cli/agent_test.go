@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -214,6 +215,33 @@ func TestAgentSendReportsFailedDeliveryAsAFailure(t *testing.T) {
 	if r.code == ExitOK || !strings.Contains(r.stderr, "paste did not land") {
 		t.Fatalf("delivery_failed from the daemon: %+v", r)
 	}
+}
+
+// leo agent compact takes a name only (the command is the harness's, never
+// the user's), queues through the daemon and says where the outcome shows;
+// a stopped agent is the daemon's agent_stopped.
+func TestAgentCompact(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+	fake.Put(api.Agent{Name: "bob", State: api.StateRunning})
+	fake.Put(api.Agent{Name: "old", State: api.StateStopped})
+
+	r := e.run("agent", "compact", "bob")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "compaction queued for bob") || !strings.Contains(r.stdout, "leo agent status bob") {
+		t.Fatalf("compact: %+v", r)
+	}
+	if msgs := fake.Messages(); len(msgs) != 1 || msgs[0].Agent != "bob" || msgs[0].Message != "/compact" {
+		t.Fatalf("daemon got %+v, want one compaction of bob", msgs)
+	}
+	r = e.run("agent", "compact", "bob", "--json")
+	var res api.SendResult
+	if r.code != ExitOK || json.Unmarshal([]byte(r.stdout), &res) != nil || res.Agent != "bob" || res.ID == "" {
+		t.Fatalf("compact --json: %+v", r)
+	}
+	if r := e.run("agent", "compact", "bob", "/exit"); r.code != ExitUsage {
+		t.Fatalf("compact with a second argument: %+v, want a usage error", r)
+	}
+	assertJSONFailure(t, e.run("agent", "compact", "old", "--json"), "agent_stopped", ExitError)
 }
 
 func TestAgentDeleteAsksOrNeedsYes(t *testing.T) {

@@ -58,6 +58,7 @@ var jsonRuleCases = []jsonRuleCase{
 	{path: "agent status", args: []string{"bob"}},
 	{path: "agent logs", args: []string{"bob"}},
 	{path: "agent send", args: []string{"bob", "hello"}},
+	{path: "agent compact", args: []string{"bob"}},
 	{path: "agent restart", args: []string{"bob"}},
 	{path: "agent reset", args: []string{"bob"}},
 	{path: "agent stop", args: []string{"bob"}},

@@ -88,7 +88,7 @@ func transcriptCompactions(path string, since time.Time) ([]harness.Compaction, 
 		return nil, err
 	}
 	r := bufio.NewReader(io.LimitReader(f, transcriptTail))
-	first := start > 0 // a line cut by the tail is skipped
+	first := start > 0            // a line cut by the tail is skipped
 	commands := map[string]bool{} // uuids of /compact command entries
 	var out []harness.Compaction
 	for {
