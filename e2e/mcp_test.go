@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -150,6 +151,34 @@ func TestMCPServerAgainstARunningDaemon(t *testing.T) {
 	// The harness's interrupt key reaches bob's pane through the daemon.
 	if out := call("leo_interrupt", map[string]any{"name": "bob"}); !strings.Contains(out, `"name":"bob"`) {
 		t.Fatalf("leo_interrupt: %s", out)
+	}
+
+	// A compaction of bob's conversation: the harness's own /compact, run
+	// in bob's pane and confirmed by the transcript's compact_boundary.
+	out := call("leo_compact", map[string]any{"name": "bob"})
+	var queued api.SendResult
+	if err := json.Unmarshal([]byte(out), &queued); err != nil || queued.ID == "" || queued.Agent != "bob" {
+		t.Fatalf("leo_compact: %s (%v)", out, err)
+	}
+	var compacted api.Delivery
+	testutil.WaitFor(t, 60*time.Second, func() bool {
+		a, err := w.Client.Get(ctx, "bob")
+		if err != nil {
+			return false
+		}
+		for _, d := range a.Deliveries {
+			if d.ID == queued.ID {
+				compacted = d
+				return true
+			}
+		}
+		return false
+	}, "the outcome of bob's compaction")
+	if compacted.Status != "delivered" || compacted.Kind != api.DeliveryCompact {
+		t.Fatalf("bob's compaction: %+v", compacted)
+	}
+	if l, err := w.Client.Logs(ctx, "bob", 80); err != nil || !strings.Contains(l.Text, "Compacted") {
+		t.Fatalf("bob's pane shows no compaction (%v):\n%s", err, l.Text)
 	}
 
 	call("leo_run_task", map[string]any{"name": "hello"})
