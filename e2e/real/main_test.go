@@ -65,6 +65,8 @@ var Steps = []string{
 	"symlinked ws",
 	"task run, resume",
 	"persistent task",
+	"compact",
+	"interrupt",
 }
 
 // outcome is one cell of the table.

@@ -140,6 +140,8 @@ func runHarness(t *testing.T, h, bin string, versions map[string]string, deadlin
 	r.step("symlinked ws", r.symlinked)
 	r.step("task run, resume", r.taskRuns)
 	r.step("persistent task", r.persistentTask)
+	r.step("compact", r.compact)
+	r.step("interrupt", r.interrupt)
 }
 
 // step is a subtest whose failure text also goes into the table.
