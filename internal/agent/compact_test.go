@@ -123,3 +123,41 @@ func TestCompactRefusesStoppedAndUnknownAgents(t *testing.T) {
 		}
 	}
 }
+
+// Interrupted before the model answered, claude puts the message back into
+// its input line (claude 2.1.197, imitated by the fake): Interrupt clears
+// it — it is leo's own message — so the next message can be delivered.
+func TestInterruptClearsTheMessageClaudePutBack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withEnv(map[string]string{"FAKE_TURN_MS": "60000"}))
+	m := e.manager()
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: "claude"}); err != nil {
+		t.Fatal(err)
+	}
+	slow, err := m.Send(context.Background(), "claude", "a long one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDelivered(t, m, "claude", slow.ID)
+	if _, err := m.Interrupt(context.Background(), "claude"); err != nil {
+		t.Fatalf("Interrupt: %v", err)
+	}
+	interrupted := false
+	for _, ev := range e.events() {
+		interrupted = interrupted || ev.Event == "interrupted"
+	}
+	if !interrupted {
+		t.Fatal("the harness saw no interrupt")
+	}
+	waitFor(t, "the input line cleared", 10*time.Second, func() bool {
+		return !strings.Contains(e.capture(m, "claude"), "❯ a long one")
+	})
+	next, err := m.Send(context.Background(), "claude", "after the interrupt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDelivered(t, m, "claude", next.ID)
+	if got := e.submitted(); len(got) != 2 || got[1] != "after the interrupt" {
+		t.Fatalf("turns %q", got)
+	}
+}

@@ -137,6 +137,9 @@ type agent struct {
 	// the input). Only the queue worker touches them.
 	turn     delivery.Turn
 	leftover *delivery.Leftover
+	// lastSent is the text of the last message delivered to the TUI, which
+	// an interrupt may put back into its input line (claude).
+	lastSent string
 	// held: the queue worker waits at the drain's pause with a message
 	// it has not started to deliver (see waitUnpaused).
 	held bool

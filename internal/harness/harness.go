@@ -292,6 +292,14 @@ type Compaction struct {
 	Refused string
 }
 
+// InputClearer is implemented by adapters whose TUI, interrupted before
+// the model answered, puts the interrupted message back into its input line
+// (claude): the tmux keys that clear that line, pressed by leo only while
+// the line holds leo's own message.
+type InputClearer interface {
+	ClearInputKeys() []string
+}
+
 // UserTurn is one user message in a harness's own record.
 type UserTurn struct {
 	// SessionID is the conversation the turn belongs to.

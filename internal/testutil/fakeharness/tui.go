@@ -292,8 +292,18 @@ func (t *tui) handle(ev event) (int, bool) {
 		if t.busy {
 			t.turnTimer.Stop()
 			t.busy = false
-			t.history = append(t.history, t.interruptedLine())
 			logEvent(map[string]any{"event": "interrupted", "message": t.current})
+			if t.role == roleClaude {
+				// claude 2.1.197, interrupted before the model answered,
+				// takes the message back out of the conversation and puts
+				// it into the input line.
+				if n := len(t.userLines(t.current)); len(t.history) >= n {
+					t.history = t.history[:len(t.history)-n]
+				}
+				t.input = []part{{text: t.current}}
+				return 0, false
+			}
+			t.history = append(t.history, t.interruptedLine())
 		}
 	}
 	return 0, false
