@@ -178,13 +178,20 @@ func loadRun(tb testing.TB, s *webSite, clients int, d time.Duration) loadResult
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		pace := time.NewTicker(200 * time.Millisecond)
+		// A spawn every fourth beat, a message to the agents in turn
+		// otherwise: each agent gets at most one message a second, well
+		// inside its queue (queue_max) even when its TUI is slow to take
+		// them on a loaded machine.
+		pace := time.NewTicker(250 * time.Millisecond)
 		defer pace.Stop()
+		agents := []string{"load-0"}
 		for n := 1; !stop.Load(); n++ {
 			if n%4 == 0 {
-				post("/api/agent/spawn", fmt.Sprintf(`{"template":"%s","name":"load-%d"}`, leoproc.Harnesses[n%len(leoproc.Harnesses)], n))
+				name := fmt.Sprintf("load-%d", n)
+				post("/api/agent/spawn", fmt.Sprintf(`{"template":"%s","name":"%s"}`, leoproc.Harnesses[n%len(leoproc.Harnesses)], name))
+				agents = append(agents, name)
 			} else {
-				post("/api/agent/load-0/send", fmt.Sprintf(`{"message":"load message %d"}`, n))
+				post("/api/agent/"+agents[n%len(agents)]+"/send", fmt.Sprintf(`{"message":"load message %d"}`, n))
 			}
 			<-pace.C
 		}
