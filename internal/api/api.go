@@ -32,7 +32,13 @@ const (
 	CodeInternal        Code = "internal"          // 500
 	CodeDaemonDown      Code = "daemon_down"       // client side: no daemon answers
 	CodeDrainTimeout    Code = "drain_timeout"     // 409: busy agents did not finish in time
+	CodeUnauthorized    Code = "unauthorized"      // 401: HTTP API without the bearer token
+	CodeForbidden       Code = "forbidden"         // 403: a Host or Origin the web server does not serve
 )
+
+// MaxRequestBody bounds a request body on the socket and the HTTP API; the
+// largest is a message to send.
+const MaxRequestBody = 4 << 20
 
 // ClaudeNotFoundMessage is the contract text of spec/managed-install.md.
 const ClaudeNotFoundMessage = "claude CLI not found; install it from https://claude.com/claude-code"
@@ -93,6 +99,10 @@ func HTTPStatus(code Code) int {
 		return http.StatusNotFound
 	case CodeAgentRunning, CodeAgentExists, CodeAgentStopped, CodeTaskRunning, CodeDrainTimeout:
 		return http.StatusConflict
+	case CodeUnauthorized:
+		return http.StatusUnauthorized
+	case CodeForbidden:
+		return http.StatusForbidden
 	case CodeClaudeNotFound, CodeHarnessNotFound:
 		return http.StatusFailedDependency
 	case CodeConfigError:
@@ -123,6 +133,16 @@ type Health struct {
 	// it did not understand and left alone, a tmux server that does not
 	// answer), in plain words; absent when there are none.
 	Problems []string `json:"problems,omitempty"`
+	// Web is the web UI and HTTP API: absent when web.enabled is false.
+	Web *WebState `json:"web,omitempty"`
+}
+
+// WebState is whether the web server listens where the config says.
+// Error says why not (the port is taken…); the daemon runs on either way.
+type WebState struct {
+	URL     string `json:"url"`
+	Serving bool   `json:"serving"`
+	Error   string `json:"error,omitempty"`
 }
 
 // ClaudeState is {"found": false} or {"found": true, "path": "/…/claude"}.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"net"
-	"strconv"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
@@ -100,33 +98,42 @@ func probeDaemon(ctx context.Context, h home.Home, now time.Time) daemonState {
 	return st
 }
 
-// webState is the web UI and HTTP API as the config sets it.
+// webState is the web UI and HTTP API: what the config sets, and whether
+// the daemon serves it.
 type webState struct {
 	Enabled bool `json:"enabled"`
 	// URL is where a client on this machine reaches it (only when enabled).
 	URL string `json:"url,omitempty"`
-	// Served says whether this build serves the web UI and HTTP API at
-	// URL. It does not yet (they are the next piece of work): URL is
-	// what leo.yaml configures, shown so an app can plan for it.
+	// Served: the daemon answered and listens at URL.
 	Served bool `json:"served"`
+	// Error says why a running daemon does not serve it (the port is
+	// taken…).
+	Error string `json:"error,omitempty"`
 }
 
-func webOf(cfg *config.Config) webState {
+func webOf(cfg *config.Config, d daemonState) webState {
 	if cfg == nil || !cfg.Web.Enabled {
 		return webState{}
 	}
-	return webState{Enabled: true, URL: webURL(cfg.Web)}
+	st := webState{Enabled: true, URL: cfg.WebLocalURL()}
+	if d.health != nil && d.health.Web != nil {
+		st.Served, st.Error = d.health.Web.Serving, d.health.Web.Error
+	}
+	return st
 }
 
-// webURL is the base URL of the web UI for a client on this machine: a
-// wildcard bind is reached on loopback (it is pinned to loopback Hosts
-// unless web.allowed_hosts says otherwise).
-func webURL(w config.Web) string {
-	host := w.BindAddr()
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
+// webLine says where the web UI is and whether it is up.
+func webLine(w webState, answering bool) string {
+	switch {
+	case w.Served:
+		return w.URL
+	case w.Error != "":
+		return w.URL + " — not serving: " + w.Error
+	case !answering:
+		return w.URL + " (served while the daemon runs)"
+	default:
+		return w.URL + " — not serving"
 	}
-	return "http://" + net.JoinHostPort(host, strconv.Itoa(w.PortNumber()))
 }
 
 // claudeOf is the daemon's view of claude when it answered, else a lookup

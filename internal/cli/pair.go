@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/blackpaw-studio/leo/internal/apitoken"
 
 	"github.com/spf13/cobra"
 
@@ -95,9 +94,9 @@ func runPair(ctx context.Context, opts *PairOptions) error {
 		OK: true, Version: opts.Version, Home: opts.Home.Root, Socket: opts.Home.SocketPath(),
 		Managed: opts.Managed.Managed, Label: opts.Managed.Label,
 		Daemon:    probeDaemon(ctx, opts.Home, nowOr(opts.Now)),
-		Web:       webOf(cfg),
 		TokenPath: opts.Home.TokenPath(),
 	}
+	p.Web = webOf(cfg, p.Daemon)
 	tok, problem := readToken(opts.Home.TokenPath())
 	if problem != "" {
 		fmt.Fprintf(opts.IO.ErrOut, "leo: pair: %s\n", problem)
@@ -113,7 +112,7 @@ func runPair(ctx context.Context, opts *PairOptions) error {
 		fmt.Fprintf(&b, "%-8s %s\n", label+":", fmt.Sprintf(format, args...))
 	}
 	if p.Web.Enabled {
-		line("url", "%s (configured; this build does not serve the web UI or HTTP API yet)", p.Web.URL)
+		line("url", "%s", webLine(p.Web, p.Daemon.Answering))
 	} else {
 		line("url", "none (web.enabled is false in leo.yaml)")
 	}
@@ -138,37 +137,17 @@ func runPair(ctx context.Context, opts *PairOptions) error {
 	return err
 }
 
-// maxTokenBytes bounds what pair reads from state/api.token: a token is a
-// few dozen bytes; anything much larger is not one.
-const maxTokenBytes = 4096
-
-// readToken reads the API token. A missing or empty file is no token and
-// no problem; an unreadable, oversized or non-printable one is no token
-// and a problem that names the file, never its content.
+// readToken reads the API token (apitoken.Read): a missing or empty file
+// is no token and no problem; an unusable one is no token and a problem
+// that names the file, never its content.
 func readToken(path string) (token, problem string) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	tok, err := apitoken.Read(path)
+	switch {
+	case err == nil:
+		return tok, ""
+	case errors.Is(err, apitoken.ErrNone):
 		return "", ""
+	default:
+		return "", err.Error()
 	}
-	if err != nil {
-		return "", fmt.Sprintf("cannot read the API token %s: %v", path, errors.Unwrap(err))
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, maxTokenBytes+1))
-	if err != nil {
-		return "", fmt.Sprintf("cannot read the API token %s: %v", path, err)
-	}
-	if len(raw) > maxTokenBytes {
-		return "", fmt.Sprintf("the API token %s is larger than %d bytes; it is not used", path, maxTokenBytes)
-	}
-	tok := strings.TrimSpace(string(raw))
-	if !utf8.ValidString(tok) {
-		return "", fmt.Sprintf("the API token %s is not UTF-8 text; it is not used", path)
-	}
-	for _, r := range tok {
-		if r <= ' ' || r == 0x7f {
-			return "", fmt.Sprintf("the API token %s holds spaces or control characters; it is not used", path)
-		}
-	}
-	return tok, ""
 }

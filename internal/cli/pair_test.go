@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blackpaw-studio/leo/internal/apitoken"
 	"github.com/blackpaw-studio/leo/internal/home"
 )
 
@@ -93,7 +94,7 @@ func TestPairRefusesUnusableTokens(t *testing.T) {
 		"control bytes": "abc\x1b[31mdef",
 		"inner space":   "abc def",
 		"not utf-8":     "abc\xff\xfe",
-		"huge":          strings.Repeat("x", maxTokenBytes+1),
+		"huge":          strings.Repeat("x", apitoken.MaxBytes+1),
 		"empty":         "\n\n",
 	} {
 		t.Run(name, func(t *testing.T) {

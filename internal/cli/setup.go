@@ -43,10 +43,11 @@ func newSetupCmd(f *Factory) *cobra.Command {
 An existing leo.yaml is never replaced: setup says so and succeeds, so
 "leo setup --defaults && leo service" is safe to run again. On a terminal
 setup asks which harness and model the assistant template uses and whether
-leo.yaml's web: section is enabled; --defaults takes the defaults without
-asking (a claude assistant template, model sonnet, web: enabled on
-127.0.0.1:8370). This build serves no web UI or HTTP API yet: the web:
-section is written for when it does.`,
+the daemon serves the web UI, HTTP API and agents' MCP tools (web: in
+leo.yaml); --defaults takes the defaults without asking (a claude assistant
+template, model sonnet, web UI on 127.0.0.1:8370). The web server answers
+only loopback names unless web.allowed_hosts lists others, and asks for the
+token in state/api.token ('leo pair' shows it).`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			h, err := f.Home()
@@ -155,7 +156,7 @@ func askSetup(io *IOStreams) (setupAnswers, error) {
 		}
 		break
 	}
-	web, err := ask("Enable web: in leo.yaml, 127.0.0.1:8370 (this build serves no web UI yet) (y/n)", "y")
+	web, err := ask("Serve the web UI, HTTP API and agents' MCP tools on 127.0.0.1:8370 (y/n)", "y")
 	if err != nil {
 		return a, err
 	}

@@ -137,8 +137,8 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 		Config:  statusConfigJSON{Path: opts.Home.ConfigPath, Found: found},
 		Daemon:  probeDaemon(ctx, opts.Home, now),
 		Managed: opts.Managed,
-		Web:     webOf(cfg),
 	}
+	st.Web = webOf(cfg, st.Daemon)
 	if opts.Registered != nil {
 		st.Service.Registered, st.Service.Message = opts.Registered(ctx)
 	}
@@ -335,7 +335,7 @@ func writeStatusText(io *IOStreams, st statusJSON, now time.Time) error {
 	}
 
 	if st.Web.Enabled {
-		line("web", "%s (configured; this build does not serve the web UI yet)", st.Web.URL)
+		line("web", "%s", webLine(st.Web, st.Daemon.Answering))
 	} else {
 		line("web", "off (web.enabled is false in leo.yaml)")
 	}

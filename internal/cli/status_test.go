@@ -292,8 +292,8 @@ func TestWebURL(t *testing.T) {
 		{config.Web{Bind: "::1"}, "http://[::1]:8370"},
 		{config.Web{Bind: "192.168.1.5"}, "http://192.168.1.5:8370"},
 	} {
-		if got := webURL(c.web); got != c.want {
-			t.Errorf("webURL(%+v) = %s, want %s", c.web, got, c.want)
+		if got := (&config.Config{Web: c.web}).WebLocalURL(); got != c.want {
+			t.Errorf("WebLocalURL(%+v) = %s, want %s", c.web, got, c.want)
 		}
 	}
 }

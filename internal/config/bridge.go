@@ -1,9 +1,7 @@
 package config
 
 import (
-	"bytes"
-	"os"
-
+	"github.com/blackpaw-studio/leo/internal/apitoken"
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/home"
 )
@@ -20,8 +18,7 @@ func (c *Config) MCPBridge(h home.Home, executable string) *harness.MCPBridge {
 	if !c.WebEnabled() || executable == "" {
 		return nil
 	}
-	token, err := os.ReadFile(h.TokenPath())
-	if err != nil || len(bytes.TrimSpace(token)) == 0 {
+	if _, err := apitoken.Read(h.TokenPath()); err != nil {
 		return nil
 	}
 	args := []string{"mcp-server"}

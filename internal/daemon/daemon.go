@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 	"github.com/blackpaw-studio/leo/internal/turnend"
+	"github.com/blackpaw-studio/leo/internal/web"
 )
 
 // Options configure Run.
@@ -281,10 +283,16 @@ func (d *run) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start the task service: %w", err)
 	}
+	// webSync follows web: in the config once the web server exists (a
+	// reload may turn it on, off, or move it).
+	var webSync atomic.Pointer[func()]
 	store.changed = func() {
 		prepareHarnesses(ctx, store.Get(), d.opts.Getenv, d.log)
 		agents.ConfigChanged()
 		tasks.ConfigChanged()
+		if f := webSync.Load(); f != nil {
+			(*f)()
+		}
 	}
 
 	// 6. The socket.
@@ -319,8 +327,21 @@ func (d *run) serve(ctx context.Context) error {
 			return out
 		},
 	}
+	routes := srv.routes()
+	webServer, err := web.New(web.Options{
+		Home:    h,
+		Config:  store.Get,
+		API:     routes,
+		Version: d.opts.Version,
+		LogPath: h.ServiceLogPath(),
+		Log:     d.log.With("component", "web"),
+	})
+	if err != nil {
+		return fmt.Errorf("start the web server: %w", err)
+	}
+	srv.web = webServer.State
 	hs := &http.Server{
-		Handler:           srv.routes(),
+		Handler:           routes,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
@@ -328,6 +349,9 @@ func (d *run) serve(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go serveOn(hs, sock.ln, serveErr)
 	d.log.Info("listening", "socket", h.SocketPath(), "tmux_socket", tm.Socket())
+	syncWeb := webServer.Sync
+	webSync.Store(&syncWeb)
+	webServer.Sync()
 
 	// 7. Boot restore, then ready.
 	restoreStart := time.Now()
@@ -373,6 +397,7 @@ serving:
 				break serving
 			}
 			d.checkTmux(tm, &tmuxReported)
+			webServer.Retry()
 		case <-hup:
 			if res, err := store.Reload(ctx); err != nil {
 				d.log.Error("reload on SIGHUP", "err", err)
@@ -393,6 +418,9 @@ serving:
 	srv.stopServing()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.ShutdownTimeout)
 	defer cancel()
+	if err := webServer.Close(sctx); err != nil {
+		d.log.Warn("web server shutdown", "err", err)
+	}
 	if err := hs.Shutdown(sctx); err != nil {
 		d.log.Warn("socket server shutdown", "err", err)
 		hs.Close()

@@ -17,9 +17,6 @@ import (
 	"github.com/blackpaw-studio/leo/internal/turnend"
 )
 
-// maxRequestBody bounds a request body; the largest is a message to send.
-const maxRequestBody = 4 << 20
-
 // server answers the socket API. Its handlers (routes.go) are thin: decode,
 // call the manager or the config store, encode.
 type server struct {
@@ -41,6 +38,9 @@ type server struct {
 	log    *slog.Logger
 	// drainer pauses deliveries and waits for turns (POST /drain).
 	drainer *drainer
+	// web reports the web server's state (/health "web"); nil before it
+	// exists.
+	web func() *api.WebState
 	// problems lists what /health reports under "problems".
 	problems func() []string
 
@@ -102,6 +102,9 @@ func (s *server) health() api.Health {
 	if s.problems != nil {
 		h.Problems = s.problems()
 	}
+	if s.web != nil {
+		h.Web = s.web()
+	}
 	if p, err := s.resolver.Lookup("claude"); err == nil {
 		h.Claude = api.ClaudeState{Found: true, Path: p}
 	}
@@ -158,11 +161,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // decodeBody decodes a JSON object strictly into v: unknown fields, a
-// second value or a body over maxRequestBody are invalid_args, named by
+// second value or a body over api.MaxRequestBody are invalid_args, named by
 // route. An empty body is allowed only when optional.
 func decodeBody(r *http.Request, v any, optional bool) error {
 	route := r.Method + " " + r.URL.Path
-	body := http.MaxBytesReader(nil, r.Body, maxRequestBody)
+	body := http.MaxBytesReader(nil, r.Body, api.MaxRequestBody)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -174,7 +177,7 @@ func decodeBody(r *http.Request, v any, optional bool) error {
 		}
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return api.Errorf(api.CodeInvalidArgs, "%s: request body is larger than %d bytes", route, maxRequestBody)
+			return api.Errorf(api.CodeInvalidArgs, "%s: request body is larger than %d bytes", route, api.MaxRequestBody)
 		}
 		return api.Errorf(api.CodeInvalidArgs, "%s: request body: %s", route, strings.TrimPrefix(err.Error(), "json: "))
 	}

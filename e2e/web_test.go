@@ -1,0 +1,173 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/apitoken"
+	"github.com/blackpaw-studio/leo/internal/testutil"
+)
+
+// freeLoopbackPort is a port nothing listens on right now.
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// enableWeb appends a web: section on port to the world's leo.yaml.
+func (w world) enableWeb(port int) {
+	w.TB.Helper()
+	f, err := os.OpenFile(w.Home.ConfigPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		w.TB.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "web:\n  enabled: true\n  port: %d\n", port); err != nil {
+		w.TB.Fatal(err)
+	}
+}
+
+// apiCall is one request to the HTTP API with the bearer token.
+func apiCall(t *testing.T, base, token, method, path, body string) (int, string) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, base+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
+}
+
+// The daemon with web enabled mints the token (0600), serves the HTTP API
+// over its own socket routes — spawn without claude is 424 claude_not_found
+// with the contract text, exactly as on the socket — and leo status says
+// where it serves.
+func TestDaemonServesTheHTTPAPI(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "codex", "opencode")
+	w.WriteConfig(nil)
+	port := freeLoopbackPort(t)
+	w.enableWeb(port)
+	w.startDaemon()
+	fi, err := os.Stat(w.Home.TokenPath())
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("state/api.token: %v, mode %v; want minted with mode 0600", err, fi)
+	}
+	token, err := apitoken.Read(w.Home.TokenPath())
+	if err != nil || len(token) != 64 {
+		t.Fatalf("minted token: %v (%d chars)", err, len(token))
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+
+	if status, body := apiCall(t, base, "", "GET", "/api/agent/list", ""); status != 401 {
+		t.Fatalf("list without the token = %d %s", status, body)
+	}
+	status, body := apiCall(t, base, token, "POST", "/api/agent/spawn", `{"template":"claude"}`)
+	var e api.Error
+	_ = json.Unmarshal([]byte(body), &e)
+	if status != http.StatusFailedDependency || e.Code != api.CodeClaudeNotFound || e.Message != api.ClaudeNotFoundMessage {
+		t.Fatalf("spawn claude without claude over HTTP = %d %s; want 424 claude_not_found %q", status, body, api.ClaudeNotFoundMessage)
+	}
+	status, body = apiCall(t, base, token, "POST", "/api/agent/spawn", `{"template":"codex","name":"web-one"}`)
+	if status != 200 || !strings.Contains(body, `"name":"web-one"`) {
+		t.Fatalf("spawn codex over HTTP = %d %s", status, body)
+	}
+	status, body = apiCall(t, base, token, "POST", "/api/agent/web-one/send", `{"message":"hello over http"}`)
+	var sent api.SendResult
+	if status != 200 || json.Unmarshal([]byte(body), &sent) != nil || sent.ID == "" {
+		t.Fatalf("send over HTTP = %d %s", status, body)
+	}
+	w.waitDelivered("web-one", sent.ID)
+	status, body = apiCall(t, base, token, "GET", "/api/agent/list", "")
+	if status != 200 || !strings.Contains(body, `"web-one"`) {
+		t.Fatalf("list over HTTP = %d %s", status, body)
+	}
+	// The same answer as the socket's, field for field.
+	viaSocket, err := w.Client.ListJSON(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b []map[string]any
+	if json.Unmarshal([]byte(body), &a) != nil || json.Unmarshal(viaSocket, &b) != nil || len(a) != 1 || len(b) != 1 || a[0]["session_id"] != b[0]["session_id"] || a[0]["created_at"] != b[0]["created_at"] {
+		t.Fatalf("HTTP list %s differs from the socket's %s", body, viaSocket)
+	}
+	status, body = apiCall(t, base, token, "GET", "/api/template/list", "")
+	if status != 200 || !strings.Contains(body, `"name":"codex","harness":"codex","harness_inherited":false`) {
+		t.Fatalf("template list over HTTP = %d %s", status, body)
+	}
+	status, body = apiCall(t, base, token, "GET", "/api/health", "")
+	if status != 200 || !strings.Contains(body, fmt.Sprintf(`"web":{"url":"%s","serving":true}`, base)) {
+		t.Fatalf("health over HTTP = %d %s", status, body)
+	}
+	out, err := w.Leo(context.Background(), "status", "--json")
+	var st struct {
+		Web map[string]any `json:"web"`
+	}
+	if err != nil || json.Unmarshal(out, &st) != nil || st.Web["url"] != base || st.Web["served"] != true || st.Web["error"] != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), token) {
+		t.Fatal("status --json carries the token")
+	}
+}
+
+// A taken port is a clear error in the status and the log; the daemon and
+// its agents keep running, and it serves once the port is free.
+func TestWebPortTakenKeepsTheDaemonRunning(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "codex")
+	w.WriteConfig(nil)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := taken.Addr().(*net.TCPAddr).Port
+	w.enableWeb(port)
+	d := w.startDaemon()
+	ctx := context.Background()
+	if _, err := w.Client.Spawn(ctx, api.SpawnRequest{Template: "codex", Name: "still-here"}); err != nil {
+		t.Fatalf("spawn with the web port taken: %v", err)
+	}
+	out, err := w.Leo(ctx, "status")
+	if err != nil || !strings.Contains(string(out), "not serving: cannot listen on 127.0.0.1:") || !strings.Contains(string(out), "address already in use") {
+		t.Fatalf("status with the port taken: %v\n%s", err, out)
+	}
+	if !strings.Contains(d.Stderr(), "web server not serving") {
+		t.Fatalf("the log does not say the web server is not serving:\n%s", d.Stderr())
+	}
+	taken.Close()
+	// The daemon tries again on its own (every owner check, 2s).
+	testutil.WaitFor(t, 60*time.Second, func() bool {
+		h, err := w.Client.Health(ctx)
+		return err == nil && h.Web != nil && h.Web.Serving
+	}, "web serving once the port is free")
+	if d.Exited() {
+		t.Fatal("the daemon exited")
+	}
+}
