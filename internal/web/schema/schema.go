@@ -65,14 +65,14 @@ func Select(choices []Choice, v string) []Choice {
 
 // Control kinds, one per harness.OptionType.
 const (
-	KindBool     = "bool"     // tri-state select: inherit / on / off
-	KindEnum     = "enum"     // select over EnumValues
-	KindString   = "string"   // text input (with a datalist when its Source resolves)
-	KindList     = "list"     // text input, comma-separated
-	KindText     = "text"     // textarea
-	KindYAMLMap  = "yaml"     // monospace textarea, parsed as YAML
-	fieldPrefix  = "opt."     // form field name of an option: opt.<key>
-	idPrefix     = "opt-"     // element id of an option's control
+	KindBool     = "bool"   // tri-state select: inherit / on / off
+	KindEnum     = "enum"   // select over EnumValues
+	KindString   = "string" // text input (with a datalist when its Source resolves)
+	KindList     = "list"   // text input, comma-separated
+	KindText     = "text"   // textarea
+	KindYAMLMap  = "yaml"   // monospace textarea, parsed as YAML
+	fieldPrefix  = "opt."   // form field name of an option: opt.<key>
+	idPrefix     = "opt-"   // element id of an option's control
 	textAreaRows = 4
 )
 
