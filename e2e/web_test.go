@@ -171,3 +171,35 @@ func TestWebPortTakenKeepsTheDaemonRunning(t *testing.T) {
 		t.Fatal("the daemon exited")
 	}
 }
+
+// leo web enable on a running daemon: the config edit, the token, the
+// reload — and the daemon serves without a restart.
+func TestWebEnableTurnsOnARunningDaemon(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "codex")
+	w.WriteConfig(nil)
+	port := freeLoopbackPort(t)
+	f, err := os.OpenFile(w.Home.ConfigPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "web:\n  enabled: false\n  port: %d\n", port)
+	f.Close()
+	d := w.startDaemon()
+	ctx := context.Background()
+	if h, err := w.Client.Health(ctx); err != nil || h.Web != nil {
+		t.Fatalf("health with web off: %+v %v", h.Web, err)
+	}
+	out, err := w.Leo(ctx, "web", "enable", "--json")
+	var res map[string]any
+	if err != nil || json.Unmarshal(out, &res) != nil || res["reloaded"] != true || res["served"] != true || res["token_minted"] != true {
+		t.Fatalf("web enable --json: %v\n%s", err, out)
+	}
+	token, err := apitoken.Read(w.Home.TokenPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, body := apiCall(t, fmt.Sprintf("http://127.0.0.1:%d", port), token, "GET", "/api/health", ""); status != 200 || !strings.Contains(body, fmt.Sprintf(`"pid":%d`, d.PID)) {
+		t.Fatalf("health over HTTP after web enable = %d %s", status, body)
+	}
+}

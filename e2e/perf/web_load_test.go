@@ -135,6 +135,28 @@ func loadRun(tb testing.TB, s *webSite, clients int, d time.Duration) loadResult
 			record(kind, dur, "")
 		}
 	}
+	// The churn: spawn an agent, message it, now and then.
+	churnClient := newClient(false)
+	post := func(path, body string) {
+		req, _ := http.NewRequest("POST", s.base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		resp, err := churnClient.Do(req)
+		if err != nil {
+			record("churn", 0, err.Error())
+			return
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			record("churn", 0, fmt.Sprintf("%s: %d %.200s", path, resp.StatusCode, data))
+			return
+		}
+		mu.Lock()
+		res.churn++
+		mu.Unlock()
+	}
+	// load-0 exists before the first read: every answer must list an agent.
+	post("/api/agent/spawn", `{"template":"codex","name":"load-0"}`)
 	for i := range clients {
 		wg.Add(1)
 		go func() {
@@ -153,30 +175,9 @@ func loadRun(tb testing.TB, s *webSite, clients int, d time.Duration) loadResult
 			}
 		}()
 	}
-	// The churn: spawn an agent, message it, now and then.
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c := newClient(false)
-		post := func(path, body string) {
-			req, _ := http.NewRequest("POST", s.base+path, strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+s.token)
-			resp, err := c.Do(req)
-			if err != nil {
-				record("churn", 0, err.Error())
-				return
-			}
-			data, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				record("churn", 0, fmt.Sprintf("%s: %d %.200s", path, resp.StatusCode, data))
-				return
-			}
-			mu.Lock()
-			res.churn++
-			mu.Unlock()
-		}
-		post("/api/agent/spawn", `{"template":"codex","name":"load-0"}`)
 		pace := time.NewTicker(200 * time.Millisecond)
 		defer pace.Stop()
 		for n := 1; !stop.Load(); n++ {

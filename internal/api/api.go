@@ -128,7 +128,10 @@ type Health struct {
 	Ready   bool        `json:"ready"`
 	Home    string      `json:"home"`
 	Claude  ClaudeState `json:"claude"`
-	Agents  int         `json:"agents"`
+	// Tmux is the version of the tmux binary the daemon runs ("tmux
+	// 3.4"), as checked at start.
+	Tmux   string `json:"tmux,omitempty"`
+	Agents int    `json:"agents"`
 	// Problems are what the daemon met and an operator must act on (state
 	// it did not understand and left alone, a tmux server that does not
 	// answer), in plain words; absent when there are none.

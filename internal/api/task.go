@@ -91,15 +91,18 @@ type TaskRun struct {
 
 // Task is a task as listings show it. It never carries env values.
 type Task struct {
-	Name          string `json:"name"`
-	Runtime       string `json:"runtime"` // "oneshot" | "persistent"
-	Harness       string `json:"harness"`
-	Model         string `json:"model,omitempty"`
-	Schedule      string `json:"schedule,omitempty"`
-	ScheduleWords string `json:"schedule_words,omitempty"` // the cron in words
-	Timezone      string `json:"timezone"`                 // the IANA name in effect ("Local" when unset)
-	Enabled       bool   `json:"enabled"`
-	CatchUp       bool   `json:"catch_up"`
+	Name    string `json:"name"`
+	Runtime string `json:"runtime"` // "oneshot" | "persistent"
+	Harness string `json:"harness"`
+	// HarnessInherited: the task sets no harness of its own (it runs
+	// defaults.harness), as on api.Template.
+	HarnessInherited bool   `json:"harness_inherited"`
+	Model            string `json:"model,omitempty"`
+	Schedule         string `json:"schedule,omitempty"`
+	ScheduleWords    string `json:"schedule_words,omitempty"` // the cron in words
+	Timezone         string `json:"timezone"`                 // the IANA name in effect ("Local" when unset)
+	Enabled          bool   `json:"enabled"`
+	CatchUp          bool   `json:"catch_up"`
 	// Agent is a persistent task's target agent.
 	Agent   string     `json:"agent,omitempty"`
 	NextRun *time.Time `json:"next_run,omitempty"`

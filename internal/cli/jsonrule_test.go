@@ -69,6 +69,7 @@ var jsonRuleCases = []jsonRuleCase{
 	{path: "task disable", args: []string{"nightly"}},
 	{path: "task history", args: []string{"nightly"}},
 	{path: "task logs", args: []string{"nightly"}, mayFail: "no run has happened (TestTaskLogs covers the success)"},
+	{path: "web enable"},
 	{path: "setup", args: []string{"--defaults"}, mayFail: "a config exists already (TestSetupDefaultsWritesAValidConfigOnce covers the success)"},
 }
 

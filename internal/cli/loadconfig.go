@@ -76,3 +76,23 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// configEditError is the coded error of a failed edit of leo.yaml (task
+// enable, web enable): a shape leo does not rewrite, a file that does not
+// parse, is missing, or would be invalid after the edit (left unchanged).
+func configEditError(h home.Home, err error) error {
+	path := h.ConfigPath
+	var pe *config.ParseError
+	var ve *config.ValidationError
+	switch {
+	case errors.Is(err, config.ErrCannotEdit):
+		return api.Errorf(api.CodeConfigError, "%s: %v", path, err)
+	case errors.As(err, &pe):
+		return api.Errorf(api.CodeConfigError, "%v", pe)
+	case errors.Is(err, fs.ErrNotExist):
+		return noConfigError(h)
+	case errors.As(err, &ve):
+		return invalidConfigError(path, err)
+	}
+	return api.Errorf(api.CodeConfigError, "cannot edit %s: %v", path, err)
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -432,26 +431,14 @@ func runTaskSetEnabled(ctx context.Context, opts *TaskSetEnabledOptions) error {
 func setEnabledInFile(opts *TaskSetEnabledOptions) (api.Task, error) {
 	path := opts.Home.ConfigPath
 	err := config.SetTaskEnabled(path, opts.Name, opts.Enabled, config.WithGetenv(opts.Getenv))
+	if errors.Is(err, config.ErrUnknownScope) {
+		if cfg, rerr := readConfig(opts.Home, opts.Getenv); rerr == nil {
+			return api.Task{}, unknownScopeError("task", opts.Name, cfg.TaskNames())
+		}
+		return api.Task{}, api.Errorf(api.CodeNotFound, "%v", err)
+	}
 	if err != nil {
-		var pe *config.ParseError
-		switch {
-		case errors.Is(err, config.ErrUnknownScope):
-			if cfg, rerr := readConfig(opts.Home, opts.Getenv); rerr == nil {
-				return api.Task{}, unknownScopeError("task", opts.Name, cfg.TaskNames())
-			}
-			return api.Task{}, api.Errorf(api.CodeNotFound, "%v", err)
-		case errors.Is(err, config.ErrCannotEdit):
-			return api.Task{}, api.Errorf(api.CodeConfigError, "%s: %v", path, err)
-		case errors.As(err, &pe):
-			return api.Task{}, api.Errorf(api.CodeConfigError, "%v", pe)
-		case errors.Is(err, fs.ErrNotExist):
-			return api.Task{}, noConfigError(opts.Home)
-		}
-		var ve *config.ValidationError
-		if errors.As(err, &ve) {
-			return api.Task{}, invalidConfigError(path, err)
-		}
-		return api.Task{}, api.Errorf(api.CodeConfigError, "cannot edit %s: %v", path, err)
+		return api.Task{}, configEditError(opts.Home, err)
 	}
 	cfg, err := readConfig(opts.Home, opts.Getenv)
 	if err != nil {
@@ -469,6 +456,7 @@ func taskFromConfig(cfg *config.Config, name string) api.Task {
 		return t
 	}
 	t.Runtime, t.Harness, t.Model = r.Runtime, r.HarnessName, r.Model
+	t.HarnessInherited = r.HarnessInherited
 	t.Schedule, t.Enabled, t.CatchUp = r.Schedule, r.Enabled, r.CatchUp
 	if r.Schedule != "" {
 		t.ScheduleWords = config.DescribeSchedule(r.Schedule)

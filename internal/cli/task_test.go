@@ -337,7 +337,7 @@ func TestTaskEnableDisableWithoutADaemonEditsTheFile(t *testing.T) {
 		t.Fatalf("enable --json: %+v", r)
 	}
 	obj := decodeOne(t, r.stdout)
-	if obj["name"] != "nightly" || obj["enabled"] != true || obj["schedule_words"] != "every day at 03:00" || obj["harness"] != "claude" {
+	if obj["name"] != "nightly" || obj["enabled"] != true || obj["schedule_words"] != "every day at 03:00" || obj["harness"] != "claude" || obj["harness_inherited"] != true {
 		t.Fatalf("enable --json: %s", r.stdout)
 	}
 	want = strings.Replace(want, "    retries: 1\n    enabled: false\n", "    retries: 1\n    enabled: true\n", 1)

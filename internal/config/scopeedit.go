@@ -25,6 +25,9 @@ const (
 	SectionDefaults  = "defaults"
 	SectionTemplates = "templates"
 	SectionTasks     = "tasks"
+	// SectionWeb is no cascade scope, but one mapping edited the same way
+	// (`leo web enable`).
+	SectionWeb = "web"
 )
 
 // ScopePath names one scope of leo.yaml.
@@ -39,13 +42,16 @@ func DefaultsScope() ScopePath { return ScopePath{Section: SectionDefaults} }
 // TemplateScope is templates.<name>.
 func TemplateScope(name string) ScopePath { return ScopePath{Section: SectionTemplates, Name: name} }
 
+// WebScope is the web: section.
+func WebScope() ScopePath { return ScopePath{Section: SectionWeb} }
+
 // TaskScope is tasks.<name>.
 func TaskScope(name string) ScopePath { return ScopePath{Section: SectionTasks, Name: name} }
 
 // String is the scope's path as errors name it ("templates.foo").
 func (s ScopePath) String() string {
-	if s.Section == SectionDefaults {
-		return SectionDefaults
+	if s.Name == "" {
+		return s.Section
 	}
 	return s.Section + "." + s.Name
 }
@@ -76,6 +82,7 @@ var editableKeys = func() map[string][]string {
 		SectionTemplates: settings,
 		SectionTasks: append(slices.Clone(settings), "schedule", "timezone", "prompt_file",
 			"timeout", "retries", "enabled", "catch_up", "notify_on_fail", "runtime", "template"),
+		SectionWeb: {"enabled", "bind", "port", "allowed_hosts"},
 	}
 }()
 
@@ -169,16 +176,16 @@ func editScope(path string, scope ScopePath, plan func(*Config) ([]FieldChange, 
 
 func checkScopePath(scope ScopePath) error {
 	switch scope.Section {
-	case SectionDefaults:
+	case SectionDefaults, SectionWeb:
 		if scope.Name != "" {
-			return fmt.Errorf("defaults: a scope name (%q) given for the defaults section", scope.Name)
+			return fmt.Errorf("%s: a scope name (%q) given for the %s section", scope.Section, scope.Name, scope.Section)
 		}
 	case SectionTemplates, SectionTasks:
 		if scope.Name == "" {
 			return fmt.Errorf("%s: no scope name given", scope.Section)
 		}
 	default:
-		return fmt.Errorf("%q is not a section with scopes (defaults, templates, tasks)", scope.Section)
+		return fmt.Errorf("%q is not a section leo edits (defaults, templates, tasks, web)", scope.Section)
 	}
 	return nil
 }
@@ -404,7 +411,7 @@ func sharedWith(scope ScopePath) string {
 	case SectionTemplates:
 		return "the template's mapping"
 	}
-	return "the defaults mapping"
+	return "the " + scope.Section + " mapping"
 }
 
 // scopeValues reads a document as one generic value per scope
@@ -432,7 +439,7 @@ func scopeValues(root *node) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if top.key == SectionDefaults {
+		if top.key == SectionDefaults || top.key == SectionWeb {
 			out[top.key] = canonRead(v)
 		} else {
 			out["\x00"+top.key] = canonRead(v) // never equal to a scope path

@@ -137,8 +137,8 @@ func (ed *scopeEditor) apply(scope ScopePath, changes []FieldChange) ([]byte, er
 	}
 	fresh := freshScope(changes)
 	edit := func(m *mapping) error { return ed.applyChanges(m, changes, false) }
-	if scope.Section == SectionDefaults {
-		err = ed.editChild(root, SectionDefaults, edit, fresh)
+	if scope.Name == "" {
+		err = ed.editChild(root, scope.Section, edit, fresh)
 	} else {
 		err = ed.editChild(root, scope.Section, func(sec *mapping) error {
 			return ed.editChild(sec, scope.Name, edit, fresh)

@@ -305,6 +305,7 @@ func (d *run) serve(ctx context.Context) error {
 		homeRoot: h.Root,
 		pid:      os.Getpid(),
 		started:  time.Now().UTC(),
+		tmux:     tm.CheckedVersion().Raw,
 		resolver: d.opts.Resolver,
 		agents:   agents,
 		tasks:    tasks,

@@ -349,6 +349,9 @@ func TestHealthFindsClaudeInstalledAfterStartWithoutRestart(t *testing.T) {
 	if hl.Claude.Found || hl.Claude.Path != "" {
 		t.Fatalf("claude reported %+v before it exists", hl.Claude)
 	}
+	if !strings.HasPrefix(hl.Tmux, "tmux ") {
+		t.Fatalf("health tmux = %q, want the checked `tmux -V`", hl.Tmux)
+	}
 	claude := filepath.Join(binDir, "claude")
 	writeFile(t, claude, "#!/bin/sh\nexit 0\n")
 	if err := os.Chmod(claude, 0o755); err != nil {

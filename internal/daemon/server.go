@@ -24,6 +24,8 @@ type server struct {
 	homeRoot string
 	pid      int
 	started  time.Time
+	// tmux is the tmux binary's version (/health "tmux").
+	tmux     string
 	resolver binpath.Resolver
 	agents   Agents
 	tasks    Tasks
@@ -97,6 +99,7 @@ func (s *server) health() api.Health {
 		Started: s.started,
 		Ready:   s.isReady(),
 		Home:    s.homeRoot,
+		Tmux:    s.tmux,
 		Agents:  len(s.agents.List()),
 	}
 	if s.problems != nil {

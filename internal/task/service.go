@@ -504,6 +504,7 @@ func (s *Service) view(cfg *config.Config, name string) api.Task {
 	res, err := cfg.ResolveTask(name)
 	if err == nil {
 		t.Runtime, t.Harness, t.Model = res.Runtime, res.HarnessName, res.Model
+		t.HarnessInherited = res.HarnessInherited
 		t.Schedule, t.Enabled, t.CatchUp = res.Schedule, res.Enabled, res.CatchUp
 		if res.Timezone != "" {
 			t.Timezone = res.Timezone

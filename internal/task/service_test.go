@@ -528,3 +528,18 @@ func TestServiceKeepsRunsInProgressInState(t *testing.T) {
 		t.Fatalf("a recorded run is still in state: %+v", runs)
 	}
 }
+
+// A task naming no harness runs defaults.harness and says so (the UI dims
+// its badge); one naming its own does not.
+func TestViewSaysWhetherTheHarnessIsInherited(t *testing.T) {
+	yaml := "defaults:\n  harness: codex\n" + strings.Replace(twoTasks, "    prompt_file: q.md\n", "    prompt_file: q.md\n    harness: claude\n", 1)
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 58, 0, 0, berlin), yaml, nil)
+	a, err := r.svc.Get("a")
+	if err != nil || a.Harness != "codex" || !a.HarnessInherited {
+		t.Fatalf("a: %+v %v; want codex, inherited", a, err)
+	}
+	b, err := r.svc.Get("b")
+	if err != nil || b.Harness != "claude" || b.HarnessInherited {
+		t.Fatalf("b: %+v %v; want claude, its own", b, err)
+	}
+}

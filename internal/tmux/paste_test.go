@@ -187,9 +187,15 @@ func TestVersionTooOld(t *testing.T) {
 	if err := s.CheckVersion(ctx(t)); err == nil || err.Error() != want {
 		t.Fatalf("CheckVersion: %v", err)
 	}
+	if v := s.CheckedVersion(); v.Raw != "" {
+		t.Fatalf("CheckedVersion of a refused tmux = %q, want none", v.Raw)
+	}
 	real := testutil.NewTmux(t)
 	if err := real.CheckVersion(ctx(t)); err != nil {
 		t.Fatalf("this machine's tmux: %v", err)
+	}
+	if v := real.CheckedVersion(); !strings.HasPrefix(v.Raw, "tmux ") || !v.AtLeast(3, 2) {
+		t.Fatalf("CheckedVersion after the check = %+v", v)
 	}
 }
 

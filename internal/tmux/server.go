@@ -84,6 +84,7 @@ type Server struct {
 	versionMu  sync.Mutex
 	versionOK  bool
 	versionErr error
+	checked    Version // what CheckVersion found (once versionOK)
 }
 
 // New validates opts and returns a Server. It runs nothing.

@@ -101,7 +101,16 @@ func (s *Server) CheckVersion(ctx context.Context) error {
 		return s.versionErr
 	}
 	s.versionOK = true
+	s.checked = v
 	return nil
+}
+
+// CheckedVersion is the version CheckVersion accepted (zero before it
+// has): what leo reports without running tmux again.
+func (s *Server) CheckedVersion() Version {
+	s.versionMu.Lock()
+	defer s.versionMu.Unlock()
+	return s.checked
 }
 
 // Version returns the parsed version of the tmux binary.

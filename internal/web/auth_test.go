@@ -7,12 +7,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/apitoken"
 )
 
 // fakeAPI is a socket handler that answers /health and /agents, and
@@ -343,5 +345,31 @@ func TestBindFailureIsReportedAndRetried(t *testing.T) {
 	}
 	if _, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second); err == nil {
 		t.Fatalf("still listening after web was disabled")
+	}
+}
+
+// A new token (the file deleted, then a reload) replaces the old one at
+// once: the old bearer and the old login cookie stop working.
+func TestANewTokenLogsEveryoneOut(t *testing.T) {
+	var seen []string
+	s := newTestSite(t, minimalYAML, fakeAPI(&seen))
+	s.login()
+	old := s.token
+	if err := os.Remove(s.home.TokenPath()); err != nil {
+		t.Fatal(err)
+	}
+	s.srv.Sync() // what a reload does (it cannot listen here: the test's server holds the port)
+	fresh, err := apitoken.Read(s.home.TokenPath())
+	if err != nil || fresh == old {
+		t.Fatalf("after the reload: token %v, same as before %v", err, fresh == old)
+	}
+	if status, _, _ := s.do("GET", "/api/health", nil, map[string]string{"Authorization": "Bearer " + old}); status != http.StatusUnauthorized {
+		t.Fatalf("the old token still opens the API: %d", status)
+	}
+	if status, _, _ := s.do("GET", "/", nil, nil); status != http.StatusSeeOther {
+		t.Fatalf("the old cookie: %d", status)
+	}
+	if status, _, _ := s.do("GET", "/api/health", nil, map[string]string{"Authorization": "Bearer " + fresh}); status != 200 {
+		t.Fatalf("the new token: %d", status)
 	}
 }

@@ -1,7 +1,538 @@
 package web
 
-import "net/http"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+)
+
+// The agents, tasks and service pages. Every read and action goes through
+// s.client, the daemon's own socket routes in process.
+//
+//	GET  /web/agents                    the agent list, spawn form
+//	GET  /web/partials/agents           the list alone (htmx polls it)
+//	POST /web/agents/spawn              template, name → 303 + flash
+//	GET  /web/agents/{name}             details, send form, the pane's screen
+//	GET  /web/agents/{name}/screen      the screen alone (htmx polls it)
+//	POST /web/agents/{name}/{verb}      start|stop|restart|reset → 303 + flash
+//	POST /web/agents/{name}/send        message → 303 + flash
+//	GET  /web/tasks                     the task list
+//	GET  /web/tasks/{name}              details, history
+//	GET  /web/tasks/{name}/runs/{run}   one run's log
+//	POST /web/tasks/{name}/{verb}       run|enable|disable → 303 + flash
+//	GET  /web/service                   health, the daemon log's tail
+//	POST /web/service/reload            reload leo.yaml → 303 + flash
+//
+// A post always answers 303 to a page with a flash, so the pages work
+// without JavaScript; htmx follows the redirect and swaps in the part of
+// the page it asked for (hx-select), so the enhanced flow runs the same
+// code.
+
+// screenLines is how much of a pane the agent page shows.
+const screenLines = 60
+
+// logTailLines and logTailBytes bound the service page's log tail: the
+// last lines of at most the last bytes of the file, whatever its size.
+const (
+	logTailLines = 200
+	logTailBytes = 256 << 10
+)
+
+// historyLimit is how many runs a task page lists.
+const historyLimit = 50
 
 // pageRoutes registers the agents, tasks and service pages.
 func (s *Server) pageRoutes(mux *http.ServeMux, auth func(http.HandlerFunc) http.HandlerFunc) {
+	mux.HandleFunc("GET /web/agents", auth(s.agentsPage))
+	mux.HandleFunc("GET /web/partials/agents", auth(s.agentsPartial))
+	mux.HandleFunc("POST /web/agents/spawn", auth(s.spawnAgent))
+	mux.HandleFunc("GET /web/agents/{name}", auth(s.agentPage))
+	mux.HandleFunc("GET /web/agents/{name}/screen", auth(s.screenPartial))
+	mux.HandleFunc("POST /web/agents/{name}/send", auth(s.sendToAgent))
+	mux.HandleFunc("POST /web/agents/{name}/{verb}", auth(s.agentAction))
+
+	mux.HandleFunc("GET /web/tasks", auth(s.tasksPage))
+	mux.HandleFunc("GET /web/tasks/{name}", auth(s.taskPage))
+	mux.HandleFunc("GET /web/tasks/{name}/runs/{run}", auth(s.runLogPage))
+	mux.HandleFunc("POST /web/tasks/{name}/{verb}", auth(s.taskAction))
+
+	mux.HandleFunc("GET /web/service", auth(s.servicePage))
+	mux.HandleFunc("POST /web/service/reload", auth(s.reloadConfig))
+}
+
+// done ends a post: the flash for the next page, then 303 to it.
+func done(w http.ResponseWriter, r *http.Request, to, kind, text string) {
+	setFlash(w, kind, text)
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// failed ends a post that the daemon refused: its message as the flash.
+func failed(w http.ResponseWriter, r *http.Request, to string, err error) {
+	done(w, r, to, "error", errText(err))
+}
+
+// errText is what a page shows of a client error: the daemon's message
+// (an *api.Error's text names what failed and why).
+func errText(err error) string {
+	var e *api.Error
+	if errors.As(err, &e) && e.Message == "" {
+		return "leo answered " + string(e.Code)
+	}
+	return err.Error()
+}
+
+// renderError renders page with a flash for a failed read; a page whose
+// subject is missing answers 404, any other failure still 200 (the page,
+// never a bare 500).
+func (s *Server) renderError(w http.ResponseWriter, r *http.Request, page string, data any, err error) {
+	if api.HasCode(err, api.CodeNotFound) || api.HasCode(err, api.CodeInvalidArgs) {
+		w.WriteHeader(http.StatusNotFound)
+	}
+	s.renderFlash(w, r, page, data, &flash{Kind: "error", Text: errText(err)})
+}
+
+// agentURL is an agent's page (names are [a-z0-9-]; escaped anyway).
+func agentURL(name string) string { return "/web/agents/" + url.PathEscape(name) }
+
+func taskURL(name string) string { return "/web/tasks/" + url.PathEscape(name) }
+
+// ---- agents
+
+type agentsData struct {
+	CSRF      string
+	Agents    []api.Agent
+	Templates []string
+	Err       string // the list could not be read
+}
+
+func (s *Server) agentsData(ctx context.Context) agentsData {
+	d := agentsData{CSRF: s.csrfValue(), Templates: s.config().TemplateNames()}
+	agents, err := s.client.List(ctx)
+	if err != nil {
+		d.Err = errText(err)
+	}
+	d.Agents = agents
+	return d
+}
+
+func (s *Server) agentsPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, "agents", s.agentsData(r.Context()))
+}
+
+func (s *Server) agentsPartial(w http.ResponseWriter, r *http.Request) {
+	s.partial(w, "agents-list", s.agentsData(r.Context()))
+}
+
+func (s *Server) spawnAgent(w http.ResponseWriter, r *http.Request) {
+	req := api.SpawnRequest{Template: r.PostFormValue("template"), Name: strings.TrimSpace(r.PostFormValue("name"))}
+	if req.Template == "" {
+		done(w, r, "/web/agents", "error", "spawn: choose a template")
+		return
+	}
+	a, err := s.client.Spawn(r.Context(), req)
+	if err != nil {
+		failed(w, r, "/web/agents", err)
+		return
+	}
+	done(w, r, "/web/agents", "ok", fmt.Sprintf("Spawned %s (%s) from template %s.", a.Name, a.Harness, req.Template))
+}
+
+type agentData struct {
+	Agent     api.Agent
+	Screen    string
+	ScreenErr string
+}
+
+func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	a, err := s.client.Get(r.Context(), name)
+	if err != nil {
+		s.renderError(w, r, "agent", agentData{Agent: api.Agent{Name: name}}, err)
+		return
+	}
+	d := agentData{Agent: a}
+	d.Screen, d.ScreenErr = s.screen(r.Context(), name)
+	s.render(w, r, "agent", d)
+}
+
+// screen is the pane's recent lines, or why they could not be read.
+func (s *Server) screen(ctx context.Context, name string) (string, string) {
+	l, err := s.client.Logs(ctx, name, screenLines)
+	if err != nil {
+		return "", errText(err)
+	}
+	return l.Text, ""
+}
+
+func (s *Server) screenPartial(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	d := agentData{Agent: api.Agent{Name: name}}
+	d.Screen, d.ScreenErr = s.screen(r.Context(), name)
+	s.partial(w, "screen", d)
+}
+
+func (s *Server) sendToAgent(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	msg := r.PostFormValue("message")
+	if strings.TrimSpace(msg) == "" {
+		done(w, r, agentURL(name), "error", "send: the message is empty")
+		return
+	}
+	// The daemon's send is the one edge that makes text safe for a
+	// terminal: the text goes there as typed.
+	res, err := s.client.Send(r.Context(), name, msg)
+	if err != nil {
+		failed(w, r, agentURL(name), err)
+		return
+	}
+	if res.Delivery == "failed" {
+		done(w, r, agentURL(name), "error", "The message could not be delivered: "+res.LastError)
+		return
+	}
+	text := fmt.Sprintf("Message %s to %s: %s.", res.ID, name, res.Delivery)
+	if res.Woke {
+		text += " The agent was woken for it."
+	}
+	done(w, r, agentURL(name), "ok", text)
+}
+
+// agentVerbs are the lifecycle actions a page may post.
+var agentVerbs = []string{"start", "stop", "restart", "reset"}
+
+func (s *Server) agentAction(w http.ResponseWriter, r *http.Request) {
+	name, verb := r.PathValue("name"), r.PathValue("verb")
+	back := backTo(r, agentURL(name))
+	if !slices.Contains(agentVerbs, verb) {
+		http.NotFound(w, r)
+		return
+	}
+	var (
+		a   api.Agent
+		err error
+	)
+	ctx := r.Context()
+	switch verb {
+	case "start":
+		a, err = s.client.Start(ctx, name)
+	case "stop":
+		a, err = s.client.Stop(ctx, name)
+	case "restart":
+		a, err = s.client.Restart(ctx, name)
+	case "reset":
+		a, err = s.client.Reset(ctx, name)
+	}
+	if err != nil {
+		failed(w, r, back, err)
+		return
+	}
+	done(w, r, back, "ok", fmt.Sprintf("%s %s: now %s.", strings.ToUpper(verb[:1])+verb[1:], a.Name, a.State))
+}
+
+// backTo is where a post returns: its form's "back" field when that is a
+// page of this UI, else def.
+func backTo(r *http.Request, def string) string {
+	if b := r.PostFormValue("back"); strings.HasPrefix(b, "/web/") && safeNext(b) == b {
+		return b
+	}
+	return def
+}
+
+// ---- tasks
+
+type tasksData struct {
+	CSRF  string
+	Tasks []api.Task
+	Err   string
+}
+
+func (s *Server) tasksPage(w http.ResponseWriter, r *http.Request) {
+	tasks, err := s.client.ListTasks(r.Context())
+	d := tasksData{CSRF: s.csrfValue(), Tasks: tasks}
+	if err != nil {
+		d.Err = errText(err)
+	}
+	s.render(w, r, "tasks", d)
+}
+
+type taskData struct {
+	Task    api.Task
+	Runs    []api.TaskRun // newest first
+	Dropped []string
+	HistErr string
+}
+
+func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	t, err := s.client.GetTask(r.Context(), name)
+	if err != nil {
+		s.renderError(w, r, "task", taskData{Task: api.Task{Name: name}}, err)
+		return
+	}
+	d := taskData{Task: t}
+	h, err := s.client.TaskHistory(r.Context(), name, historyLimit)
+	if err != nil {
+		d.HistErr = errText(err)
+	}
+	d.Runs = slices.Clone(h.Runs)
+	slices.Reverse(d.Runs)
+	d.Dropped = h.Dropped
+	s.render(w, r, "task", d)
+}
+
+type runLogData struct {
+	Task string
+	Log  api.TaskLog
+}
+
+func (s *Server) runLogPage(w http.ResponseWriter, r *http.Request) {
+	name, run := r.PathValue("name"), r.PathValue("run")
+	l, err := s.client.TaskLog(r.Context(), name, run)
+	d := runLogData{Task: name, Log: l}
+	if err != nil {
+		d.Log.Run = run
+		s.renderError(w, r, "runlog", d, err)
+		return
+	}
+	s.render(w, r, "runlog", d)
+}
+
+func (s *Server) taskAction(w http.ResponseWriter, r *http.Request) {
+	name, verb := r.PathValue("name"), r.PathValue("verb")
+	back := backTo(r, taskURL(name))
+	ctx := r.Context()
+	switch verb {
+	case "run":
+		run, err := s.client.RunTask(ctx, name, false)
+		if err != nil {
+			failed(w, r, back, err)
+			return
+		}
+		done(w, r, back, "ok", fmt.Sprintf("Started a run of %s (%s).", name, run.ID))
+	case "enable", "disable":
+		var err error
+		if verb == "enable" {
+			_, err = s.client.EnableTask(ctx, name)
+		} else {
+			_, err = s.client.DisableTask(ctx, name)
+		}
+		if err != nil {
+			failed(w, r, back, err)
+			return
+		}
+		done(w, r, back, "ok", fmt.Sprintf("Task %s %sd.", name, verb))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// ---- service
+
+type serviceData struct {
+	Health    api.Health
+	Err       string
+	ClaudeMsg string
+	LogPath   string
+	LogTail   string
+	LogErr    string
+}
+
+func (s *Server) servicePage(w http.ResponseWriter, r *http.Request) {
+	d := serviceData{ClaudeMsg: api.ClaudeNotFoundMessage, LogPath: s.opts.LogPath}
+	h, err := s.client.Health(r.Context())
+	if err != nil {
+		d.Err = errText(err)
+	}
+	d.Health = h
+	tail, err := tailFile(s.opts.LogPath, logTailLines, logTailBytes)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		d.LogErr = "No log file: the daemon writes " + s.opts.LogPath + " when it runs as a service (leo service --supervised); otherwise it logs to its stderr."
+	case err != nil:
+		d.LogErr = err.Error()
+	}
+	d.LogTail = tail
+	s.render(w, r, "service", d)
+}
+
+func (s *Server) reloadConfig(w http.ResponseWriter, r *http.Request) {
+	res, err := s.client.ReloadConfig(r.Context())
+	if err != nil {
+		failed(w, r, "/web/service", err)
+		return
+	}
+	text := "Reloaded leo.yaml."
+	if len(res.Warnings) > 0 {
+		text += " Warnings:\n" + strings.Join(res.Warnings, "\n")
+	}
+	done(w, r, "/web/service", "ok", text)
+}
+
+// tailFile is the last lines of path, reading at most maxBytes from its
+// end: a huge log costs no more than a small one. A first line cut by the
+// byte bound is dropped.
+func tailFile(path string, lines int, maxBytes int64) (string, error) {
+	if path == "" {
+		return "", os.ErrNotExist
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", path)
+	}
+	off := max(fi.Size()-maxBytes, 0)
+	data, err := io.ReadAll(io.NewSectionReader(f, off, maxBytes))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	text := string(data)
+	if off > 0 {
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			text = text[i+1:]
+		}
+	}
+	text = strings.TrimRight(text, "\n")
+	all := strings.Split(text, "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n"), nil
+}
+
+// ---- template helpers
+
+// The pages' helpers join the shared funcs here, before any template is
+// parsed (New), so this file's templates need no edit of render.go.
+func init() {
+	funcs["agentURL"] = agentURL
+	funcs["taskURL"] = taskURL
+	funcs["uptime"] = uptime
+	funcs["duration"] = runDuration
+	funcs["exitText"] = exitText
+	funcs["usageText"] = usageText
+	funcs["at"] = func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.Local().Format("2006-01-02 15:04:05")
+	}
+	funcs["age"] = func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return roundAge(time.Since(t))
+	}
+	funcs["actions"] = func(csrf string, a api.Agent, back, target string) agentActions {
+		return agentActions{CSRF: csrf, Agent: a, Back: back, Target: target}
+	}
+	funcs["actionsReset"] = func(csrf string, a api.Agent, back, target string) agentActions {
+		return agentActions{CSRF: csrf, Agent: a, Back: back, Target: target, Reset: true}
+	}
+	funcs["verb"] = func(a agentActions, verb, label, class string) agentButton {
+		return agentButton{agentActions: a, Verb: verb, Label: label, Class: class}
+	}
+	funcs["taskActions"] = func(csrf string, t api.Task, back, target string) taskActions {
+		return taskActions{CSRF: csrf, Task: t, Back: back, Target: target}
+	}
+}
+
+// agentActions is what an agent's buttons need: the CSRF value (the
+// forms work without htmx), where to return, and which element of that
+// page htmx swaps.
+type agentActions struct {
+	CSRF   string
+	Agent  api.Agent
+	Back   string
+	Target string
+	Reset  bool // offer reset (the agent's own page)
+}
+
+type agentButton struct {
+	agentActions
+	Verb, Label, Class string
+}
+
+type taskActions struct {
+	CSRF   string
+	Task   api.Task
+	Back   string
+	Target string
+}
+
+// uptime is how long a running agent has run ("" when it is not running).
+func uptime(a api.Agent) string {
+	if a.State != api.StateRunning || a.StartedAt == nil || a.StartedAt.IsZero() {
+		return ""
+	}
+	return roundAge(time.Since(*a.StartedAt))
+}
+
+// roundAge keeps an age readable: "42s", "5m", "3h7m", "2d4h".
+func roundAge(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Round(time.Minute)/time.Minute)) + "m"
+	case d < 48*time.Hour:
+		d = d.Round(time.Minute)
+		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+		if m == 0 {
+			return strconv.Itoa(h) + "h"
+		}
+		return fmt.Sprintf("%dh%dm", h, m)
+	default:
+		d = d.Round(time.Hour)
+		return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+	}
+}
+
+func runDuration(r api.TaskRun) string {
+	if r.End.IsZero() || r.Start.IsZero() {
+		return ""
+	}
+	return r.End.Sub(r.Start).Round(100 * time.Millisecond).String()
+}
+
+// exitText is how a TUI last ended: "signal SIGKILL" or "status 2", with
+// when.
+func exitText(e *api.Exit) string {
+	if e == nil {
+		return ""
+	}
+	how := "status " + strconv.Itoa(e.Status)
+	if e.Signal != "" {
+		how = "signal " + e.Signal
+	}
+	return how + ", " + roundAge(time.Since(e.At)) + " ago"
+}
+
+func usageText(u *api.Usage, cost *float64) string {
+	var parts []string
+	if u != nil {
+		parts = append(parts, fmt.Sprintf("%d in / %d out", u.InputTokens, u.OutputTokens))
+		if u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 {
+			parts = append(parts, fmt.Sprintf("cache %d read / %d written", u.CacheReadTokens, u.CacheWriteTokens))
+		}
+	}
+	if cost != nil {
+		parts = append(parts, fmt.Sprintf("$%.4f", *cost))
+	}
+	return strings.Join(parts, ", ")
 }

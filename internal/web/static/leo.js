@@ -13,3 +13,14 @@ document.addEventListener("htmx:responseError", function (e) {
   var xhr = e.detail.xhr;
   box.textContent = "leo answered " + xhr.status + ": " + (xhr.responseText || "").slice(0, 500);
 });
+
+// The screen shows a pane's last lines: keep the newest in view after
+// each refresh.
+document.addEventListener("htmx:afterSwap", function () {
+  var pre = document.getElementById("screen");
+  if (pre) pre.scrollTop = pre.scrollHeight;
+});
+document.addEventListener("DOMContentLoaded", function () {
+  var pre = document.getElementById("screen");
+  if (pre) pre.scrollTop = pre.scrollHeight;
+});
