@@ -344,7 +344,7 @@ func TestEditScopeRefusesKeysItDoesNotEdit(t *testing.T) {
 		{DefaultsScope(), SetField("schedule", "x"), "defaults.schedule: not a key leo edits here (editable: harness, model, max_turns, harness_options, workspace)"},
 		{TemplateScope("assistant"), SetField("model", 1.5), "templates.assistant.model: expected"},
 		{TemplateScope("assistant"), SetField("workspace", struct{}{}), "templates.assistant.workspace: cannot write a value of type struct {}"},
-		{ScopePath{Section: "web"}, SetField("enabled", true), `"web" is not a section with scopes`},
+		{ScopePath{Section: "scheduler"}, SetField("logs_keep", 3), `"scheduler" is not a section leo edits`},
 	} {
 		err := tryEdit(t, h, tc.scope, tc.change)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
