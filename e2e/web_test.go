@@ -158,6 +158,10 @@ func TestWebPortTakenKeepsTheDaemonRunning(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "not serving: cannot listen on 127.0.0.1:") || !strings.Contains(string(out), "address already in use") {
 		t.Fatalf("status with the port taken: %v\n%s", err, out)
 	}
+	out, err = w.Leo(ctx, "service", "status")
+	if err != nil || !strings.Contains(string(out), "web:     http://127.0.0.1:") || !strings.Contains(string(out), "not serving: cannot listen on") {
+		t.Fatalf("service status with the port taken: %v\n%s", err, out)
+	}
 	if !strings.Contains(d.Stderr(), "web server not serving") {
 		t.Fatalf("the log does not say the web server is not serving:\n%s", d.Stderr())
 	}
