@@ -102,12 +102,12 @@ func checkPaths(next http.Handler) http.Handler {
 				name = seg
 			}
 			if err := api.CheckName(strings.TrimSuffix(prefix[1:], "s/"), name); err != nil {
-				writeJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs, "%s %s: %v", r.Method, r.URL.Path, err))
+				api.WriteJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs, "%s %s: %v", r.Method, r.URL.Path, err))
 				return
 			}
 		}
 		if p := r.URL.Path; !isCleanPath(p) {
-			writeJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs,
+			api.WriteJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs,
 				"%s %q: the path is not clean (empty, . or .. segments); the socket API does not redirect", r.Method, p))
 			return
 		}
@@ -262,10 +262,10 @@ func (s *server) noRoute(mux *http.ServeMux) http.Handler {
 		}
 		if len(allowed) > 0 {
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			writeJSON(w, http.StatusMethodNotAllowed, api.Errorf(api.CodeInvalidArgs,
+			api.WriteJSON(w, http.StatusMethodNotAllowed, api.Errorf(api.CodeInvalidArgs,
 				"%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allowed, ", ")))
 			return
 		}
-		writeJSON(w, http.StatusNotFound, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
+		api.WriteJSON(w, http.StatusNotFound, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
 }

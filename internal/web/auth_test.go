@@ -23,15 +23,15 @@ func fakeAPI(seen *[]string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		*seen = append(*seen, r.URL.Path)
-		writeJSON(w, 200, api.Health{Version: "v-test", Ready: true})
+		api.WriteJSON(w, 200, api.Health{Version: "v-test", Ready: true})
 	})
 	mux.HandleFunc("GET /agents", func(w http.ResponseWriter, r *http.Request) {
 		*seen = append(*seen, r.URL.Path)
-		writeJSON(w, 200, []api.Agent{{Name: "coder", Harness: "claude", State: api.StateRunning}})
+		api.WriteJSON(w, 200, []api.Agent{{Name: "coder", Harness: "claude", State: api.StateRunning}})
 	})
 	mux.HandleFunc("POST /agents/{name}/stop", func(w http.ResponseWriter, r *http.Request) {
 		*seen = append(*seen, r.URL.Path)
-		writeJSON(w, 200, api.Agent{Name: r.PathValue("name"), State: api.StateStopped})
+		api.WriteJSON(w, 200, api.Agent{Name: r.PathValue("name"), State: api.StateStopped})
 	})
 	return mux
 }
@@ -249,10 +249,10 @@ func TestBodyIsCapped(t *testing.T) {
 		err := json.NewDecoder(r.Body).Decode(&req)
 		got = len(req.Message)
 		if err != nil {
-			writeJSON(w, 400, api.Errorf(api.CodeInvalidArgs, "%v", err))
+			api.WriteJSON(w, 400, api.Errorf(api.CodeInvalidArgs, "%v", err))
 			return
 		}
-		writeJSON(w, 200, api.SendResult{})
+		api.WriteJSON(w, 200, api.SendResult{})
 	})
 	s := newTestSite(t, minimalYAML, mux)
 	huge := `{"message":"` + strings.Repeat("a", api.MaxRequestBody+10) + `"}`

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/url"
@@ -127,13 +126,5 @@ func clip(s string) string {
 
 // writeError answers an *api.Error as the socket does.
 func writeError(w http.ResponseWriter, e *api.Error) {
-	writeJSON(w, api.HTTPStatus(e.Code), e)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	api.WriteJSON(w, api.HTTPStatus(e.Code), e)
 }
