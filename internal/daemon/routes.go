@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 
@@ -106,26 +105,13 @@ func checkPaths(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if p := r.URL.Path; !isCleanPath(p) {
+		if p := r.URL.Path; !api.IsCleanPath(p) {
 			api.WriteJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs,
 				"%s %q: the path is not clean (empty, . or .. segments); the socket API does not redirect", r.Method, p))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// isCleanPath reports whether p is absolute with no empty, . or ..
-// segment (a trailing slash aside), i.e. the router would not redirect it.
-func isCleanPath(p string) bool {
-	if p == "/" {
-		return true
-	}
-	if !strings.HasPrefix(p, "/") {
-		return false
-	}
-	trimmed := strings.TrimSuffix(p, "/")
-	return path.Clean(trimmed) == trimmed
 }
 
 func (s *server) getHealth(*http.Request) (any, error) { return s.health(), nil }

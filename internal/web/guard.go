@@ -39,9 +39,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			writeError(w, api.Errorf(api.CodeForbidden, "host %q is not served here: leo answers to loopback names on its port and to web.allowed_hosts", clip(r.Host)))
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !hosts.allowsOrigin(origin) {
-			writeError(w, api.Errorf(api.CodeForbidden, "origin %q may not call this server (cross-site requests are refused)", clip(origin)))
-			return
+		for _, origin := range r.Header.Values("Origin") {
+			if !hosts.allowsOrigin(origin) {
+				writeError(w, api.Errorf(api.CodeForbidden, "origin %q may not call this server (cross-site requests are refused)", clip(origin)))
+				return
+			}
 		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, api.MaxRequestBody)

@@ -260,7 +260,7 @@ func TestAgentsPageListsAgentsAndTemplates(t *testing.T) {
 		`hx-get="/web/partials/agents" hx-trigger="every 3s"`)
 	// The list's buttons work without JavaScript: each form carries the
 	// CSRF value.
-	if n := strings.Count(body, `name="csrf" value="`+s.srv.csrfValue()+`"`); n < 5 {
+	if n := strings.Count(body, `name="csrf" value="`+s.csrf()+`"`); n < 5 {
 		t.Errorf("%d forms carry the CSRF value, want every one (5+)", n)
 	}
 
@@ -405,7 +405,7 @@ func TestHTMXPostsLandOnPagesHoldingTheirTargets(t *testing.T) {
 	s, f := pagesSite(t, pagesYAML)
 	f.agents["coder"] = api.Agent{Name: "coder", Harness: "claude", State: api.StateRunning}
 	f.tasks["nightly"] = api.Task{Name: "nightly", Runtime: "oneshot", Harness: "claude", Enabled: true}
-	hx := map[string]string{"HX-Request": "true", "Content-Type": "application/x-www-form-urlencoded", csrfHeader: s.srv.csrfValue()}
+	hx := map[string]string{"HX-Request": "true", "Content-Type": "application/x-www-form-urlencoded", csrfHeader: s.csrf()}
 	status, hdr, _ := s.do("POST", "/web/agents/coder/stop", strings.NewReader("back=%2Fweb%2Fagents"), hx)
 	if status != http.StatusSeeOther || hdr.Get("Location") != "/web/agents" {
 		t.Fatalf("htmx stop = %d → %q", status, hdr.Get("Location"))
@@ -422,7 +422,7 @@ func TestHTMXPostsLandOnPagesHoldingTheirTargets(t *testing.T) {
 	mustHave(t, "task page", task, `<div id="task-body">`, `hx-target="#task-body" hx-select="#task-body"`)
 	// The CSRF value htmx sends as a header is in the page (the body's
 	// hx-headers), and a logged-out fragment asks htmx to go to the login.
-	mustHave(t, "layout", page, `hx-headers='{"X-CSRF-Token": "`+s.srv.csrfValue()+`"}'`)
+	mustHave(t, "layout", page, `hx-headers='{"X-CSRF-Token": "`+s.csrf()+`"}'`)
 	s.client.Jar = nil
 	status, hdr, _ = s.do("GET", "/web/partials/agents", nil, map[string]string{"HX-Request": "true"})
 	if status != http.StatusUnauthorized || hdr.Get("HX-Redirect") != "/login" {
