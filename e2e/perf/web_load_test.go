@@ -3,7 +3,6 @@ package perf
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/e2e/leoproc"
-	"github.com/blackpaw-studio/leo/internal/apitoken"
 )
 
 // webSite is a daemon serving its web UI and API on a free loopback port,
@@ -33,24 +31,9 @@ func newWebSite(tb testing.TB) *webSite {
 	tb.Helper()
 	w := leoproc.New(tb)
 	w.WriteConfig(nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	f, err := os.OpenFile(w.Home.ConfigPath, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	fmt.Fprintf(f, "web:\n  enabled: true\n  port: %d\n", port)
-	f.Close()
+	base := w.EnableWeb()
 	d, _ := w.Start(60 * time.Second)
-	tok, err := apitoken.Read(w.Home.TokenPath())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &webSite{w: w, d: d, base: "http://127.0.0.1:" + strconv.Itoa(port), token: tok}
+	return &webSite{w: w, d: d, base: base, token: w.Token()}
 }
 
 // loadResult is what one load run measured.

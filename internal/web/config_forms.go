@@ -201,10 +201,10 @@ func resolvedHarness(c *config.Config, scope config.ScopePath, sel string) strin
 }
 
 // buildForm is the form of scope with values v.
-func (s *Server) buildForm(c *config.Config, scope config.ScopePath, isNew bool, v formValues) scopeForm {
+func (s *Server) buildForm(r *http.Request, c *config.Config, scope config.ScopePath, isNew bool, v formValues) scopeForm {
 	choices, _ := schema.TryFor(schema.SourceHarnesses)
 	f := scopeForm{
-		CSRF: s.csrfValue(), Scope: scope.String(), Section: scope.Section, Name: scope.Name, New: isNew,
+		CSRF: s.csrfValue(r), Scope: scope.String(), Section: scope.Section, Name: scope.Name, New: isNew,
 		Harness: schema.Select(choices, v.harness),
 	}
 	switch {
@@ -319,7 +319,7 @@ func (s *Server) handleConfigPage(w http.ResponseWriter, r *http.Request) {
 		s.unreadable(w, r, err)
 		return
 	}
-	s.render(w, r, "config", s.configPageData(c, fileValues(c, config.DefaultsScope())))
+	s.render(w, r, "config", s.configPageData(r, c, fileValues(c, config.DefaultsScope())))
 }
 
 // unreadable answers a page when leo.yaml cannot be read or parsed.
@@ -328,8 +328,8 @@ func (s *Server) unreadable(w http.ResponseWriter, r *http.Request, err error) {
 	s.renderFlash(w, r, "config", configPage{}, &flash{Kind: "error", Text: "leo cannot read leo.yaml: " + err.Error()})
 }
 
-func (s *Server) configPageData(c *config.Config, defaults formValues) configPage {
-	p := configPage{Defaults: s.buildForm(c, config.DefaultsScope(), false, defaults)}
+func (s *Server) configPageData(r *http.Request, c *config.Config, defaults formValues) configPage {
+	p := configPage{Defaults: s.buildForm(r, c, config.DefaultsScope(), false, defaults)}
 	for _, name := range c.TemplateNames() {
 		t := c.Templates[name]
 		p.Templates = append(p.Templates, scopeRow{Name: name, Link: "/web/config/templates/" + url.PathEscape(name),
@@ -356,11 +356,11 @@ func (s *Server) handleScopePage(w http.ResponseWriter, r *http.Request, scope c
 	}
 	if !isNew && !scopeExists(c, scope) {
 		w.WriteHeader(http.StatusNotFound)
-		s.renderFlash(w, r, "config", s.configPageData(c, fileValues(c, config.DefaultsScope())),
+		s.renderFlash(w, r, "config", s.configPageData(r, c, fileValues(c, config.DefaultsScope())),
 			&flash{Kind: "error", Text: scope.String() + ": not in leo.yaml"})
 		return
 	}
-	s.render(w, r, "config_scope", s.buildForm(c, scope, isNew, fileValues(c, scope)))
+	s.render(w, r, "config_scope", s.buildForm(r, c, scope, isNew, fileValues(c, scope)))
 }
 
 func scopeExists(c *config.Config, scope config.ScopePath) bool {
@@ -465,14 +465,14 @@ func (s *Server) handleScopeSave(w http.ResponseWriter, r *http.Request, scope c
 		w.WriteHeader(http.StatusUnprocessableEntity)
 		fl := &flash{Kind: "error", Text: err.Error()}
 		if scope.Section == config.SectionDefaults {
-			s.renderFlash(w, r, "config", s.configPageData(c, v), fl)
+			s.renderFlash(w, r, "config", s.configPageData(r, c, v), fl)
 			return
 		}
 		name := scope.Name
 		if isNew {
 			scope.Name = ""
 		}
-		form := s.buildForm(c, scope, isNew, v)
+		form := s.buildForm(r, c, scope, isNew, v)
 		form.Name = name
 		s.renderFlash(w, r, "config_scope", form, fl)
 		return

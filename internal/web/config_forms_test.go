@@ -553,7 +553,7 @@ func TestConfigFormsConcurrentSaves(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			form := formFor(map[string]string{"name": fmt.Sprintf("t%d", i), "harness": "codex", "opt.sandbox": "read-only",
-				csrfField: s.srv.csrfValue()})
+				csrfField: s.csrf()})
 			req, _ := http.NewRequest("POST", s.base+"/web/config/templates/new", strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			resp, err := s.client.Do(req)
