@@ -88,7 +88,7 @@ func TestDaemonServesTheHTTPAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	var a, b []map[string]any
-	if json.Unmarshal([]byte(body), &a) != nil || json.Unmarshal(viaSocket, &b) != nil || len(a) != 1 || len(b) != 1 || a[0]["session_id"] != b[0]["session_id"] || a[0]["created_at"] != b[0]["created_at"] {
+	if json.Unmarshal([]byte(body), &a) != nil || json.Unmarshal(viaSocket, &b) != nil || len(a) != 1 || len(b) != 1 || a[0]["name"] != b[0]["name"] || a[0]["created_at"] != b[0]["created_at"] || a[0]["tmux_session"] != b[0]["tmux_session"] {
 		t.Fatalf("HTTP list %s differs from the socket's %s", body, viaSocket)
 	}
 	status, body = apiCall(t, base, token, "GET", "/api/template/list", "")

@@ -243,7 +243,7 @@ func (s *Server) harnessParts(c *config.Config, scope config.ScopePath, v formVa
 
 	m := modelField{Value: v.model, Suggestions: schema.ModelSuggestions(name), Placeholder: schema.ModelPlaceholder(name)}
 	if inherits && v.model == "" {
-		if model := inheritedModel(c, name); model != "" {
+		if model := c.InheritedModel(name); model != "" {
 			m.Placeholder = "inherit: " + model
 		}
 	}
@@ -264,18 +264,6 @@ func (s *Server) harnessParts(c *config.Config, scope config.ScopePath, v formVa
 	}
 	view.Controls = schema.Controls(in)
 	return m, view, inherits
-}
-
-// inheritedModel is defaults.model or the harness's built-in default: what
-// a scope on the defaults harness with no model runs.
-func inheritedModel(c *config.Config, name string) string {
-	if c.Defaults.Model != "" {
-		return c.Defaults.Model
-	}
-	if h, ok := harness.Lookup(name); ok {
-		return harness.DefaultModel(h)
-	}
-	return ""
 }
 
 // scopeWorkspace is the workspace a scope resolves to ("" when it cannot
