@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -31,7 +30,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/blackpaw-studio/leo/e2e/leoproc"
-	"github.com/blackpaw-studio/leo/internal/apitoken"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
@@ -87,16 +85,6 @@ type site struct {
 	token string
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // startSite writes leo.yaml (a template per fake harness, a oneshot task
 // "report" on claude, web on a free port, the secret in every env), passes
 // its text through edits (a test's own comments or defaults), runs
@@ -112,18 +100,9 @@ func startSite(t *testing.T, edits ...func(yaml string) string) *site {
 	if err := os.WriteFile(filepath.Join(ws, "prompt.md"), []byte("report on the garden\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	extra := fmt.Sprintf("web:\n  enabled: true\n  bind: 127.0.0.1\n  port: %d\n"+
-		"tasks:\n  report:\n    harness: claude\n    workspace: %s\n    prompt_file: prompt.md\n    env:\n      FAKE_HARNESS_LOG: %q\n      TASK_SECRET: %s\n",
-		port, ws, w.HarnessLog, secretMarker)
-	f, err := os.OpenFile(w.Home.ConfigPath, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(extra); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	w.AppendConfig(fmt.Sprintf("tasks:\n  report:\n    harness: claude\n    workspace: %s\n    prompt_file: prompt.md\n    env:\n      FAKE_HARNESS_LOG: %q\n      TASK_SECRET: %s\n",
+		ws, w.HarnessLog, secretMarker))
+	base := w.EnableWeb()
 	if len(edits) > 0 {
 		text, err := os.ReadFile(w.Home.ConfigPath)
 		if err != nil {
@@ -137,16 +116,12 @@ func startSite(t *testing.T, edits ...func(yaml string) string) *site {
 		}
 	}
 	w.Start(60 * time.Second)
-	s := &site{w: w, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	s := &site{w: w, base: base}
 	testutil.WaitFor(t, 30*time.Second, func() bool {
 		h, err := w.Client.Health(context.Background())
 		return err == nil && h.Web != nil && h.Web.Serving
 	}, "the web server serving")
-	tok, err := apitoken.Read(w.Home.TokenPath())
-	if err != nil || tok == "" {
-		t.Fatalf("the token: %q %v", tok, err)
-	}
-	s.token = tok
+	s.token = w.Token()
 	return s
 }
 
