@@ -147,6 +147,15 @@ func (c *Config) ScopeHarnessName(own string) string {
 	return c.DefaultsHarnessName()
 }
 
+// InheritedModel is the model a scope on harnessName that sets none runs:
+// defaults.model or the harness's built-in default when harnessName is the
+// defaults' harness, else "" (the harness chooses). The config forms show
+// it as the model's placeholder.
+func (c *Config) InheritedModel(harnessName string) string {
+	m, _ := c.cascadeModel("", harnessName)
+	return m
+}
+
 // cascadeModel is spec/harnesses.md's model cascade: the scope's own model,
 // else — only when the scope runs the defaults' harness — defaults.model,
 // else that harness's built-in default; else "" (the harness chooses).
