@@ -65,6 +65,7 @@ var Steps = []string{
 	"symlinked ws",
 	"task run, resume",
 	"persistent task",
+	"MCP tool call",
 }
 
 // outcome is one cell of the table.
