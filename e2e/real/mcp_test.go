@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-		"path/filepath"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
