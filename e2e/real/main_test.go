@@ -66,6 +66,7 @@ var Steps = []string{
 	"task run, resume",
 	"persistent task",
 	"MCP tool call",
+	"MCP in a task run",
 }
 
 // outcome is one cell of the table.

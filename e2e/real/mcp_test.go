@@ -103,6 +103,39 @@ func (r *run) mcpListAgents(s *step) {
 	}
 
 	m := r.marker()
+	r.listOnMarker(m, tool)
+	defer r.ms.SetResponder(nil)
+	res := s.send(name, "Which leo agents are there? "+m+" please")
+	s.delivered(name, res.ID, m, 3*time.Minute)
+	s.listed(m, tool)
+	s.pane(name, "LISTED "+m+": "+strings.Join(s.daemonAgents(name), " "), time.Minute)
+}
+
+// mcpTaskRun: a one-shot task run (the CLI headless, through the daemon)
+// gets the bridge too: its one turn, with no time to wait for servers,
+// offers leo's tool, calls it, and the run's reply is the daemon's list.
+func (r *run) mcpTaskRun(s *step) {
+	tool := mcpTool[r.h]
+	m := r.peekMarker()
+	r.listOnMarker(m, tool)
+	defer r.ms.SetResponder(nil)
+	got, rec, out := s.runTask(r.job())
+	if got != m {
+		s.Fatalf("test bug: the run's marker is %s, the responder's %s", got, m)
+	}
+	s.listed(m, tool)
+	if want := "LISTED " + m + ": " + strings.Join(s.daemonAgents(""), " "); rec.Outcome != api.OutcomeSucceeded || !strings.Contains(rec.Reply, want) {
+		s.Fatalf("run %s: want outcome succeeded and %q in the reply: %s", m, want, out)
+	}
+}
+
+// listOnMarker scripts the model server for turns whose message holds m:
+// the first is answered with a call of tool (leo_list_agents), the
+// follow-up that carries its result with "LISTED <m>: <names>", the agent
+// names read from the result. Other requests get the default replies.
+// LEO_REALCLI_DUMP=<dir> keeps every request body there at the end of the
+// test (<harness>-<seq>.json), to see what a CLI sent.
+func (r *run) listOnMarker(m, tool string) {
 	r.ms.SetResponder(func(req modelserver.Request) modelserver.Reply {
 		if req.Side || !slices.Contains(req.Markers, m) {
 			return modelserver.DefaultResponder(req)
@@ -119,54 +152,63 @@ func (r *run) mcpListAgents(s *step) {
 		}
 		return modelserver.Reply{Text: "LISTED " + m + ": " + strings.Join(names, " ")}
 	})
-	defer r.ms.SetResponder(nil)
-	if dir := os.Getenv("LEO_REALCLI_DUMP"); dir != "" {
-		defer func() {
+	if dir := os.Getenv("LEO_REALCLI_DUMP"); dir != "" && !r.dumping {
+		r.dumping = true
+		r.t.Cleanup(func() {
 			for _, req := range r.ms.Requests() {
 				_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%02d.json", r.h, req.Seq)), req.Body, 0o600)
 			}
-		}()
+		})
 	}
+}
 
-	res := s.send(name, "Which leo agents are there? "+m+" please")
-	s.delivered(name, res.ID, m, 3*time.Minute)
-	first := s.turn(m, time.Minute)
+// listed checks the model server's side of a listOnMarker exchange: the
+// turn with m offered tool and carried leo's nudge, and a follow-up
+// carried the result of that very call, answered with the agent list.
+func (s *step) listed(m, tool string) {
+	s.Helper()
+	first := s.turn(m, 2*time.Minute)
 	if !slices.Contains(first.ToolNames, tool) {
 		s.Fatalf("turn #%d did not offer %s; leo's tools offered: %v", first.Seq, tool, leoTools(first.ToolNames))
 	}
 	if !strings.Contains(oneLine(first.System, 1<<20), oneLine(harness.BridgeNudge, 1<<20)) {
 		s.Fatalf("turn #%d's system prompt lacks leo's nudge toward leo_skill (system prompt ends %q)", first.Seq, tail(first.System, 300))
 	}
-
-	// The follow-up carries the tool's result.
 	ctx, cancel := s.wait(2 * time.Minute)
 	defer cancel()
-	reqs, err := r.ms.Wait(ctx, func(reqs []modelserver.Request) bool { return followUp(reqs, m, first.Seq) != nil })
+	reqs, err := s.r.ms.Wait(ctx, func(reqs []modelserver.Request) bool { return followUp(reqs, m, first.Seq) != nil })
 	if err != nil {
 		s.Fatalf("no request after turn #%d carried the result of its %s call: %v (requests: %s)", first.Seq, tool, err, modelserver.Summary(reqs))
 	}
 	fu := followUp(reqs, m, first.Seq)
-	if got, want := fu.ToolResults[len(fu.ToolResults)-1].ID, modelserver.ToolCallID(first.Seq); got != want {
-		s.Fatalf("turn #%d carried the result of call %q, want %q", fu.Seq, got, want)
+	res := fu.ToolResults[len(fu.ToolResults)-1]
+	if want := modelserver.ToolCallID(first.Seq); res.ID != want {
+		s.Fatalf("turn #%d carried the result of call %q, want %q", fu.Seq, res.ID, want)
 	}
 	if !strings.HasPrefix(fu.Reply, "LISTED ") {
-		s.Fatalf("the result of %s in turn #%d is not the daemon's agent list: %q (reply %q)", tool, fu.Seq, tail(fu.ToolResults[len(fu.ToolResults)-1].Text, 400), fu.Reply)
+		s.Fatalf("the result of %s in turn #%d is not the daemon's agent list: %q (reply %q)", tool, fu.Seq, tail(res.Text, 400), fu.Reply)
 	}
-	ctx2, cancel2 := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel2()
-	as, err := r.w.Client.List(ctx2)
+}
+
+// daemonAgents are the names of the daemon's agents, sorted; must (when
+// not "") must be among them.
+func (s *step) daemonAgents(must string) []string {
+	s.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	as, err := s.r.w.Client.List(ctx)
 	if err != nil {
 		s.Fatalf("list agents: %v", err)
 	}
-	var want []string
+	var names []string
 	for _, a := range as {
-		want = append(want, a.Name)
+		names = append(names, a.Name)
 	}
-	slices.Sort(want)
-	if !slices.Contains(want, name) {
-		s.Fatalf("the daemon's agents %v lack %s", want, name)
+	slices.Sort(names)
+	if must != "" && !slices.Contains(names, must) {
+		s.Fatalf("the daemon's agents %v lack %s", names, must)
 	}
-	s.pane(name, "LISTED "+m+": "+strings.Join(want, " "), time.Minute)
+	return names
 }
 
 // followUp is the first turn after seq whose message holds marker m and

@@ -82,6 +82,7 @@ type run struct {
 	first    string // the marker of the first turn of the current conversation
 	idle     bool   // idle suspend on in leo.yaml
 	port     int    // the web API's port (webPort)
+	dumping  bool   // request bodies are kept (listOnMarker)
 }
 
 func runHarness(t *testing.T, h, bin string, versions map[string]string, deadline time.Time) {
@@ -145,6 +146,7 @@ func runHarness(t *testing.T, h, bin string, versions map[string]string, deadlin
 	r.step("task run, resume", r.taskRuns)
 	r.step("persistent task", r.persistentTask)
 	r.step("MCP tool call", r.mcpListAgents)
+	r.step("MCP in a task run", r.mcpTaskRun)
 }
 
 // step is a subtest whose failure text also goes into the table.

@@ -164,11 +164,12 @@ func appendSystemPrompt(spec harness.LaunchSpec) string {
 // bridge's own env (LEO_HOME, LEO_URL) rides along; the server reads its
 // token from a file, so no secret reaches argv.
 //
-// alwaysLoad: claude (2.1.197) connects other --mcp-config servers in the
-// background and leaves their tools out of the turns sent meanwhile (a
-// message delivered right after the launch got none of leo's tools, 8 s
-// in); an alwaysLoad server is connected before the first turn, and its
-// tools are always in the tool list, never deferred behind tool search.
+// alwaysLoad (claude 2.1.197): its tools are always in the tool list, never
+// deferred behind tool search, and a headless run connects the server
+// before its one turn instead of in the background (read in claude's code;
+// the real suite's "MCP in a task run" step proves the tools are there).
+// The TUI still connects it in the background: a message delivered in the
+// first seconds can go out before leo's tools are listed.
 func mcpArgs(b *harness.MCPBridge) []string {
 	if b == nil {
 		return nil
