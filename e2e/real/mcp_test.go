@@ -19,15 +19,17 @@ import (
 	"github.com/blackpaw-studio/leo/internal/testutil/modelserver"
 )
 
-// The MCP step: the suite's daemon has its web API on (a free loopback
+// The MCP steps: the suite's daemon has its web API on (a free loopback
 // port, the token it mints), so every launch carries leo's MCP bridge and
-// nudge. An agent of the real CLI is sent a message; the model server
-// answers that turn with a call of leo's leo_list_agents tool and the
-// follow-up (which carries the tool's result) with the agent names it
-// found there; the names must be the daemon's, on the agent's pane. The
-// turn must also have carried leo's nudge toward leo_skill in the system
-// prompt (claude --append-system-prompt, codex developer_instructions,
-// opencode the managed AGENTS.md block).
+// nudge. An agent of the real CLI (mcpListAgents), then a headless task
+// run (mcpTaskRun), is sent a message; the model server answers that turn
+// with a call of leo's leo_list_agents tool and the follow-up (which
+// carries the tool's result) with the agent names it found there; the
+// names must be the daemon's, on the agent's pane or in the run's reply.
+// The turn must also have carried leo's nudge toward leo_skill in the
+// system prompt (claude --append-system-prompt, codex
+// developer_instructions, opencode the managed AGENTS.md block), and no
+// request may carry the API token.
 
 // mcpTool is the name each CLI gives leo's leo_list_agents tool in the
 // tool list it sends the model (docs/harness-behaviour/<harness>.md).
@@ -187,6 +189,15 @@ func (s *step) listed(m, tool string) {
 	}
 	if !strings.HasPrefix(fu.Reply, "LISTED ") {
 		s.Fatalf("the result of %s in turn #%d is not the daemon's agent list: %q (reply %q)", tool, fu.Seq, tail(res.Text, 400), fu.Reply)
+	}
+	tok, err := apitoken.Read(s.r.w.Home.TokenPath())
+	if err != nil {
+		s.Fatalf("read the API token: %v", err)
+	}
+	for _, req := range reqs {
+		if strings.Contains(string(req.Body), tok) {
+			s.Fatalf("request #%d to the model server carries the API token", req.Seq)
+		}
 	}
 }
 
