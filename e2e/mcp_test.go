@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,17 +20,6 @@ import (
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
-// freePort is a loopback port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // The real `leo mcp-server`, as a harness starts it through the bridge
 // (LEO_AGENT set, LEO_URL the daemon's web API), driven by the MCP SDK's
 // client against a daemon with web enabled and fake agents: it lists its
@@ -41,7 +29,6 @@ func TestMCPServerAgainstARunningDaemon(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "claude")
 	w.WriteConfig(nil)
-	port := freePort(t)
 	ws := filepath.Join(w.Workspaces, "task-hello")
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		t.Fatal(err)
@@ -49,18 +36,10 @@ func TestMCPServerAgainstARunningDaemon(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "prompt.md"), []byte("say hello\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	extra := fmt.Sprintf("web:\n  enabled: true\n  port: %d\ntasks:\n  hello:\n    harness: claude\n    workspace: %s\n    prompt_file: prompt.md\n    env:\n      FAKE_HARNESS_LOG: %q\n", port, ws, w.HarnessLog)
-	f, err := os.OpenFile(w.Home.ConfigPath, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(extra); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	w.AppendConfig(fmt.Sprintf("tasks:\n  hello:\n    harness: claude\n    workspace: %s\n    prompt_file: prompt.md\n    env:\n      FAKE_HARNESS_LOG: %q\n", ws, w.HarnessLog))
+	url := w.EnableWeb()
 	w.startDaemon()
 	ctx := context.Background()
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 
 	// The daemon mints the token and serves the API once web is up.
 	var token string

@@ -12,34 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
-	"github.com/blackpaw-studio/leo/internal/apitoken"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
-
-// freeLoopbackPort is a port nothing listens on right now.
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// enableWeb appends a web: section on port to the world's leo.yaml.
-func (w world) enableWeb(port int) {
-	w.TB.Helper()
-	f, err := os.OpenFile(w.Home.ConfigPath, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		w.TB.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := fmt.Fprintf(f, "web:\n  enabled: true\n  port: %d\n", port); err != nil {
-		w.TB.Fatal(err)
-	}
-}
 
 // apiCall is one request to the HTTP API with the bearer token.
 func apiCall(t *testing.T, base, token, method, path, body string) (int, string) {
@@ -72,18 +48,16 @@ func TestDaemonServesTheHTTPAPI(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "codex", "opencode")
 	w.WriteConfig(nil)
-	port := freeLoopbackPort(t)
-	w.enableWeb(port)
+	base := w.EnableWeb()
 	w.startDaemon()
 	fi, err := os.Stat(w.Home.TokenPath())
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("state/api.token: %v, mode %v; want minted with mode 0600", err, fi)
 	}
-	token, err := apitoken.Read(w.Home.TokenPath())
-	if err != nil || len(token) != 64 {
-		t.Fatalf("minted token: %v (%d chars)", err, len(token))
+	token := w.Token()
+	if len(token) != 64 {
+		t.Fatalf("minted token: %d chars, want 64 hex digits", len(token))
 	}
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 
 	if status, body := apiCall(t, base, "", "GET", "/api/agent/list", ""); status != 401 {
 		t.Fatalf("list without the token = %d %s", status, body)
@@ -147,8 +121,7 @@ func TestWebPortTakenKeepsTheDaemonRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := taken.Addr().(*net.TCPAddr).Port
-	w.enableWeb(port)
+	w.AppendConfig(leoproc.WebSection(taken.Addr().(*net.TCPAddr).Port, true))
 	d := w.startDaemon()
 	ctx := context.Background()
 	if _, err := w.Client.Spawn(ctx, api.SpawnRequest{Template: "codex", Name: "still-here"}); err != nil {
@@ -157,6 +130,10 @@ func TestWebPortTakenKeepsTheDaemonRunning(t *testing.T) {
 	out, err := w.Leo(ctx, "status")
 	if err != nil || !strings.Contains(string(out), "not serving: cannot listen on 127.0.0.1:") || !strings.Contains(string(out), "address already in use") {
 		t.Fatalf("status with the port taken: %v\n%s", err, out)
+	}
+	out, err = w.Leo(ctx, "service", "status")
+	if err != nil || !strings.Contains(string(out), "web:     http://127.0.0.1:") || !strings.Contains(string(out), "not serving: cannot listen on") {
+		t.Fatalf("service status with the port taken: %v\n%s", err, out)
 	}
 	if !strings.Contains(d.Stderr(), "web server not serving") {
 		t.Fatalf("the log does not say the web server is not serving:\n%s", d.Stderr())
@@ -178,13 +155,8 @@ func TestWebEnableTurnsOnARunningDaemon(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "codex")
 	w.WriteConfig(nil)
-	port := freeLoopbackPort(t)
-	f, err := os.OpenFile(w.Home.ConfigPath, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(f, "web:\n  enabled: false\n  port: %d\n", port)
-	f.Close()
+	port := leoproc.FreePort(t)
+	w.AppendConfig(leoproc.WebSection(port, false))
 	d := w.startDaemon()
 	ctx := context.Background()
 	if h, err := w.Client.Health(ctx); err != nil || h.Web != nil {
@@ -195,11 +167,7 @@ func TestWebEnableTurnsOnARunningDaemon(t *testing.T) {
 	if err != nil || json.Unmarshal(out, &res) != nil || res["reloaded"] != true || res["served"] != true || res["token_minted"] != true {
 		t.Fatalf("web enable --json: %v\n%s", err, out)
 	}
-	token, err := apitoken.Read(w.Home.TokenPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if status, body := apiCall(t, fmt.Sprintf("http://127.0.0.1:%d", port), token, "GET", "/api/health", ""); status != 200 || !strings.Contains(body, fmt.Sprintf(`"pid":%d`, d.PID)) {
+	if status, body := apiCall(t, fmt.Sprintf("http://127.0.0.1:%d", port), w.Token(), "GET", "/api/health", ""); status != 200 || !strings.Contains(body, fmt.Sprintf(`"pid":%d`, d.PID)) {
 		t.Fatalf("health over HTTP after web enable = %d %s", status, body)
 	}
 }

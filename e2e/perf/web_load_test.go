@@ -3,7 +3,6 @@ package perf
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/e2e/leoproc"
-	"github.com/blackpaw-studio/leo/internal/apitoken"
 )
 
 // webSite is a daemon serving its web UI and API on a free loopback port,
@@ -33,24 +31,9 @@ func newWebSite(tb testing.TB) *webSite {
 	tb.Helper()
 	w := leoproc.New(tb)
 	w.WriteConfig(nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	f, err := os.OpenFile(w.Home.ConfigPath, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	fmt.Fprintf(f, "web:\n  enabled: true\n  port: %d\n", port)
-	f.Close()
+	base := w.EnableWeb()
 	d, _ := w.Start(60 * time.Second)
-	tok, err := apitoken.Read(w.Home.TokenPath())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &webSite{w: w, d: d, base: "http://127.0.0.1:" + strconv.Itoa(port), token: tok}
+	return &webSite{w: w, d: d, base: base, token: w.Token()}
 }
 
 // loadResult is what one load run measured.
@@ -178,13 +161,20 @@ func loadRun(tb testing.TB, s *webSite, clients int, d time.Duration) loadResult
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		pace := time.NewTicker(200 * time.Millisecond)
+		// A spawn every fourth beat, a message to the agents in turn
+		// otherwise: each agent gets at most one message a second, well
+		// inside its queue (queue_max) even when its TUI is slow to take
+		// them on a loaded machine.
+		pace := time.NewTicker(250 * time.Millisecond)
 		defer pace.Stop()
+		agents := []string{"load-0"}
 		for n := 1; !stop.Load(); n++ {
 			if n%4 == 0 {
-				post("/api/agent/spawn", fmt.Sprintf(`{"template":"%s","name":"load-%d"}`, leoproc.Harnesses[n%len(leoproc.Harnesses)], n))
+				name := fmt.Sprintf("load-%d", n)
+				post("/api/agent/spawn", fmt.Sprintf(`{"template":"%s","name":"%s"}`, leoproc.Harnesses[n%len(leoproc.Harnesses)], name))
+				agents = append(agents, name)
 			} else {
-				post("/api/agent/load-0/send", fmt.Sprintf(`{"message":"load message %d"}`, n))
+				post("/api/agent/"+agents[n%len(agents)]+"/send", fmt.Sprintf(`{"message":"load message %d"}`, n))
 			}
 			<-pace.C
 		}

@@ -4,6 +4,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -254,4 +255,15 @@ type Template struct {
 	HarnessInherited bool   `json:"harness_inherited"`
 	Model            string `json:"model,omitempty"`
 	Workspace        string `json:"workspace,omitempty"`
+}
+
+// WriteJSON answers v as JSON with status: the one encoder of the socket
+// and the HTTP API (HTML characters are not escaped: the answers are JSON,
+// never HTML).
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }

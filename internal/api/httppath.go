@@ -1,6 +1,9 @@
 package api
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // The HTTP API (web.port, /api/*) serves the very routes of the socket API
 // under other paths: /api/<noun>/list is the listing of /<noun>s, and
@@ -70,4 +73,18 @@ func HTTPPath(socketPath string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// IsCleanPath reports whether p is absolute with no empty, . or ..
+// segment (a trailing slash aside): a path a router would not clean and
+// redirect to another route. Both servers refuse the others.
+func IsCleanPath(p string) bool {
+	if p == "/" {
+		return true
+	}
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	trimmed := strings.TrimSuffix(p, "/")
+	return path.Clean(trimmed) == trimmed
 }

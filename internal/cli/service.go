@@ -136,6 +136,9 @@ func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceQueryO
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "daemon:  running, pid %d, leo %s, %s\nhome:    %s\nservice: %s\nagents:  %d\nclaude:  %s\n",
 		h.PID, h.Version, ready, h.Home, svc, h.Agents, claude)
+	if h.Web != nil {
+		fmt.Fprintf(opts.IO.Out, "web:     %s\n", webLine(webState{Enabled: true, URL: h.Web.URL, Served: h.Web.Serving, Error: h.Web.Error}, true))
+	}
 	for _, p := range h.Problems {
 		fmt.Fprintf(opts.IO.Out, "problem: %s\n", p)
 	}

@@ -89,7 +89,7 @@ func TestServiceStatusAndReload(t *testing.T) {
 		t.Fatalf("status: %+v", r)
 	}
 	obj := decodeOne(t, r.stdout)
-	assertKeys(t, "service status --json", obj, "version", "pid", "started", "ready", "home", "claude", "agents", "registered", "service")
+	assertKeys(t, "service status --json", obj, "version", "pid", "started", "ready", "home", "claude", "agents", "tmux", "registered", "service")
 	if obj["ready"] != true || obj["home"] != h.Root {
 		t.Errorf("status = %v", obj)
 	}

@@ -128,19 +128,23 @@ func DefaultConfig() []byte {
 	return FirstConfig(harness.Default, model, true)
 }
 
-// yamlScalar writes s plain when that reads back as the same string, and
-// double-quoted otherwise.
+// yamlScalar writes s plain when that reads back as the same string (a
+// letter, then letters, digits and -_./, and no word YAML reads as a bool,
+// null or number), and double-quoted otherwise. strconv.Quote's escapes
+// (\n, \t, \x00, \u2028, …) are all YAML escapes with the same meaning for
+// valid UTF-8, which is all leo writes.
 func yamlScalar(s string) string {
 	plain := s != ""
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == '/') {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if i == 0 && !letter || !(letter || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == '/') {
 			plain = false
 			break
 		}
 	}
 	if plain {
 		switch strings.ToLower(s) {
-		case "true", "false", "null", "yes", "no", "on", "off", "~":
+		case "true", "false", "null", "yes", "no", "on", "off", "y", "n":
 			plain = false
 		}
 		if _, err := strconv.ParseFloat(s, 64); err == nil {

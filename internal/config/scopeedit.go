@@ -57,7 +57,7 @@ func (s ScopePath) String() string {
 }
 
 // FieldChange sets Key of a scope to Value, or removes the key when Value
-// is nil. Values are strings, bools, integers, string lists and (for
+// is nil or "" (an empty string reads as unset anyway). Values are strings, bools, integers, string lists and (for
 // harness_options) maps of those; harness_options is edited key by key, so
 // the comments beside options that keep their value stay.
 type FieldChange struct {
@@ -235,6 +235,9 @@ func checkChanges(scope ScopePath, changes []FieldChange) ([]FieldChange, error)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", field, err)
 		}
+		if v == "" { // an empty string reads as unset: no key says it plainer
+			v = nil
+		}
 		if _, ok := v.(map[string]any); ok && ch.Key != "harness_options" {
 			return nil, fmt.Errorf("%s: expected a scalar or a list, got a mapping", field)
 		}
@@ -395,7 +398,7 @@ func checkReadBack(beforeRoot, afterRoot *node, scope ScopePath, changes []Field
 		b, inB := before[p]
 		a, inA := after[p]
 		if inB != inA || !reflect.DeepEqual(b, a) {
-			return cannot(sharedWith(scope) + " is shared with " + p)
+			return cannot(sharedWith(scope) + " is shared with " + strings.TrimPrefix(p, "\x00"))
 		}
 	}
 	return nil
@@ -418,7 +421,10 @@ func scopeValues(root *node) (map[string]any, error) {
 	out := map[string]any{}
 	for _, top := range entries(root, 0) {
 		if top.key == SectionTemplates || top.key == SectionTasks {
-			if top.val != nil && top.val.Kind == mappingNode {
+			if isNull(top.val) {
+				continue // no scopes, as if the section were missing
+			}
+			if top.val.Kind == mappingNode {
 				for _, s := range entries(top.val, 0) {
 					v, err := genericValue(s.val)
 					if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 
@@ -102,30 +101,17 @@ func checkPaths(next http.Handler) http.Handler {
 				name = seg
 			}
 			if err := api.CheckName(strings.TrimSuffix(prefix[1:], "s/"), name); err != nil {
-				writeJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs, "%s %s: %v", r.Method, r.URL.Path, err))
+				api.WriteJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs, "%s %s: %v", r.Method, r.URL.Path, err))
 				return
 			}
 		}
-		if p := r.URL.Path; !isCleanPath(p) {
-			writeJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs,
+		if p := r.URL.Path; !api.IsCleanPath(p) {
+			api.WriteJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs,
 				"%s %q: the path is not clean (empty, . or .. segments); the socket API does not redirect", r.Method, p))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// isCleanPath reports whether p is absolute with no empty, . or ..
-// segment (a trailing slash aside), i.e. the router would not redirect it.
-func isCleanPath(p string) bool {
-	if p == "/" {
-		return true
-	}
-	if !strings.HasPrefix(p, "/") {
-		return false
-	}
-	trimmed := strings.TrimSuffix(p, "/")
-	return path.Clean(trimmed) == trimmed
 }
 
 func (s *server) getHealth(*http.Request) (any, error) { return s.health(), nil }
@@ -262,10 +248,10 @@ func (s *server) noRoute(mux *http.ServeMux) http.Handler {
 		}
 		if len(allowed) > 0 {
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			writeJSON(w, http.StatusMethodNotAllowed, api.Errorf(api.CodeInvalidArgs,
+			api.WriteJSON(w, http.StatusMethodNotAllowed, api.Errorf(api.CodeInvalidArgs,
 				"%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allowed, ", ")))
 			return
 		}
-		writeJSON(w, http.StatusNotFound, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
+		api.WriteJSON(w, http.StatusNotFound, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
 }

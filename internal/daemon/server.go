@@ -141,7 +141,7 @@ func (s *server) handle(gated bool, fn endpoint) http.HandlerFunc {
 				s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "code", e.Code, "err", e.Message)
 			}
 		}
-		writeJSON(w, status, v)
+		api.WriteJSON(w, status, v)
 		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", status, "took", time.Since(start))
 	}
 }
@@ -153,14 +153,6 @@ func asAPIError(err error) *api.Error {
 		return e
 	}
 	return &api.Error{Code: api.CodeInternal, Message: err.Error()}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
 }
 
 // decodeBody decodes a JSON object strictly into v: unknown fields, a

@@ -98,6 +98,7 @@ func (h Home) state(name string) string { return filepath.Join(h.StateDir(), nam
 func (h Home) LockPath() string        { return h.state("daemon.lock") }
 func (h Home) SocketPath() string      { return h.state("leo.sock") }
 func (h Home) TokenPath() string       { return h.state("api.token") }
+func (h Home) WebSessionsPath() string { return h.state("web-sessions.json") }
 func (h Home) AgentsPath() string      { return h.state("agents.json") }
 func (h Home) TaskHistoryDir() string  { return h.state("task-history") }
 func (h Home) TaskPendingPath() string { return h.state("task-pending.json") }

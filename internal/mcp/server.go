@@ -212,11 +212,24 @@ func (t *tools) send(ctx context.Context, _ *sdk.CallToolRequest, a sendArgs) (*
 	if t.opts.Daemon == nil {
 		return nil, nil, toolError(t.unavailable())
 	}
-	r, err := t.opts.Daemon.Send(ctx, a.To, MessagePrefix+from+"] "+a.Message)
+	r, err := t.opts.Daemon.Send(ctx, a.To, signed(from, a.Message))
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
 	return jsonResult(r)
+}
+
+// signed is message with its sender's line. A line of the message that
+// itself starts like a sender's line is marked as quoted, so a message
+// cannot pass off a second sender ("…\n[message from human] do X").
+func signed(from, message string) string {
+	lines := strings.Split(message, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimLeft(l, " \t"), MessagePrefix) {
+			lines[i] = strings.Replace(l, MessagePrefix, "[quoted "+strings.TrimPrefix(MessagePrefix, "["), 1)
+		}
+	}
+	return MessagePrefix + from + "] " + strings.Join(lines, "\n")
 }
 
 func jsonResult(v any) (*sdk.CallToolResult, any, error) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/apitoken"
 )
@@ -15,12 +16,13 @@ import (
 // Who may do what:
 //   - /api/*: Authorization: Bearer <state/api.token>, compared in
 //     constant time; nothing else (no cookie) opens the API.
-//   - /web/* pages: the session cookie a login with the token sets. It is
-//     not the token: it is an HMAC of the token, so it opens the UI but
-//     cannot be turned into an API token, and minting a new token logs
-//     every browser out.
-//   - state-changing UI requests: the cookie plus a CSRF value (a second
-//     HMAC of the token) in the form or the X-CSRF-Token header, on top of
+//   - /web/* pages: the session cookie a login with the token sets: a
+//     random id the daemon keeps (sessions.go) for 14 days or until logout.
+//     It is not the token and cannot be turned into it; a new token ends
+//     every session.
+//   - state-changing UI requests: the cookie plus that session's CSRF value
+//     (an HMAC of the token and the session id, only ever rendered into a
+//     logged-in page) in the form or the X-CSRF-Token header, on top of
 //     SameSite=Strict and the guard's Origin pinning.
 //   - /login, /static/*: open.
 
@@ -34,26 +36,12 @@ const (
 	csrfHeader = "X-CSRF-Token"
 )
 
-// secret is the token in use and the values derived from it.
+// secret is the token in use.
 type secret struct {
-	token   []byte
-	session string // the cookie's value
-	csrf    string
+	token []byte
 }
 
-func newSecret(token string) *secret {
-	return &secret{
-		token:   []byte(token),
-		session: derive(token, "leo web session v1"),
-		csrf:    derive(token, "leo web csrf v1"),
-	}
-}
-
-func derive(token, purpose string) string {
-	m := hmac.New(sha256.New, []byte(token))
-	m.Write([]byte(purpose))
-	return hex.EncodeToString(m.Sum(nil))
-}
+func newSecret(token string) *secret { return &secret{token: []byte(token)} }
 
 // loadToken makes the token in state/api.token (minted when missing) the
 // one in use. On failure no token is in use: the API and logins refuse.
@@ -82,33 +70,55 @@ func (s *Server) bearerOK(r *http.Request) bool {
 	return ok && strings.EqualFold(scheme, "Bearer") && equal([]byte(strings.TrimSpace(tok)), sec.token)
 }
 
-// loggedIn reports whether r carries the session cookie.
-func (s *Server) loggedIn(r *http.Request) bool {
+// session returns the live session r's cookie names, if any.
+func (s *Server) session(r *http.Request) (string, bool) {
 	sec := s.token.Load()
 	c, err := r.Cookie(sessionCookie)
-	return sec != nil && err == nil && equal([]byte(c.Value), []byte(sec.session))
+	if sec == nil || err != nil || !s.sessions.valid(sec.token, c.Value) {
+		return "", false
+	}
+	return c.Value, true
 }
 
-// csrfOK reports whether a state-changing UI request carries the CSRF
-// value (form field or header).
-func (s *Server) csrfOK(r *http.Request) bool {
+// loggedIn reports whether r carries a live session cookie.
+func (s *Server) loggedIn(r *http.Request) bool {
+	_, ok := s.session(r)
+	return ok
+}
+
+// csrfFor is the CSRF value of session id.
+func (s *Server) csrfFor(id string) string {
 	sec := s.token.Load()
-	if sec == nil {
+	if sec == nil || id == "" {
+		return ""
+	}
+	m := hmac.New(sha256.New, sec.token)
+	m.Write([]byte("leo web csrf v2\x00" + id))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// csrfValue is what a page for r puts in its forms: "" unless r is
+// logged in, so the login page hands out nothing.
+func (s *Server) csrfValue(r *http.Request) string {
+	id, ok := s.session(r)
+	if !ok {
+		return ""
+	}
+	return s.csrfFor(id)
+}
+
+// csrfOK reports whether a state-changing UI request carries its
+// session's CSRF value (form field or header).
+func (s *Server) csrfOK(r *http.Request) bool {
+	want := s.csrfValue(r)
+	if want == "" {
 		return false
 	}
 	v := r.Header.Get(csrfHeader)
 	if v == "" {
 		v = r.PostFormValue(csrfField)
 	}
-	return equal([]byte(v), []byte(sec.csrf))
-}
-
-// csrfValue is what pages put in their forms.
-func (s *Server) csrfValue() string {
-	if sec := s.token.Load(); sec != nil {
-		return sec.csrf
-	}
-	return ""
+	return equal([]byte(v), []byte(want))
 }
 
 // requireLogin wraps a UI handler: no cookie → the login page (a 303 for
@@ -142,28 +152,53 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, "login", loginPage{Next: safeNext(r.PostFormValue("next")), Failed: true})
 		return
 	}
+	id, err := s.sessions.create(sec.token)
+	if err != nil {
+		s.opts.Log.Error("web login", "err", err)
+		http.Error(w, "leo could not record the login: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
 	http.SetCookie(w, &http.Cookie{
 		Name:     sessionCookie,
-		Value:    sec.session,
+		Value:    id,
 		Path:     "/",
 		HttpOnly: true,
 		SameSite: http.SameSiteStrictMode,
-		Secure:   r.TLS != nil,
-		MaxAge:   30 * 24 * 3600,
+		Secure:   viaHTTPS(r),
+		MaxAge:   int(sessionLifetime / time.Second),
 	})
 	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
 }
 
-// logout clears the cookie.
+// viaHTTPS reports whether the browser reached leo over https: directly,
+// or through a proxy (web.allowed_hosts) that says so.
+func viaHTTPS(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// logout ends the session and clears the cookie.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if id, ok := s.session(r); ok {
+		if err := s.sessions.end(s.token.Load().token, id); err != nil {
+			s.opts.Log.Warn("web logout", "err", err)
+		}
+	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
-// safeNext keeps a post-login redirect on this server: a local absolute
-// path, never //host or a scheme.
+// safeNext keeps a post-login redirect on this server: a path that
+// parses with no scheme or host and starts with a single slash. A control
+// character or backslash anywhere refuses it (browsers drop tabs and read
+// \ as /, which would turn "/\t/evil" into //evil).
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c < 0x20 || c == 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
 		return "/"
 	}
 	return next

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"strconv"
@@ -23,15 +25,15 @@ func fakeAPI(seen *[]string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		*seen = append(*seen, r.URL.Path)
-		writeJSON(w, 200, api.Health{Version: "v-test", Ready: true})
+		api.WriteJSON(w, 200, api.Health{Version: "v-test", Ready: true})
 	})
 	mux.HandleFunc("GET /agents", func(w http.ResponseWriter, r *http.Request) {
 		*seen = append(*seen, r.URL.Path)
-		writeJSON(w, 200, []api.Agent{{Name: "coder", Harness: "claude", State: api.StateRunning}})
+		api.WriteJSON(w, 200, []api.Agent{{Name: "coder", Harness: "claude", State: api.StateRunning}})
 	})
 	mux.HandleFunc("POST /agents/{name}/stop", func(w http.ResponseWriter, r *http.Request) {
 		*seen = append(*seen, r.URL.Path)
-		writeJSON(w, 200, api.Agent{Name: r.PathValue("name"), State: api.StateStopped})
+		api.WriteJSON(w, 200, api.Agent{Name: r.PathValue("name"), State: api.StateStopped})
 	})
 	return mux
 }
@@ -216,7 +218,7 @@ func TestUIPostsNeedTheCSRFValue(t *testing.T) {
 	if status, _, _ := s.do("POST", "/logout", strings.NewReader("csrf=nope"), ct); status != http.StatusForbidden {
 		t.Fatalf("logout with a wrong CSRF = %d; want 403", status)
 	}
-	if status, _, _ := s.do("POST", "/logout", nil, map[string]string{csrfHeader: s.srv.csrfValue()}); status != http.StatusSeeOther {
+	if status, _, _ := s.do("POST", "/logout", nil, map[string]string{csrfHeader: s.csrf()}); status != http.StatusSeeOther {
 		t.Fatalf("logout with the CSRF header = %d; want 303", status)
 	}
 }
@@ -249,10 +251,10 @@ func TestBodyIsCapped(t *testing.T) {
 		err := json.NewDecoder(r.Body).Decode(&req)
 		got = len(req.Message)
 		if err != nil {
-			writeJSON(w, 400, api.Errorf(api.CodeInvalidArgs, "%v", err))
+			api.WriteJSON(w, 400, api.Errorf(api.CodeInvalidArgs, "%v", err))
 			return
 		}
-		writeJSON(w, 200, api.SendResult{})
+		api.WriteJSON(w, 200, api.SendResult{})
 	})
 	s := newTestSite(t, minimalYAML, mux)
 	huge := `{"message":"` + strings.Repeat("a", api.MaxRequestBody+10) + `"}`
@@ -371,5 +373,165 @@ func TestANewTokenLogsEveryoneOut(t *testing.T) {
 	}
 	if status, _, _ := s.do("GET", "/api/health", nil, map[string]string{"Authorization": "Bearer " + fresh}); status != 200 {
 		t.Fatalf("the new token: %d", status)
+	}
+}
+
+// The login page hands out no CSRF value (and no nav): a page for a
+// browser that is not logged in carries nothing a forged post could use.
+func TestLoginPageCarriesNoCSRFValue(t *testing.T) {
+	var seen []string
+	s := newTestSite(t, minimalYAML, fakeAPI(&seen))
+	_, _, body := s.do("GET", "/login", nil, nil)
+	if strings.Contains(body, "X-CSRF-Token\": \"") && !strings.Contains(body, `"X-CSRF-Token": ""`) || strings.Contains(body, `href="/web/agents"`) {
+		t.Fatalf("the login page carries a CSRF value or the nav:\n%s", body)
+	}
+	s.login()
+	if s.csrf() == "" {
+		t.Fatal("no CSRF value after login")
+	}
+	_, _, body = s.do("GET", "/login", nil, nil)
+	if !strings.Contains(body, s.csrf()) {
+		t.Fatal("a logged-in page lacks the session's CSRF value")
+	}
+}
+
+// Logging out ends the session for good: the old cookie, replayed, opens
+// nothing; another session's CSRF value does not serve this one.
+func TestLogoutEndsTheSession(t *testing.T) {
+	var seen []string
+	s := newTestSite(t, minimalYAML, fakeAPI(&seen))
+	s.login()
+	u, _ := url.Parse(s.base)
+	old := s.client.Jar.Cookies(u)
+	oldCSRF := s.csrf()
+	other := newSecondBrowser(t, s)
+	if status, _, _ := s.do("POST", "/logout", nil, map[string]string{csrfHeader: other}); status != http.StatusForbidden {
+		t.Fatalf("logout with another session's CSRF value = %d; want 403", status)
+	}
+	if status, _, _ := s.do("POST", "/logout", nil, map[string]string{csrfHeader: oldCSRF}); status != http.StatusSeeOther {
+		t.Fatalf("logout = %d", status)
+	}
+	s.client.Jar.SetCookies(u, old) // an attacker replays the old cookie
+	if status, hdr, _ := s.do("GET", "/web/agents", nil, nil); status != http.StatusSeeOther || !strings.HasPrefix(hdr.Get("Location"), "/login") {
+		t.Fatalf("the old cookie after logout = %d %q; want the login page", status, hdr.Get("Location"))
+	}
+}
+
+// newSecondBrowser logs another browser in and returns its CSRF value.
+func newSecondBrowser(t *testing.T, s *testSite) string {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: s.client.CheckRedirect}
+	resp, err := c.PostForm(s.base+"/login", url.Values{"token": {s.token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	u, _ := url.Parse(s.base)
+	for _, ck := range jar.Cookies(u) {
+		if ck.Name == sessionCookie {
+			return s.srv.csrfFor(ck.Value)
+		}
+	}
+	t.Fatal("the second browser got no session")
+	return ""
+}
+
+// Sessions outlive a daemon restart (they are on disk), and the file holds
+// no cookie value.
+func TestSessionsSurviveARestart(t *testing.T) {
+	var seen []string
+	s := newTestSite(t, minimalYAML, fakeAPI(&seen))
+	s.login()
+	u, _ := url.Parse(s.base)
+	var id string
+	for _, c := range s.client.Jar.Cookies(u) {
+		if c.Name == sessionCookie {
+			id = c.Value
+		}
+	}
+	data, err := os.ReadFile(s.home.WebSessionsPath())
+	if err != nil || strings.Contains(string(data), id) || strings.Contains(string(data), s.token) {
+		t.Fatalf("sessions file: %v; it must exist and hold neither the cookie nor the token:\n%s", err, data)
+	}
+	if fi, _ := os.Stat(s.home.WebSessionsPath()); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("sessions file mode %v", fi.Mode())
+	}
+	again, err := New(s.srv.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := again.loadToken(); err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("GET", "/web/agents", nil)
+	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: id})
+	if !again.loggedIn(req) {
+		t.Fatal("a restarted server forgot the login")
+	}
+}
+
+func TestSafeNextStaysOnThisServer(t *testing.T) {
+	for next, want := range map[string]string{
+		"/web/agents":         "/web/agents",
+		"/web/agents?x=1#top": "/web/agents?x=1#top",
+		"/\t/evil.example":    "/",
+		"/\\evil.example":     "/",
+		"//evil.example":      "/",
+		"http://evil.example": "/",
+		"javascript:alert(1)": "/",
+		"/x\r\nSet-Cookie: a": "/",
+		"":                    "/",
+		"web/agents":          "/",
+		"/%0a":                "/%0a",
+	} {
+		if got := safeNext(next); got != want {
+			t.Errorf("safeNext(%q) = %q; want %q", next, got, want)
+		}
+	}
+}
+
+// No path is cleaned and redirected: //api/…, /static/../api/… and the
+// like are refused, so no redirect leads a client (with its bearer token)
+// to another route.
+func TestUncleanPathsAreRefusedNotRedirected(t *testing.T) {
+	var seen []string
+	s := newTestSite(t, minimalYAML, fakeAPI(&seen))
+	for _, p := range []string{"//api/agent/coder/stop", "/static/../api/health", "/web/agents/../../api/health", "/api/agent/coder/../../drain", "/api//agent/list", "/web//agents"} {
+		status, hdr, body := s.do("POST", p, nil, s.bearer())
+		if status != http.StatusBadRequest || hdr.Get("Location") != "" || !strings.Contains(body, "not clean") {
+			t.Errorf("POST %s = %d (Location %q) %s; want 400, no redirect", p, status, hdr.Get("Location"), body)
+		}
+	}
+	if len(seen) != 0 {
+		t.Fatalf("unclean paths reached the API: %v", seen)
+	}
+}
+
+func TestEveryOriginHeaderIsChecked(t *testing.T) {
+	var seen []string
+	s := newTestSite(t, minimalYAML, fakeAPI(&seen))
+	req, _ := http.NewRequest("GET", s.base+"/api/health", nil)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Add("Origin", s.base)
+	req.Header.Add("Origin", "http://evil.example")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a second, foreign Origin = %d; want 403", resp.StatusCode)
+	}
+}
+
+func TestStaticHasNoDirectoryListing(t *testing.T) {
+	var seen []string
+	s := newTestSite(t, minimalYAML, fakeAPI(&seen))
+	if status, _, body := s.do("GET", "/static/", nil, nil); status != http.StatusNotFound || strings.Contains(body, "htmx.min.js") {
+		t.Fatalf("GET /static/ = %d %s; want 404", status, body)
+	}
+	if status, _, _ := s.do("GET", "/static/htmx.min.js", nil, nil); status != 200 {
+		t.Fatalf("GET /static/htmx.min.js = %d", status)
 	}
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/url"
@@ -40,9 +39,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			writeError(w, api.Errorf(api.CodeForbidden, "host %q is not served here: leo answers to loopback names on its port and to web.allowed_hosts", clip(r.Host)))
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !hosts.allowsOrigin(origin) {
-			writeError(w, api.Errorf(api.CodeForbidden, "origin %q may not call this server (cross-site requests are refused)", clip(origin)))
-			return
+		for _, origin := range r.Header.Values("Origin") {
+			if !hosts.allowsOrigin(origin) {
+				writeError(w, api.Errorf(api.CodeForbidden, "origin %q may not call this server (cross-site requests are refused)", clip(origin)))
+				return
+			}
 		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, api.MaxRequestBody)
@@ -127,13 +128,5 @@ func clip(s string) string {
 
 // writeError answers an *api.Error as the socket does.
 func writeError(w http.ResponseWriter, e *api.Error) {
-	writeJSON(w, api.HTTPStatus(e.Code), e)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	api.WriteJSON(w, api.HTTPStatus(e.Code), e)
 }

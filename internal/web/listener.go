@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/blackpaw-studio/leo/internal/api"
 )
 
@@ -22,6 +24,11 @@ const (
 	readTimeout       = 30 * time.Second
 	idleTimeout       = 90 * time.Second
 	maxHeaderBytes    = 64 << 10
+	// maxConns bounds open connections: the daemon's file descriptors are
+	// shared with its agents and the socket API, and a flood of idle
+	// connections must not starve them. Beyond it, new connections wait
+	// in the kernel's backlog.
+	maxConns = 512
 )
 
 // listener is the server's place on the network: where it listens, or
@@ -78,7 +85,7 @@ func (s *Server) Sync() {
 	s.state = &api.WebState{URL: url, Serving: true}
 	s.opts.Log.Info("web server listening", "url", url)
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := hs.Serve(netutil.LimitListener(ln, maxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.opts.Log.Error("web server stopped", "err", err)
 			s.mu.Lock()
 			if s.hs == hs {

@@ -115,9 +115,9 @@ type agentsData struct {
 	Err       string // the list could not be read
 }
 
-func (s *Server) agentsData(ctx context.Context) agentsData {
-	d := agentsData{CSRF: s.csrfValue(), Templates: s.config().TemplateNames()}
-	agents, err := s.client.List(ctx)
+func (s *Server) agentsData(r *http.Request) agentsData {
+	d := agentsData{CSRF: s.csrfValue(r), Templates: s.config().TemplateNames()}
+	agents, err := s.client.List(r.Context())
 	if err != nil {
 		d.Err = errText(err)
 	}
@@ -126,11 +126,11 @@ func (s *Server) agentsData(ctx context.Context) agentsData {
 }
 
 func (s *Server) agentsPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, "agents", s.agentsData(r.Context()))
+	s.render(w, r, "agents", s.agentsData(r))
 }
 
 func (s *Server) agentsPartial(w http.ResponseWriter, r *http.Request) {
-	s.partial(w, "agents-list", s.agentsData(r.Context()))
+	s.partial(w, "agents-list", s.agentsData(r))
 }
 
 func (s *Server) spawnAgent(w http.ResponseWriter, r *http.Request) {
@@ -257,7 +257,7 @@ type tasksData struct {
 
 func (s *Server) tasksPage(w http.ResponseWriter, r *http.Request) {
 	tasks, err := s.client.ListTasks(r.Context())
-	d := tasksData{CSRF: s.csrfValue(), Tasks: tasks}
+	d := tasksData{CSRF: s.csrfValue(r), Tasks: tasks}
 	if err != nil {
 		d.Err = errText(err)
 	}

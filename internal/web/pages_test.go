@@ -69,7 +69,7 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mux := http.NewServeMux()
 	notFound := func(kind, name string) { writeError(w, api.Errorf(api.CodeNotFound, "%s %q not found", kind, name)) }
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, api.Health{Version: "v-daemon", PID: 4242, Started: f.started, Ready: true, Home: "/home/u/.leo",
+		api.WriteJSON(w, 200, api.Health{Version: "v-daemon", PID: 4242, Started: f.started, Ready: true, Home: "/home/u/.leo",
 			Tmux: "tmux 3.4", Agents: len(f.agents), Web: &api.WebState{URL: "http://127.0.0.1:8370", Serving: true},
 			Problems: []string{"state/x.json was not understood; left alone"}})
 	})
@@ -78,7 +78,7 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for _, a := range f.agents {
 			out = append(out, a)
 		}
-		writeJSON(w, 200, out)
+		api.WriteJSON(w, 200, out)
 	})
 	mux.HandleFunc("GET /agents/{name}", func(w http.ResponseWriter, r *http.Request) {
 		a, ok := f.agents[r.PathValue("name")]
@@ -86,7 +86,7 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			notFound("agent", r.PathValue("name"))
 			return
 		}
-		writeJSON(w, 200, a)
+		api.WriteJSON(w, 200, a)
 	})
 	mux.HandleFunc("GET /agents/{name}/logs", func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
@@ -94,7 +94,7 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			notFound("agent", name)
 			return
 		}
-		writeJSON(w, 200, api.Logs{Agent: name, Text: f.screen[name]})
+		api.WriteJSON(w, 200, api.Logs{Agent: name, Text: f.screen[name]})
 	})
 	mux.HandleFunc("POST /agents/spawn", func(w http.ResponseWriter, r *http.Request) {
 		var req api.SpawnRequest
@@ -110,7 +110,7 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
 		a := api.Agent{Name: name, Template: req.Template, Harness: "claude", State: api.StateRunning, StartedAt: &now, TmuxSession: "leo-" + name}
 		f.agents[name] = a
-		writeJSON(w, 200, a)
+		api.WriteJSON(w, 200, a)
 	})
 	mux.HandleFunc("POST /agents/{name}/{verb}", func(w http.ResponseWriter, r *http.Request) {
 		name, verb := r.PathValue("name"), r.PathValue("verb")
@@ -124,7 +124,7 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			var req api.SendRequest
 			_ = json.Unmarshal(body, &req)
 			f.sent = append(f.sent, req.Message)
-			writeJSON(w, 200, api.SendResult{ID: fmt.Sprintf("m%d", len(f.sent)), Agent: name, Delivery: "queued", Queued: 1})
+			api.WriteJSON(w, 200, api.SendResult{ID: fmt.Sprintf("m%d", len(f.sent)), Agent: name, Delivery: "queued", Queued: 1})
 			return
 		case "stop":
 			a.State = api.StateStopped
@@ -132,14 +132,14 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			a.State = api.StateRunning
 		}
 		f.agents[name] = a
-		writeJSON(w, 200, a)
+		api.WriteJSON(w, 200, a)
 	})
 	mux.HandleFunc("GET /tasks", func(w http.ResponseWriter, r *http.Request) {
 		out := []api.Task{}
 		for _, t := range f.tasks {
 			out = append(out, t)
 		}
-		writeJSON(w, 200, out)
+		api.WriteJSON(w, 200, out)
 	})
 	mux.HandleFunc("GET /tasks/{name}", func(w http.ResponseWriter, r *http.Request) {
 		t, ok := f.tasks[r.PathValue("name")]
@@ -147,10 +147,10 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			notFound("task", r.PathValue("name"))
 			return
 		}
-		writeJSON(w, 200, t)
+		api.WriteJSON(w, 200, t)
 	})
 	mux.HandleFunc("GET /tasks/{name}/history", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, api.TaskHistory{Runs: f.runs[r.PathValue("name")]})
+		api.WriteJSON(w, 200, api.TaskHistory{Runs: f.runs[r.PathValue("name")]})
 	})
 	mux.HandleFunc("GET /tasks/{name}/logs", func(w http.ResponseWriter, r *http.Request) {
 		name, run := r.PathValue("name"), r.URL.Query().Get("run")
@@ -159,7 +159,7 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, api.Errorf(api.CodeNotFound, "task %s has no run %q", name, run))
 			return
 		}
-		writeJSON(w, 200, api.TaskLog{Task: name, Run: run, Text: text})
+		api.WriteJSON(w, 200, api.TaskLog{Task: name, Run: run, Text: text})
 	})
 	mux.HandleFunc("POST /tasks/{name}/{verb}", func(w http.ResponseWriter, r *http.Request) {
 		name, verb := r.PathValue("name"), r.PathValue("verb")
@@ -170,16 +170,16 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		switch verb {
 		case "run":
-			writeJSON(w, 200, api.TaskRun{ID: "20260302T070000.000Z", Task: name, Trigger: api.TriggerManual, Outcome: api.OutcomeRunning})
+			api.WriteJSON(w, 200, api.TaskRun{ID: "20260302T070000.000Z", Task: name, Trigger: api.TriggerManual, Outcome: api.OutcomeRunning})
 			return
 		case "enable", "disable":
 			t.Enabled = verb == "enable"
 			f.tasks[name] = t
-			writeJSON(w, 200, t)
+			api.WriteJSON(w, 200, t)
 		}
 	})
 	mux.HandleFunc("POST /config/reload", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, f.reload)
+		api.WriteJSON(w, 200, f.reload)
 	})
 	mux.ServeHTTP(w, r)
 }
@@ -260,7 +260,7 @@ func TestAgentsPageListsAgentsAndTemplates(t *testing.T) {
 		`hx-get="/web/partials/agents" hx-trigger="every 3s"`)
 	// The list's buttons work without JavaScript: each form carries the
 	// CSRF value.
-	if n := strings.Count(body, `name="csrf" value="`+s.srv.csrfValue()+`"`); n < 5 {
+	if n := strings.Count(body, `name="csrf" value="`+s.csrf()+`"`); n < 5 {
 		t.Errorf("%d forms carry the CSRF value, want every one (5+)", n)
 	}
 
@@ -405,7 +405,7 @@ func TestHTMXPostsLandOnPagesHoldingTheirTargets(t *testing.T) {
 	s, f := pagesSite(t, pagesYAML)
 	f.agents["coder"] = api.Agent{Name: "coder", Harness: "claude", State: api.StateRunning}
 	f.tasks["nightly"] = api.Task{Name: "nightly", Runtime: "oneshot", Harness: "claude", Enabled: true}
-	hx := map[string]string{"HX-Request": "true", "Content-Type": "application/x-www-form-urlencoded", csrfHeader: s.srv.csrfValue()}
+	hx := map[string]string{"HX-Request": "true", "Content-Type": "application/x-www-form-urlencoded", csrfHeader: s.csrf()}
 	status, hdr, _ := s.do("POST", "/web/agents/coder/stop", strings.NewReader("back=%2Fweb%2Fagents"), hx)
 	if status != http.StatusSeeOther || hdr.Get("Location") != "/web/agents" {
 		t.Fatalf("htmx stop = %d → %q", status, hdr.Get("Location"))
@@ -422,7 +422,7 @@ func TestHTMXPostsLandOnPagesHoldingTheirTargets(t *testing.T) {
 	mustHave(t, "task page", task, `<div id="task-body">`, `hx-target="#task-body" hx-select="#task-body"`)
 	// The CSRF value htmx sends as a header is in the page (the body's
 	// hx-headers), and a logged-out fragment asks htmx to go to the login.
-	mustHave(t, "layout", page, `hx-headers='{"X-CSRF-Token": "`+s.srv.csrfValue()+`"}'`)
+	mustHave(t, "layout", page, `hx-headers='{"X-CSRF-Token": "`+s.csrf()+`"}'`)
 	s.client.Jar = nil
 	status, hdr, _ = s.do("GET", "/web/partials/agents", nil, map[string]string{"HX-Request": "true"})
 	if status != http.StatusUnauthorized || hdr.Get("HX-Redirect") != "/login" {

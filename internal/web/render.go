@@ -94,7 +94,7 @@ func (s *Server) renderFlash(w http.ResponseWriter, r *http.Request, page string
 		http.Error(w, "no page "+page, http.StatusInternalServerError)
 		return
 	}
-	v := view{CSRF: s.csrfValue(), Flash: f, Version: s.opts.Version, Path: r.URL.Path, Data: data}
+	v := view{CSRF: s.csrfValue(r), Flash: f, Version: s.opts.Version, Path: r.URL.Path, Data: data}
 	s.execute(w, t, "layout", v)
 }
 

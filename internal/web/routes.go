@@ -3,6 +3,7 @@ package web
 import (
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 // uiRoutes are the browser's routes. Pages (pages.go) and the config forms
@@ -19,6 +20,10 @@ func (s *Server) uiRoutes() http.Handler {
 	static, _ := fs.Sub(assets, "static")
 	files := http.FileServerFS(static)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r) // no directory listings
+			return
+		}
 		w.Header().Set("Cache-Control", "max-age=3600")
 		files.ServeHTTP(w, r)
 	})))

@@ -52,6 +52,8 @@ type Server struct {
 	// token is the bearer token in use (nil: none could be had; /api and
 	// logins then fail closed).
 	token atomic.Pointer[secret]
+	// sessions are the browser logins.
+	sessions *sessions
 
 	listener
 }
@@ -61,7 +63,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, client: client.ForHandler(opts.API)}
+	s := &Server{opts: opts, client: client.ForHandler(opts.API), sessions: loadSessions(opts.Home.WebSessionsPath(), opts.Log)}
 	p, err := loadPages()
 	if err != nil {
 		return nil, err
@@ -74,12 +76,18 @@ func New(opts Options) (*Server, error) {
 // Handler is the whole server behind its guard.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// route dispatches by prefix. /api is never cleaned or redirected: a path
-// reaches the socket route it names or fails there (checkPaths), as on
-// the socket.
+// route dispatches by prefix. No path is cleaned or redirected: a path
+// reaches the route it names or fails, as on the socket.
 func (s *Server) route() http.Handler {
 	ui := s.uiRoutes()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// An unclean path is refused, never cleaned and redirected: a
+		// redirect could lead a client (its bearer token along) from one
+		// route to another (//api/…, /static/../api/…).
+		if !api.IsCleanPath(r.URL.Path) {
+			writeError(w, api.Errorf(api.CodeInvalidArgs, "%s %q: the path is not clean (empty, . or .. segments); leo does not redirect", r.Method, clip(r.URL.Path)))
+			return
+		}
 		if r.URL.Path == api.APIPrefix || strings.HasPrefix(r.URL.Path, api.APIPrefix+"/") {
 			s.serveAPI(w, r)
 			return

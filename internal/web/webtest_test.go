@@ -116,6 +116,17 @@ func (s *testSite) postForm(path string, form url.Values) (int, http.Header, str
 	if form == nil {
 		form = url.Values{}
 	}
-	form.Set(csrfField, s.srv.csrfValue())
+	form.Set(csrfField, s.csrf())
 	return s.do("POST", path, strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+}
+
+// csrf is the CSRF value of the site client's session ("" before login).
+func (s *testSite) csrf() string {
+	u, _ := url.Parse(s.base)
+	for _, c := range s.client.Jar.Cookies(u) {
+		if c.Name == sessionCookie {
+			return s.srv.csrfFor(c.Value)
+		}
+	}
+	return ""
 }

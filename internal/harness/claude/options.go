@@ -62,6 +62,10 @@ func (Claude) DefaultModel() string { return defaultModel }
 // ValidModels lists the model aliases leo accepts for claude ("" is also valid).
 func ValidModels() []string { return slices.Clone(validModels) }
 
+// ModelSuggestions implements harness.ModelSuggester: the aliases leo
+// accepts.
+func (Claude) ModelSuggestions() []string { return ValidModels() }
+
 // ValidateModel accepts "" and the aliases of ValidModels.
 func (Claude) ValidateModel(model string) error {
 	if model == "" || slices.Contains(validModels, model) {

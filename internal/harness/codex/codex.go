@@ -79,6 +79,9 @@ func (Codex) ValidateModel(model string) error {
 	return nil
 }
 
+// ModelHint implements harness.ModelHinter: codex names are free-form.
+func (Codex) ModelHint() string { return "e.g. gpt-5.3-codex" }
+
 // Home is codex's state directory: $CODEX_HOME, else ~/.codex.
 func Home(env map[string]string) string {
 	if d := harness.Getenv(env, "CODEX_HOME"); d != "" {

@@ -67,6 +67,9 @@ func (Opencode) DecodeOptions(raw map[string]any) (harness.Options, error) {
 	return harness.DecodeStrict(schema, rejected, raw)
 }
 
+// ModelHint implements harness.ModelHinter.
+func (Opencode) ModelHint() string { return "provider/model, e.g. anthropic/claude-sonnet-5" }
+
 // ValidateModel requires provider/model (e.g. anthropic/claude-sonnet-4-5).
 func (Opencode) ValidateModel(model string) error {
 	if model == "" {
