@@ -67,6 +67,8 @@ var Steps = []string{
 	"persistent task",
 	"compact",
 	"interrupt",
+	"MCP tool call",
+	"MCP in a task run",
 }
 
 // outcome is one cell of the table.

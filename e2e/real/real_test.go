@@ -81,6 +81,8 @@ type run struct {
 	n        int    // markers made so far
 	first    string // the marker of the first turn of the current conversation
 	idle     bool   // idle suspend on in leo.yaml
+	port     int    // the web API's port (webPort)
+	dumping  bool   // request bodies are kept (listOnMarker)
 }
 
 func runHarness(t *testing.T, h, bin string, versions map[string]string, deadline time.Time) {
@@ -124,6 +126,9 @@ func runHarness(t *testing.T, h, bin string, versions map[string]string, deadlin
 		t.Fatal(err)
 	}
 	r.d = d
+	if err := r.waitWeb(time.Minute); err != nil {
+		t.Fatal(err)
+	}
 
 	r.step("spawn, ready", r.spawnReady)
 	r.step("deliver, reply", r.deliverReply)
@@ -142,6 +147,8 @@ func runHarness(t *testing.T, h, bin string, versions map[string]string, deadlin
 	r.step("persistent task", r.persistentTask)
 	r.step("compact", r.compact)
 	r.step("interrupt", r.interrupt)
+	r.step("MCP tool call", r.mcpListAgents)
+	r.step("MCP in a task run", r.mcpTaskRun)
 }
 
 // step is a subtest whose failure text also goes into the table.
@@ -238,8 +245,9 @@ func (r *run) writeConfig() {
 		r.t.Fatal(err)
 	}
 	var b strings.Builder
+	b.WriteString(r.webConfig())
 	b.WriteString("defaults:\n  harness: " + r.h + "\ntemplates:\n")
-	for _, name := range []string{r.h, r.fresh(), r.link()} {
+	for _, name := range []string{r.h, r.fresh(), r.link(), r.mcpAgent()} {
 		fmt.Fprintf(&b, "  %s:\n    harness: %s\n    workspace: %s\n", name, r.h, r.workspace(name))
 		if name == r.h && r.idle {
 			b.WriteString("    idle_suspend_after: 5s\n")

@@ -3,6 +3,7 @@ package claude
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -116,7 +117,7 @@ func commonArgs(spec harness.LaunchSpec, interactive bool) []string {
 	if a := o.String(optAgent); a != "" {
 		argv = append(argv, "--agent", a)
 	}
-	if t := o.Strings(optAllowedTools); len(t) > 0 {
+	if t := allowedTools(spec); len(t) > 0 {
 		argv = append(argv, "--allowedTools", strings.Join(t, ","))
 	}
 	if t := o.Strings(optDisallowedTools); len(t) > 0 {
@@ -126,6 +127,23 @@ func commonArgs(spec harness.LaunchSpec, interactive bool) []string {
 		argv = append(argv, "--append-system-prompt", p)
 	}
 	return argv
+}
+
+// bridgeTools is claude's permission rule for every tool of leo's MCP
+// server (named "leo" in --mcp-config): claude names them mcp__leo__<tool>.
+const bridgeTools = "mcp__leo"
+
+// allowedTools is the user's allowed_tools option, plus leo's own MCP tools
+// when the bridge is wired: otherwise claude asks before each call, and a
+// permission prompt in an unattended TUI hangs the turn (a headless run
+// denies the call). A user's disallowed_tools still wins (claude's deny
+// rules come first).
+func allowedTools(spec harness.LaunchSpec) []string {
+	t := spec.Options.Strings(optAllowedTools)
+	if spec.Bridge == nil || slices.Contains(t, bridgeTools) {
+		return t
+	}
+	return append(slices.Clip(t), bridgeTools)
 }
 
 // appendSystemPrompt is the user's append_system_prompt option, followed by
@@ -145,14 +163,22 @@ func appendSystemPrompt(spec harness.LaunchSpec) string {
 // mcpArgs wires leo's MCP server in as an inline --mcp-config JSON. Only the
 // bridge's own env (LEO_HOME, LEO_URL) rides along; the server reads its
 // token from a file, so no secret reaches argv.
+//
+// alwaysLoad (claude 2.1.197): its tools are always in the tool list, never
+// deferred behind tool search, and a headless run connects the server
+// before its one turn instead of in the background (read in claude's code;
+// the real suite's "MCP in a task run" step proves the tools are there).
+// The TUI still connects it in the background: a message delivered in the
+// first seconds can go out before leo's tools are listed.
 func mcpArgs(b *harness.MCPBridge) []string {
 	if b == nil {
 		return nil
 	}
 	server := map[string]any{
-		"type":    "stdio",
-		"command": b.Command,
-		"args":    nonNil(b.Args),
+		"type":       "stdio",
+		"command":    b.Command,
+		"args":       nonNil(b.Args),
+		"alwaysLoad": true,
 	}
 	if env := b.ServerEnv(); len(env) > 0 {
 		server["env"] = env

@@ -73,6 +73,12 @@ type Request struct {
 	// System is the system prompt's text (instructions for Responses).
 	System string
 	Tools  int // number of tools offered
+	// ToolNames are the names of the tools offered, in the request's order;
+	// a tool in a Responses namespace is "<namespace>/<tool>".
+	ToolNames []string
+	// ToolResults are the tool results after the last user message: the
+	// answers to the tool calls of the reply before.
+	ToolResults []ToolResult
 	// Side marks a request that is not a turn (no tools offered); SideWhy
 	// says why it was classed so.
 	Side    bool
@@ -86,9 +92,28 @@ type Request struct {
 	Body      []byte // the raw body
 }
 
+// ToolResult is a tool's result as the CLI sent it back.
+type ToolResult struct {
+	ID   string // the call's id (tool_use_id, call_id, tool_call_id)
+	Text string // the result's text (its text parts joined by "\n")
+}
+
+// ToolCall is a call of a tool the CLI offered, as the model's answer.
+type ToolCall struct {
+	// Name is the tool's name as in Request.ToolNames ("<namespace>/<tool>"
+	// answers a Responses function_call with that namespace).
+	Name  string
+	Input string // the arguments, a JSON object; "" means {}
+}
+
 // Reply is what a Responder returns for a request.
 type Reply struct {
 	Text string
+	// ToolCall, when set, makes the reply a call of that tool (after
+	// Text, when Text is not ""): the turn goes on with the CLI's next
+	// request, which carries the tool's result. Its id is ToolCallID of
+	// the request's Seq.
+	ToolCall *ToolCall
 	// Delay holds the reply back (after the first streamed event, so the
 	// CLI shows a working turn) — for tests that need a turn in progress.
 	Delay time.Duration
@@ -378,6 +403,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	req.Reply = rep.Text
+	if rep.ToolCall != nil {
+		req.Reply += "[tool call " + rep.ToolCall.Name + "]"
+	}
 	req.Status = http.StatusOK
 	req = s.record(req)
 	id := fmt.Sprintf("%d", req.Seq)
@@ -388,21 +416,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	case api == Anthropic:
 		wait(ctx, rep.Delay)
 		cut(rep)
-		writeJSON(w, anthropicMessage(id, req.Model, rep.Text))
+		writeJSON(w, anthropicMessage(id, req.Model, rep))
 	case api == Responses && req.Stream:
 		streamResponses(ctx, w, id, req.Model, rep)
 	case api == Responses:
 		wait(ctx, rep.Delay)
 		cut(rep)
-		writeJSON(w, responsesObject(id, req.Model, "completed", rep.Text))
+		writeJSON(w, responsesObject(id, req.Model, "completed", rep))
 	case api == Chat && req.Stream:
 		streamChat(ctx, w, id, req.Model, rep, req.Body)
 	default:
 		wait(ctx, rep.Delay)
 		cut(rep)
-		writeJSON(w, chatCompletion(id, req.Model, rep.Text))
+		writeJSON(w, chatCompletion(id, req.Model, rep))
 	}
 }
+
+// ToolCallID is the id the server gives the tool call of its answer to
+// request seq.
+func ToolCallID(seq int) string { return callID(fmt.Sprint(seq)) }
 
 func wait(ctx context.Context, d time.Duration) {
 	if d <= 0 {

@@ -22,11 +22,52 @@ type message struct {
 	Type    string          `json:"type"` // Responses items: "message", "function_call", …
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"` // string or parts
+	// A tool's result: Responses "function_call_output" items (call_id,
+	// output), Chat "tool" messages (tool_call_id, content).
+	CallID     string          `json:"call_id"`
+	Output     json.RawMessage `json:"output"`
+	ToolCallID string          `json:"tool_call_id"`
 }
 
 type part struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+	// Anthropic "tool_result" parts.
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// offeredTool is an offered tool as far as its name goes: Anthropic and
+// Responses name it at the top, Chat under function; a Responses
+// "namespace" tool (codex's form of an MCP server's tools) holds its tools.
+type offeredTool struct {
+	Type     string `json:"type"`
+	Name     string `json:"name"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+	Tools []offeredTool `json:"tools"`
+}
+
+// names are the tool names t offers: a namespace's tools as
+// "<namespace>/<tool>".
+func (t offeredTool) names() []string {
+	if t.Type == "namespace" {
+		var out []string
+		for _, in := range t.Tools {
+			for _, n := range in.names() {
+				out = append(out, t.Name+"/"+n)
+			}
+		}
+		return out
+	}
+	if t.Name == "" {
+		t.Name = t.Function.Name
+	}
+	if t.Name == "" {
+		return nil
+	}
+	return []string{t.Name}
 }
 
 // parse fills r's parsed fields from the body of a request to r.API.
@@ -38,6 +79,11 @@ func parse(r *Request, raw []byte) error {
 	r.Model = b.Model
 	r.Stream = b.Stream
 	r.Tools = len(b.Tools)
+	for _, raw := range b.Tools {
+		var t offeredTool
+		_ = json.Unmarshal(raw, &t) // a tool of another shape has no name here
+		r.ToolNames = append(r.ToolNames, t.names()...)
+	}
 	var msgs []message
 	switch r.API {
 	case Anthropic:
@@ -53,6 +99,8 @@ func parse(r *Request, raw []byte) error {
 		}
 		r.System = strings.Join(sys, "\n")
 	case Responses:
+		// codex sends its developer instructions as developer-role input
+		// messages, beside instructions: both are its system prompt.
 		r.System = b.Instructions
 		if len(b.Input) > 0 && b.Input[0] == '"' {
 			var s string
@@ -69,12 +117,26 @@ func parse(r *Request, raw []byte) error {
 	if len(msgs) == 0 {
 		return fmt.Errorf("%s request body: no messages", r.API)
 	}
+	if r.API == Responses {
+		for _, m := range msgs {
+			if m.Role == "developer" && (m.Type == "" || m.Type == "message") {
+				r.System += "\n" + text(m.Content)
+			}
+		}
+	}
+	// The last user message that is not a tool's result is the turn's
+	// text; the tool results after it are what the model asked for.
+	last := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
-		if m.Role == "user" && (m.Type == "" || m.Type == "message") {
+		if m.Role == "user" && (m.Type == "" || m.Type == "message") && len(toolResults(m)) == 0 {
 			r.UserText = text(m.Content)
+			last = i
 			break
 		}
+	}
+	for _, m := range msgs[last+1:] {
+		r.ToolResults = append(r.ToolResults, toolResults(m)...)
 	}
 	r.Markers = markers(r.UserText)
 	if r.Tools == 0 {
@@ -105,6 +167,29 @@ func text(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// toolResults are the tool results message m carries.
+func toolResults(m message) []ToolResult {
+	switch {
+	case m.Type == "function_call_output":
+		return []ToolResult{{ID: m.CallID, Text: text(m.Output)}}
+	case m.Role == "tool":
+		return []ToolResult{{ID: m.ToolCallID, Text: text(m.Content)}}
+	case m.Role == "user":
+		var parts []part
+		if json.Unmarshal(m.Content, &parts) != nil {
+			return nil
+		}
+		var out []ToolResult
+		for _, p := range parts {
+			if p.Type == "tool_result" {
+				out = append(out, ToolResult{ID: p.ToolUseID, Text: text(p.Content)})
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 func markers(s string) []string {

@@ -73,24 +73,56 @@ func chunks(text string) []string {
 
 func tokens(s string) int { return len(strings.Fields(s)) + 1 }
 
+// args is a tool call's arguments, {} when none are given.
+func (c *ToolCall) args() string {
+	if c.Input == "" {
+		return "{}"
+	}
+	return c.Input
+}
+
+// outTokens is a reply's output token count.
+func outTokens(rep Reply) int {
+	n := tokens(rep.Text)
+	if rep.ToolCall != nil {
+		n += tokens(rep.ToolCall.args())
+	}
+	return n
+}
+
 // ---- Anthropic Messages ----
 
-func anthropicMessage(id, model, text string) map[string]any {
+func anthropicMessage(id, model string, rep Reply) map[string]any {
+	content := []any{}
+	if rep.Text != "" || rep.ToolCall == nil {
+		content = append(content, map[string]any{"type": "text", "text": rep.Text})
+	}
+	stop := "end_turn"
+	if c := rep.ToolCall; c != nil {
+		var input any = map[string]any{}
+		_ = json.Unmarshal([]byte(c.args()), &input)
+		content = append(content, map[string]any{"type": "tool_use", "id": callID(id), "name": c.Name, "input": input})
+		stop = "tool_use"
+	}
 	return map[string]any{
 		"id":            "msg_" + id,
 		"type":          "message",
 		"role":          "assistant",
 		"model":         model,
-		"content":       []any{map[string]any{"type": "text", "text": text}},
-		"stop_reason":   "end_turn",
+		"content":       content,
+		"stop_reason":   stop,
 		"stop_sequence": nil,
-		"usage":         map[string]any{"input_tokens": 10, "output_tokens": tokens(text)},
+		"usage":         map[string]any{"input_tokens": 10, "output_tokens": outTokens(rep)},
 	}
 }
 
+// callID is the id of the tool call in the answer to the request whose
+// Seq is id.
+func callID(id string) string { return "call_leo_" + id }
+
 func streamAnthropic(ctx context.Context, w http.ResponseWriter, id, model string, rep Reply) {
 	s := newSSE(w)
-	msg := anthropicMessage(id, model, "")
+	msg := anthropicMessage(id, model, Reply{})
 	msg["content"] = []any{}
 	msg["stop_reason"] = nil
 	msg["usage"] = map[string]any{"input_tokens": 10, "output_tokens": 1}
@@ -103,14 +135,25 @@ func streamAnthropic(ctx context.Context, w http.ResponseWriter, id, model strin
 		return
 	}
 	cut(rep)
-	for _, c := range chunks(rep.Text) {
-		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "text_delta", "text": c}})
+	if rep.Text != "" || rep.ToolCall == nil {
+		for _, c := range chunks(rep.Text) {
+			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]any{"type": "text_delta", "text": c}})
+		}
 	}
 	s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	stop := "end_turn"
+	if c := rep.ToolCall; c != nil {
+		stop = "tool_use"
+		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 1,
+			"content_block": map[string]any{"type": "tool_use", "id": callID(id), "name": c.Name, "input": map[string]any{}}})
+		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 1,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": c.args()}})
+		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 1})
+	}
 	s.event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": tokens(rep.Text)}})
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": outTokens(rep)}})
 	s.event("message_stop", map[string]any{"type": "message_stop"})
 }
 
@@ -124,7 +167,20 @@ func responsesItem(id, status, text string) map[string]any {
 	return map[string]any{"id": "msg_" + id, "type": "message", "status": status, "role": "assistant", "content": content}
 }
 
-func responsesObject(id, model, status, text string) map[string]any {
+func responsesCall(id, status string, c *ToolCall) map[string]any {
+	args := ""
+	if status == "completed" {
+		args = c.args()
+	}
+	item := map[string]any{"id": "fc_" + id, "type": "function_call", "status": status, "call_id": callID(id),
+		"name": c.Name, "arguments": args}
+	if ns, name, ok := strings.Cut(c.Name, "/"); ok {
+		item["namespace"], item["name"] = ns, name
+	}
+	return item
+}
+
+func responsesObject(id, model, status string, rep Reply) map[string]any {
 	o := map[string]any{
 		"id":         "resp_" + id,
 		"object":     "response",
@@ -134,11 +190,18 @@ func responsesObject(id, model, status, text string) map[string]any {
 		"output":     []any{},
 	}
 	if status == "completed" {
-		o["output"] = []any{responsesItem(id, "completed", text)}
+		out := []any{}
+		if rep.Text != "" || rep.ToolCall == nil {
+			out = append(out, responsesItem(id, "completed", rep.Text))
+		}
+		if rep.ToolCall != nil {
+			out = append(out, responsesCall(id, "completed", rep.ToolCall))
+		}
+		o["output"] = out
 		o["usage"] = map[string]any{
 			"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
-			"output_tokens": tokens(text), "output_tokens_details": map[string]any{"reasoning_tokens": 0},
-			"total_tokens": 10 + tokens(text),
+			"output_tokens": outTokens(rep), "output_tokens_details": map[string]any{"reasoning_tokens": 0},
+			"total_tokens": 10 + outTokens(rep),
 		}
 	}
 	return o
@@ -153,34 +216,53 @@ func streamResponses(ctx context.Context, w http.ResponseWriter, id, model strin
 		seq++
 		s.event(name, fields)
 	}
-	ev("response.created", map[string]any{"response": responsesObject(id, model, "in_progress", "")})
-	ev("response.in_progress", map[string]any{"response": responsesObject(id, model, "in_progress", "")})
-	ev("response.output_item.added", map[string]any{"output_index": 0, "item": responsesItem(id, "in_progress", "")})
-	ev("response.content_part.added", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0,
-		"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
+	text := rep.Text != "" || rep.ToolCall == nil
+	ev("response.created", map[string]any{"response": responsesObject(id, model, "in_progress", rep)})
+	ev("response.in_progress", map[string]any{"response": responsesObject(id, model, "in_progress", rep)})
+	if text {
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": responsesItem(id, "in_progress", "")})
+		ev("response.content_part.added", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0,
+			"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
+	}
 	wait(ctx, rep.Delay)
 	if ctx.Err() != nil {
 		return
 	}
 	cut(rep)
-	for _, c := range chunks(rep.Text) {
-		ev("response.output_text.delta", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "delta": c})
+	next := 0
+	if text {
+		for _, c := range chunks(rep.Text) {
+			ev("response.output_text.delta", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "delta": c})
+		}
+		ev("response.output_text.done", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "text": rep.Text})
+		ev("response.content_part.done", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0,
+			"part": map[string]any{"type": "output_text", "text": rep.Text, "annotations": []any{}}})
+		ev("response.output_item.done", map[string]any{"output_index": 0, "item": responsesItem(id, "completed", rep.Text)})
+		next = 1
 	}
-	ev("response.output_text.done", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "text": rep.Text})
-	ev("response.content_part.done", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0,
-		"part": map[string]any{"type": "output_text", "text": rep.Text, "annotations": []any{}}})
-	ev("response.output_item.done", map[string]any{"output_index": 0, "item": responsesItem(id, "completed", rep.Text)})
-	ev("response.completed", map[string]any{"response": responsesObject(id, model, "completed", rep.Text)})
+	if c := rep.ToolCall; c != nil {
+		ev("response.output_item.added", map[string]any{"output_index": next, "item": responsesCall(id, "in_progress", c)})
+		ev("response.function_call_arguments.delta", map[string]any{"item_id": "fc_" + id, "output_index": next, "delta": c.args()})
+		ev("response.function_call_arguments.done", map[string]any{"item_id": "fc_" + id, "output_index": next, "arguments": c.args()})
+		ev("response.output_item.done", map[string]any{"output_index": next, "item": responsesCall(id, "completed", c)})
+	}
+	ev("response.completed", map[string]any{"response": responsesObject(id, model, "completed", rep)})
 }
 
 // ---- OpenAI Chat Completions ----
 
-func chatCompletion(id, model, text string) map[string]any {
+func chatCompletion(id, model string, rep Reply) map[string]any {
+	msg := map[string]any{"role": "assistant", "content": rep.Text}
+	finish := "stop"
+	if c := rep.ToolCall; c != nil {
+		msg["tool_calls"] = []any{map[string]any{"id": callID(id), "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": c.args()}}}
+		finish = "tool_calls"
+	}
 	return map[string]any{
 		"id": "chatcmpl-" + id, "object": "chat.completion", "created": time.Now().Unix(), "model": model,
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": text}}},
-		"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": tokens(text), "total_tokens": 10 + tokens(text)},
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
+		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": outTokens(rep), "total_tokens": 10 + outTokens(rep)},
 	}
 }
 
@@ -203,11 +285,21 @@ func streamChat(ctx context.Context, w http.ResponseWriter, id, model string, re
 		return
 	}
 	cut(rep)
-	for _, c := range chunks(rep.Text) {
-		s.event("", chunk(map[string]any{"content": c}, nil))
+	if rep.Text != "" || rep.ToolCall == nil {
+		for _, c := range chunks(rep.Text) {
+			s.event("", chunk(map[string]any{"content": c}, nil))
+		}
 	}
-	last := chunk(map[string]any{}, "stop")
-	usage := map[string]any{"prompt_tokens": 10, "completion_tokens": tokens(rep.Text), "total_tokens": 10 + tokens(rep.Text)}
+	finish := "stop"
+	if c := rep.ToolCall; c != nil {
+		finish = "tool_calls"
+		s.event("", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": callID(id), "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil))
+		s.event("", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0,
+			"function": map[string]any{"arguments": c.args()}}}}, nil))
+	}
+	last := chunk(map[string]any{}, finish)
+	usage := map[string]any{"prompt_tokens": 10, "completion_tokens": outTokens(rep), "total_tokens": 10 + outTokens(rep)}
 	if opts.StreamOptions.IncludeUsage {
 		s.event("", last)
 		s.event("", map[string]any{"id": "chatcmpl-" + id, "object": "chat.completion.chunk", "created": created,
