@@ -50,6 +50,11 @@ func TestFakeCompactIsWhatTheAdaptersRead(t *testing.T) {
 				return false
 			}, "the fake to run /compact")
 			cs := compactions()
+			if r.name == "claude" {
+				// The fake logs the command before its transcript has
+				// the refusal: wait for the record itself.
+				testutil.WaitFor(t, 10*time.Second, func() bool { cs = compactions(); return len(cs) > 0 }, "claude's refusal in its transcript")
+			}
 			switch r.name {
 			case "claude":
 				if len(cs) != 1 || cs[0].Refused != "Not enough messages to compact." {
