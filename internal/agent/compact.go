@@ -36,14 +36,11 @@ func (m *Manager) Compact(ctx context.Context, name string) (api.SendResult, err
 	if !ok {
 		return api.SendResult{}, api.Errorf(api.CodeInvalidArgs, "compact %s: the %s harness has no compact command leo knows", name, harnessName)
 	}
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return api.SendResult{}, api.Errorf(api.CodeInternal, "agent manager is shutting down")
+	leave, err := m.enter()
+	if err != nil {
+		return api.SendResult{}, err
 	}
-	m.bg.Add(1)
-	m.mu.Unlock()
-	defer m.bg.Done()
+	defer leave()
 	// Under the op lock, as a message: a stop is wholly before or after.
 	a.op.Lock()
 	defer a.op.Unlock()

@@ -51,14 +51,11 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	}
 	// Close waits for an Enqueue under way, so its writes never land on
 	// disk after Close returned.
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil, api.SendResult{}, api.Errorf(api.CodeInternal, "agent manager is shutting down")
+	leave, err := m.enter()
+	if err != nil {
+		return nil, api.SendResult{}, err
 	}
-	m.bg.Add(1)
-	m.mu.Unlock()
-	defer m.bg.Done()
+	defer leave()
 	// The state check and the push happen under the agent's op lock, so a
 	// Stop (which cancels what is queued) or an idle suspend (which skips
 	// an agent with work queued) is wholly before or after them: a message
@@ -725,4 +722,17 @@ func (m *Manager) Busy(ctx context.Context, name string) (bool, error) {
 		return false, nil // a dead or vanished pane is not working
 	}
 	return t.Screen.Classify(text).State == harness.ScreenBusy, nil
+}
+
+// enter registers a caller's work with the manager, so Close waits for it
+// (its writes never land on disk after Close returned); it fails once the
+// manager is closing. The caller runs leave when done.
+func (m *Manager) enter() (leave func(), err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, api.Errorf(api.CodeInternal, "agent manager is shutting down")
+	}
+	m.bg.Add(1)
+	return m.bg.Done, nil
 }
