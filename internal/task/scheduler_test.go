@@ -261,7 +261,15 @@ func TestSchedulerSkipsWhileStillRunning(t *testing.T) {
 	h.mu.Lock()
 	h.block["slow"] = release
 	h.mu.Unlock()
-	clk.advance(t, 3*time.Minute) // 07:01 runs and hangs; 07:02, 07:03 skipped
+	clk.advance(t, time.Minute) // 07:01 runs and hangs
+	// The firing is recorded by the run's own goroutine: wait for it, so
+	// the log's order is the scheduler's, not the goroutines'.
+	testutil.WaitForEvery(t, 10*time.Second, time.Millisecond, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return len(h.log) == 1
+	}, "the 07:01 firing")
+	clk.advance(t, 2*time.Minute) // 07:02, 07:03 skipped
 	h.mu.Lock()
 	delete(h.block, "slow")
 	h.mu.Unlock()
