@@ -209,20 +209,16 @@ func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 // only costs a round.
 func (b *browser) waitJS(what, expr string, within time.Duration) {
 	b.t.Helper()
-	deadline := time.Now().Add(within)
 	var last error
-	for {
+	ok := testutil.Poll(within, 100*time.Millisecond, func() bool {
 		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer cancel()
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
-		cancel()
-		if err == nil && ok {
-			return
-		}
 		last = err
-		if time.Now().After(deadline) {
-			b.t.Fatalf("%s: not so after %v (last error: %v)\npage text:\n%s", what, within, last, b.text("body"))
-		}
-		time.Sleep(100 * time.Millisecond)
+		return err == nil && ok
+	})
+	if !ok {
+		b.t.Fatalf("%s: not so after %v (last error: %v)\npage text:\n%s", what, within, last, b.text("body"))
 	}
 }
 
@@ -291,18 +287,15 @@ func (b *browser) fitsWidth(name string) {
 		}
 		return "page " + document.documentElement.scrollWidth + "px wide in " + vw + "px: " + out.slice(0, 8).join(", ");
 	})()`
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var why string
+	var err error
+	if !testutil.Poll(5*time.Second, 100*time.Millisecond, func() bool {
 		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
-		why, err := chromedp.Run(ctx, chromedp.Evaluate[string](wider))
-		cancel()
-		if err == nil && why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("%s does not fit a phone's width: %s (error: %v)", name, why, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		defer cancel()
+		why, err = chromedp.Run(ctx, chromedp.Evaluate[string](wider))
+		return err == nil && why == ""
+	}) {
+		b.t.Fatalf("%s does not fit a phone's width: %s (error: %v)", name, why, err)
 	}
 }
 

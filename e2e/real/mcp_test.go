@@ -16,6 +16,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/apitoken"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 	"github.com/blackpaw-studio/leo/internal/testutil/modelserver"
 )
 
@@ -65,20 +66,18 @@ func (r *run) webConfig() string {
 // minted: from then on every launch is bridged.
 func (r *run) waitWeb(d time.Duration) error {
 	url := fmt.Sprintf("http://127.0.0.1:%d", r.webPort())
-	deadline := time.Now().Add(d)
 	var last error
-	for time.Now().Before(deadline) {
+	if testutil.Poll(d, 100*time.Millisecond, func() bool {
 		tok, err := apitoken.Read(r.w.Home.TokenPath())
 		if err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_, err = client.NewHTTP(url, tok).Health(ctx)
 			cancel()
-			if err == nil {
-				return nil
-			}
 		}
 		last = err
-		time.Sleep(100 * time.Millisecond) // polling a condition with a deadline
+		return err == nil
+	}) {
+		return nil
 	}
 	return fmt.Errorf("the web API on %s did not answer with the minted token within %v: %v", url, d, last)
 }

@@ -68,13 +68,22 @@ func WaitFor(t testing.TB, timeout time.Duration, cond func() bool, msg string) 
 // finely so the measuring does not round every figure up to 10 ms.
 func WaitForEvery(t testing.TB, timeout, every time.Duration, cond func() bool, msg string) {
 	t.Helper()
+	if !Poll(timeout, every, cond) {
+		t.Fatalf("timed out after %v waiting for: %s", timeout, msg)
+	}
+}
+
+// Poll checks cond every interval until it is true (true) or timeout
+// passes (false): the one polling loop of the tests, for callers that
+// explain a timeout themselves (with the page they saw, or as an error).
+func Poll(timeout, every time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for {
 		if cond() {
-			return
+			return true
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for: %s", timeout, msg)
+			return false
 		}
 		time.Sleep(every)
 	}
