@@ -12,7 +12,7 @@ STATICCHECK_VERSION ?= v0.8.2
 GOIMPORTS_VERSION   ?= v0.51.0
 export PATH := $(PATH):$(shell $(GO) env GOPATH)/bin
 
-.PHONY: all build lint test test-real bench fuzz-smoke clean
+.PHONY: all build lint test test-real test-real-latest bench fuzz-smoke clean
 
 all: build
 
@@ -51,7 +51,21 @@ test-real:
 	@set -e; bin="$$LEO_REALCLI_BIN"; \
 	if [ -z "$$bin" ]; then bin="$$(e2e/realcli/install.sh)"; fi; \
 	echo "== real CLIs in $$bin"; \
+	for c in claude codex opencode; do echo "   $$c: $$("$$bin/$$c" --version 2>&1 | head -n1)"; done; \
 	LEO_REALCLI_BIN="$$bin" LEO_REALCLI_REQUIRED=1 $(GO) test -count=1 -parallel 3 -timeout 19m $(TESTFLAGS) ./e2e/real/
+
+## test-real-latest: the same suite on the newest claude, codex and opencode
+## on npm (@latest), installed by `e2e/realcli/install.sh --latest` into a
+## folder of their own (<cache>/latest, never a pinned one), or taken from
+## LEO_REALCLI_BIN. The table's header and version row say which versions
+## ran (go test shows the table with -v or on a failure; the versions are
+## printed first either way). CI (.ci/run) keeps the pins; this is on request.
+test-real-latest:
+	@set -e; bin="$$LEO_REALCLI_BIN"; \
+	if [ -z "$$bin" ]; then bin="$$(e2e/realcli/install.sh --latest)"; fi; \
+	echo "== newest real CLIs in $$bin"; \
+	for c in claude codex opencode; do echo "   $$c: $$("$$bin/$$c" --version 2>&1 | head -n1)"; done; \
+	LEO_REALCLI_BIN="$$bin" LEO_REALCLI_LATEST=1 LEO_REALCLI_REQUIRED=1 $(GO) test -count=1 -parallel 3 -timeout 19m $(TESTFLAGS) ./e2e/real/
 
 ## bench: the whole-process and package benchmarks; each prints its figures
 bench:

@@ -29,10 +29,11 @@ var budget = 12 * time.Minute
 // TestRealCLI runs the contract for each harness (LEO_REALCLI_HARNESSES, a
 // comma list, picks some), the harnesses side by side.
 func TestRealCLI(t *testing.T) {
-	ranContract.Store(true)
 	if !wanted() {
 		t.Skipf("%s is not set: make test-real installs the real CLIs and runs this suite", realcli.BinDirEnv)
 	}
+	ranContract.Store(true)
+	results.plan(stepNames(Steps))
 	if v := os.Getenv("LEO_REALCLI_BUDGET"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -44,25 +45,46 @@ func TestRealCLI(t *testing.T) {
 	if v := os.Getenv("LEO_REALCLI_HARNESSES"); v != "" {
 		hs = strings.Split(v, ",")
 	}
+	pins, err := realcli.Versions("../realcli/versions.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	results.setSource(source(pins))
 	bin, err := realcli.BinDir()
 	if err != nil {
 		for _, h := range hs {
 			for _, s := range Steps {
-				results.set(h, s, "FAIL", "not run: "+err.Error())
+				results.set(h, s.Name, statusUnreached, err.Error())
 			}
 		}
-		t.Fatal(err)
-	}
-	versions, err := realcli.Versions("../realcli/versions.env")
-	if err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range hs {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel() // make test-real passes -parallel 3: all at once
-			runHarness(t, h, bin, versions, time.Now().Add(budget))
+			r := &run{t: t, h: h, bin: bin, pins: pins, deadline: time.Now().Add(budget)}
+			r.runSteps(r.setup, Steps)
 		})
 	}
+}
+
+// LatestEnv says the CLIs are the newest from npm (make test-real-latest),
+// not the pins: the versions step then records what runs and compares
+// nothing.
+const LatestEnv = "LEO_REALCLI_LATEST"
+
+func latest() bool { return os.Getenv(LatestEnv) == "1" }
+
+// source is the table header's account of where the CLIs came from.
+func source(pins map[string]string) string {
+	var ps []string
+	for _, h := range realcli.Harnesses {
+		ps = append(ps, h+" "+pins[versionKey[h]])
+	}
+	if latest() {
+		return "the newest CLIs from npm (" + LatestEnv + "=1; the pins are " + strings.Join(ps, ", ") + ")"
+	}
+	return "the pinned CLIs (e2e/realcli/versions.env)"
 }
 
 // versionKey is the versions.env key of each harness's npm package.
@@ -70,10 +92,13 @@ var versionKey = map[string]string{"claude": "CLAUDE_CODE_VERSION", "codex": "CO
 
 // run is one harness's world: a leo home with one daemon, one model server,
 // the real CLI first on PATH, and the agent under test (named after the
-// harness, in workspace ws/<harness>).
+// harness, in workspace ws/<harness>). w, ms and d are nil until setup has
+// made them.
 type run struct {
 	t        *testing.T
 	h        string
+	bin      string            // the real CLIs' directory
+	pins     map[string]string // versions.env
 	w        *leoproc.World
 	ms       *modelserver.Server
 	d        *leoproc.Daemon
@@ -85,25 +110,19 @@ type run struct {
 	dumping  bool   // request bodies are kept (listOnMarker)
 }
 
-func runHarness(t *testing.T, h, bin string, versions map[string]string, deadline time.Time) {
-	r := &run{t: t, h: h, deadline: deadline}
-	r.step("versions", func(s *step) {
-		out, err := realcli.InstalledVersion(filepath.Join(bin, h))
-		if err != nil {
-			s.Fatalf("%v", err)
-		}
-		if want := versions[versionKey[h]]; want == "" || !strings.Contains(out, want) {
-			s.Fatalf("%s --version says %q, versions.env pins %s=%s (rerun e2e/realcli/install.sh)", h, out, versionKey[h], want)
-		}
-	})
-
+// setup makes the harness's world: the model server, a leo home whose PATH
+// has the real CLI first, the CLI's files, leo.yaml, and a ready daemon
+// with its web API. It runs on the harness's test (what it starts lives as
+// long as the harness's run); an error leaves every step not reached.
+func (r *run) setup() error {
+	t, h := r.t, r.h
 	r.ms = modelserver.Start(t)
 	r.w = leoproc.New(t)
 	// The real CLI comes before the fakes leoproc puts on PATH.
-	r.w.PathPrefix = bin
+	r.w.PathPrefix = r.bin
 	home := r.w.UserEnv["HOME"]
 	if err := realcli.Setup(h, home, r.ms.URL); err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("the %s files in the test home: %w", h, err)
 	}
 	// Registered after leoproc.New, so it runs before the world kills its
 	// tmux server: the TUIs (opencode ignores the hangup) and codex's
@@ -123,95 +142,31 @@ func runHarness(t *testing.T, h, bin string, versions map[string]string, deadlin
 	r.writeConfig()
 	d := r.w.StartProcess()
 	if err := r.w.WaitReady(d, time.Minute); err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("leo service: %w", err)
 	}
 	r.d = d
 	if err := r.waitWeb(time.Minute); err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("the daemon's web API: %w", err)
 	}
-
-	r.step("spawn, ready", r.spawnReady)
-	r.step("deliver, reply", r.deliverReply)
-	r.step("3 back to back", r.backToBack)
-	r.step("3-line message", r.threeLines)
-	r.step("4000-char message", r.longMessage)
-	r.step("conversation id", r.conversationID)
-	r.step("kill TUI, resume", r.killResume)
-	r.step("restart keeps", r.restartKeeps)
-	r.step("daemon SIGKILL, adopt", r.daemonKill)
-	r.step("idle suspend, wake", r.idleWake)
-	r.step("reset drops", r.resetDrops)
-	r.step("never-trusted ws", r.neverTrusted)
-	r.step("symlinked ws", r.symlinked)
-	r.step("task run, resume", r.taskRuns)
-	r.step("persistent task", r.persistentTask)
-	r.step("compact", r.compact)
-	r.step("interrupt", r.interrupt)
-	r.step("MCP tool call", r.mcpListAgents)
-	r.step("MCP in a task run", r.mcpTaskRun)
+	return nil
 }
 
-// step is a subtest whose failure text also goes into the table.
-type step struct {
-	*testing.T
-	r   *run
-	ctx context.Context
-	msg string
-}
-
-func (s *step) Fatalf(format string, args ...any) {
-	s.Helper()
-	s.msg = fmt.Sprintf(format, args...)
-	s.T.Fatal(s.msg)
-}
-
-// wait is a step's deadline for one wait: at most d, never past the
-// harness's budget.
-func (s *step) wait(d time.Duration) (context.Context, context.CancelFunc) {
-	dl := time.Now().Add(d)
-	if dl.After(s.r.deadline) {
-		dl = s.r.deadline
-	}
-	return context.WithDeadline(s.ctx, dl)
-}
-
-func (r *run) step(name string, f func(*step)) {
-	if time.Now().After(r.deadline) {
-		results.set(r.h, name, "FAIL", "not run: the harness's time budget ("+budget.String()+") was spent")
-		r.t.Errorf("%s: not run: time budget spent", name)
-		return
-	}
-	var st *step
-	ok := r.t.Run(name, func(t *testing.T) {
-		st = &step{T: t, r: r, ctx: context.Background()}
-		f(st)
-	})
-	if !ok {
-		r.logPanes(name)
-	}
-	switch {
-	case ok:
-		results.set(r.h, name, "PASS", "")
-	case st != nil && st.msg != "":
-		results.set(r.h, name, "FAIL", st.msg)
-	default:
-		results.set(r.h, name, "FAIL", "failed (see the test log)")
-	}
-}
-
-// logPanes logs what every agent pane of the world shows, after a failed step.
-func (r *run) logPanes(stepName string) {
-	panes, err := r.w.AgentPanes()
+// versions: the CLI answers --version, and it is the pinned version (under
+// LEO_REALCLI_LATEST=1 any version is expected). A CLI that cannot say
+// its version cannot run the other steps: they are not reached. A version
+// other than the pin fails this step only: the others run on it.
+func (r *run) versions(s *step) {
+	out, err := realcli.InstalledVersion(filepath.Join(r.bin, r.h))
 	if err != nil {
-		r.t.Logf("after %q: list panes: %v", stepName, err)
+		s.Stopf("%v", err)
+	}
+	results.ran(r.h, out)
+	if latest() {
+		s.Logf("%s --version: %s (the pin is %s)", r.h, out, r.pins[versionKey[r.h]])
 		return
 	}
-	for sess, ps := range panes {
-		out, err := r.w.Tmux("capture-pane", "-p", "-J", "-t", ps[0].PaneID)
-		if err != nil {
-			out = err.Error()
-		}
-		r.t.Logf("after %q: pane of %s (pid %d):\n%s", stepName, sess, ps[0].PID, lastLines(out, 30))
+	if want := r.pins[versionKey[r.h]]; want == "" || !strings.Contains(out, want) {
+		s.Fatalf("%s --version says %q, versions.env pins %s=%s (rerun e2e/realcli/install.sh; make test-real-latest runs the newest on purpose)", r.h, out, versionKey[r.h], want)
 	}
 }
 

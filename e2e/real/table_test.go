@@ -1,35 +1,36 @@
 package real
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
 
 func TestTablePrintsEveryStepAndFailsOnGaps(t *testing.T) {
-	tb := &table{cells: map[string]map[string]outcome{}}
+	tb := newTable()
 	for _, s := range Steps {
-		tb.set("claude", s, "PASS", "")
+		tb.set("claude", s.Name, "PASS", "")
 	}
 	var b strings.Builder
 	if tb.print(&b) {
 		t.Fatalf("all PASS reported as failed:\n%s", b.String())
 	}
-	tb.set("codex", Steps[0], "PASS", "")
-	tb.set("codex", Steps[1], "FAIL", "not ready\nafter 1m")
+	tb.set("codex", Steps[0].Name, "PASS", "")
+	tb.set("codex", Steps[1].Name, "FAIL", "not ready\nafter 1m")
 	b.Reset()
 	if !tb.print(&b) {
 		t.Fatal("a FAIL was not reported")
 	}
 	out := b.String()
 	for _, want := range []string{
-		"codex / " + Steps[1] + ": FAIL not ready after 1m",
-		"codex / " + Steps[2] + ": FAIL not run (the harness test ended before this step)",
+		"codex / " + Steps[1].Name + ": FAIL: not ready after 1m",
+		"codex / " + Steps[2].Name + " … " + Steps[len(Steps)-1].Name + fmt.Sprintf(" (%d steps): UNREACHED: the harness test ended before this step", len(Steps)-2),
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
-	if (&table{cells: map[string]map[string]outcome{}}).print(&b) == false {
+	if !newTable().print(&b) {
 		t.Error("an empty table (no harness ran) must count as a failure")
 	}
 }

@@ -5,6 +5,11 @@
 # stderr. Needs npm and the npm registry. Install scripts must run: claude and
 # opencode fetch their native binary in them.
 #
+#   install.sh            the pins, in <cache>/claude-<v>-codex-<v>-opencode-<v>
+#   install.sh --latest   the newest on npm (npm view <pkg>@latest), in
+#                         <cache>/latest (reinstalled when npm has newer ones);
+#                         never in a pinned folder (make test-real-latest)
+#
 #   LEO_REALCLI_CACHE  cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/leo-realcli)
 set -euo pipefail
 
@@ -20,21 +25,56 @@ get() {
 	fi
 	printf '%s' "$v"
 }
-claude="$(get CLAUDE_CODE_VERSION)"
-codex="$(get CODEX_VERSION)"
-opencode="$(get OPENCODE_VERSION)"
+latest=false
+case "${1:-}" in
+"") ;;
+--latest) latest=true ;;
+*)
+	echo "usage: install.sh [--latest]" >&2
+	exit 2
+	;;
+esac
 
 if ! command -v npm >/dev/null 2>&1; then
 	echo "install.sh: npm not found (install Node.js and npm)" >&2
 	exit 2
 fi
 
-root="${LEO_REALCLI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/leo-realcli}"
-dir="$root/claude-$claude-codex-$codex-opencode-$opencode"
-bin="$dir/node_modules/.bin"
-stamp="$dir/.installed"
+# newest prints the version npm's latest tag names for package $1.
+newest() {
+	local v
+	if ! v="$(npm view "$1@latest" version 2>/dev/null)" || [ -z "$v" ]; then
+		echo "install.sh: npm view $1@latest version failed (is the npm registry reachable?)" >&2
+		exit 1
+	fi
+	printf '%s' "$v"
+}
 
-if [ ! -f "$stamp" ] || [ ! -x "$bin/claude" ] || [ ! -x "$bin/codex" ] || [ ! -x "$bin/opencode" ]; then
+root="${LEO_REALCLI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/leo-realcli}"
+if $latest; then
+	claude="$(newest @anthropic-ai/claude-code)"
+	codex="$(newest @openai/codex)"
+	opencode="$(newest opencode-ai)"
+	echo "== newest on npm: claude $claude, codex $codex, opencode $opencode" >&2
+	dir="$root/latest"
+else
+	claude="$(get CLAUDE_CODE_VERSION)"
+	codex="$(get CODEX_VERSION)"
+	opencode="$(get OPENCODE_VERSION)"
+	dir="$root/claude-$claude-codex-$codex-opencode-$opencode"
+fi
+bin="$dir/node_modules/.bin"
+# The stamp holds the set of versions installed. A pinned folder's name
+# says its versions (its stamp need only exist; older ones are empty); the
+# latest folder is reinstalled when npm's newest differ from its stamp.
+stamp="$dir/.installed"
+want="claude-$claude-codex-$codex-opencode-$opencode"
+current=false
+if [ -f "$stamp" ] && { ! $latest || [ "$(cat "$stamp")" = "$want" ]; }; then
+	current=true
+fi
+
+if ! $current || [ ! -x "$bin/claude" ] || [ ! -x "$bin/codex" ] || [ ! -x "$bin/opencode" ]; then
 	echo "== installing claude $claude, codex $codex, opencode $opencode into $dir" >&2
 	rm -rf "$dir"
 	mkdir -p "$dir"
@@ -52,6 +92,6 @@ if [ ! -f "$stamp" ] || [ ! -x "$bin/claude" ] || [ ! -x "$bin/codex" ] || [ ! -
 			exit 1
 		fi
 	done
-	touch "$stamp"
+	printf '%s\n' "$want" >"$stamp"
 fi
 echo "$bin"

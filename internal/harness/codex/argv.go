@@ -108,25 +108,31 @@ func commonArgs(spec harness.LaunchSpec) []string {
 // WritableRoots are the paths codex's workspace-write sandbox keeps
 // read-only but leo's unattended agents must write: the workspace's .agents
 // (project skills), its git dir (index.lock for commits) and git common dir
-// (objects and refs; outside the workspace for a linked worktree). Missing
-// ones are left out; duplicates collapse.
+// (objects and refs; outside the workspace for a linked worktree);
+// duplicates collapse.
+//
+// .agents is listed even when it does not exist yet: codex 0.171 accepts
+// such a root, and checks the roots again for every command it runs, so
+// the moment .agents exists it is writable, with no relaunch. It cannot
+// make .agents itself (its sandbox covers a missing one with an empty
+// read-only mount), and leo does not create it in the user's workspace
+// (docs/harness-behaviour/codex.md). Git dirs are found on disk, so a
+// missing one is left out.
 func WritableRoots(workspace string) []string {
 	var roots []string
-	add := func(p string) {
+	add := func(p string, mustExist bool) {
 		p = filepath.Clean(p)
-		for _, r := range roots {
-			if r == p {
-				return
-			}
+		if slices.Contains(roots, p) {
+			return
 		}
-		if _, err := os.Stat(p); err == nil {
+		if _, err := os.Stat(p); err == nil || !mustExist {
 			roots = append(roots, p)
 		}
 	}
-	add(filepath.Join(workspace, ".agents"))
+	add(filepath.Join(workspace, ".agents"), false)
 	if gitDir, commonDir, ok := FindGitDirs(workspace); ok {
-		add(gitDir)
-		add(commonDir)
+		add(gitDir, true)
+		add(commonDir, true)
 	}
 	return roots
 }
