@@ -70,7 +70,7 @@ func TestAgentCommandsFollowTheJSONRule(t *testing.T) {
 		t.Fatalf("list: %+v", r)
 	}
 	obj := decodeOne(t, r.stdout)
-	assertKeys(t, "agent list --json", obj, "agents")
+	assertKeys(t, "agent list --json", obj, "agents", "live")
 	if list, ok := obj["agents"].([]any); !ok || len(list) != 0 {
 		t.Fatalf(`empty fleet: "agents" = %#v, want []`, obj["agents"])
 	}
