@@ -3,8 +3,10 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -171,4 +173,71 @@ func (w world) fakeRunning(task string) bool {
 		}
 	}
 	return false
+}
+
+// Issue 15.6, as a user meets it: with no daemon, `leo run` runs the task
+// in the foreground and names the command that shows its output; that
+// command, the history, the task list and the agent list then answer from
+// the home's files (saying no daemon runs), and none of them starts a
+// daemon or writes to state/. Issue 17.11 on the same home: an unknown
+// task's logs are not_found.
+func TestReadsWithoutADaemon(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "codex")
+	writeTasks(t, w, map[string][2]string{"report": {"codex", ""}})
+
+	r := leo(t, w, nil, "run", "report")
+	if r.code != 0 || !strings.Contains(r.stderr, "no leo daemon runs for this home") {
+		t.Fatalf("foreground run: %s", r)
+	}
+	m := regexp.MustCompile(`leo task logs report --run (\S+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("the run names no log command: %s", r)
+	}
+	id := m[1]
+	stateBefore := dirListing(t, filepath.Join(w.Home.Root, "state"))
+
+	lg := leo(t, w, nil, "task", "logs", "report", "--run", id)
+	if lg.code != 0 || lg.stdout == "" || !strings.Contains(lg.stderr, "no leo daemon runs for this home") {
+		t.Fatalf("task logs: %s", lg)
+	}
+	var hist struct {
+		api.TaskHistory
+		Live *bool `json:"live"`
+	}
+	h := leo(t, w, nil, "task", "history", "report", "--json")
+	if err := json.Unmarshal([]byte(h.stdout), &hist); err != nil || h.code != 0 || len(hist.Runs) != 1 || hist.Runs[0].ID != id || hist.Live == nil || *hist.Live {
+		t.Fatalf("task history: %v %s", err, h)
+	}
+	for _, args := range [][]string{{"task", "list", "--json"}, {"agent", "list", "--json"}, {"task", "history"}} {
+		r := leo(t, w, nil, args...)
+		if r.code != 0 || !strings.Contains(r.stderr, "no leo daemon runs for this home") {
+			t.Fatalf("leo %v: %s", args, r)
+		}
+	}
+	leo(t, w, nil, "task", "logs", "nosuch", "--json").failure(t, "not_found", 1)
+	if after := dirListing(t, filepath.Join(w.Home.Root, "state")); after != stateBefore {
+		t.Fatalf("the reads changed state/:\n%s\nthen\n%s", stateBefore, after)
+	}
+}
+
+// dirListing is every path under dir with its size and time.
+func dirListing(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %s\n", p, fi.Size(), fi.ModTime())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
