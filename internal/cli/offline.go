@@ -8,6 +8,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
+	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/task"
 )
@@ -23,22 +24,26 @@ import (
 // daemon_down: the files may be mid-change under it.
 
 // readCommand completes cmd like daemonCommand, with an offline path: run
-// gets the daemon's client when one answers, or nil and the home when
-// none runs.
+// is given the daemon's client first; when that answers daemon_down and no
+// daemon holds the home's lock, run is called again with a nil client, to
+// read the home's files. (Each read command asks the daemon once, before
+// it prints anything.)
 func readCommand(f *Factory, cmd *cobra.Command, asJSON *bool, run func(ctx context.Context, c *client.Client, h home.Home, args []string) error) *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		h, err := f.Home()
 		if err != nil {
 			return err
 		}
-		c, up, err := reachDaemon(cmd.Context(), h)
-		if err != nil {
+		c := client.New(h)
+		defer c.Close()
+		err = run(cmd.Context(), c, h, args)
+		if !client.IsDaemonDown(err) {
 			return err
 		}
-		if !up {
-			c = nil
+		if held, _, _ := lockfile.Probe(h.LockPath()); held {
+			return err
 		}
-		return run(cmd.Context(), c, h, args)
+		return run(cmd.Context(), nil, h, args)
 	}
 	addJSONFlag(cmd, asJSON)
 	return cmd
