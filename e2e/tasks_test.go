@@ -219,6 +219,15 @@ func TestReadsWithoutADaemon(t *testing.T) {
 	if after := dirListing(t, filepath.Join(w.Home.Root, "state")); after != stateBefore {
 		t.Fatalf("the reads changed state/:\n%s\nthen\n%s", stateBefore, after)
 	}
+
+	// The same through a daemon: live, and the unknown task not_found.
+	w.startDaemon()
+	if obj := leo(t, w, nil, "task", "logs", "report", "--run", id, "--json").success(t); obj["live"] != true || obj["run"] != id {
+		t.Fatalf("task logs through the daemon: %v", obj)
+	}
+	if msg := leo(t, w, nil, "task", "logs", "nosuch", "--json").failure(t, "not_found", 1); msg != `task "nosuch" not found` {
+		t.Fatalf("unknown task through the daemon: %q", msg)
+	}
 }
 
 // dirListing is every path under dir with its size and time.
