@@ -250,3 +250,27 @@ func dirListing(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// Issue 15.8: a persistent task whose agent needs claude, with no claude
+// installed, records the spec's message exactly — as a one-shot run does —
+// with the agent in its own field.
+func TestPersistentTaskWithoutClaude(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "codex") // no claude on PATH
+	ws := filepath.Join(w.Workspaces, "task-remind")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "prompt.md"), []byte("remind me\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("defaults:\n  harness: claude\ntasks:\n  remind:\n    runtime: persistent\n    workspace: %s\n    prompt_file: prompt.md\n    timeout: 30s\n", ws)
+	if err := os.WriteFile(w.Home.ConfigPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.startDaemon()
+	rec, r := runJSON(t, w, "run", "remind")
+	if r.code == 0 || rec.Outcome != api.OutcomeFailed || rec.Reason != api.ReasonClaudeNotFound || rec.Message != api.ClaudeNotFoundMessage || rec.Agent != "remind" {
+		t.Fatalf("persistent run without claude: %+v\n%s", rec, r)
+	}
+}
