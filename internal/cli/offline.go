@@ -51,7 +51,7 @@ func readCommand(f *Factory, cmd *cobra.Command, asJSON *bool, run func(ctx cont
 
 // offlineNote is the stderr line of an answer read from disk.
 func offlineNote(ios *IOStreams, what string) {
-	fmt.Fprintf(ios.ErrOut, "leo: no leo daemon runs for this home; %s (%s)\n", what, client.StartHint)
+	fmt.Fprintf(ios.ErrOut, "leo: no leo daemon runs for this home — %s; %s\n", what, client.StartHint)
 }
 
 // taskReader is where the task listings come from: the daemon's client,
