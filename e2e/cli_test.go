@@ -21,6 +21,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
@@ -292,9 +293,8 @@ func TestCLIDaemonDown(t *testing.T) {
 	w := newWorld(t)
 	w.WriteConfig(nil)
 	sock := w.Home.SocketPath()
-	want := "leo daemon is not running (no socket at " + sock + ")"
+	want := "leo daemon is not running (no socket at " + sock + "); " + client.StartHint
 	cmds := [][]string{
-		{"agent", "list"},
 		{"agent", "status", "a1"},
 		{"agent", "spawn", "codex"},
 		{"agent", "send", "a1", "hello"},
@@ -317,7 +317,7 @@ func TestCLIDaemonDown(t *testing.T) {
 	if _, err := os.Stat(sock); err != nil {
 		t.Fatalf("a SIGKILLed daemon left no socket to test against: %v", err)
 	}
-	leo(t, w, nil, "agent", "list").fails(t, 4, "leo daemon is not running (stale socket at "+sock)
+	leo(t, w, nil, "agent", "status", "a1").fails(t, 4, "leo daemon is not running (stale socket at "+sock, client.StartHint)
 	leo(t, w, nil, "service", "status", "--json").failure(t, "daemon_down", 4)
 }
 

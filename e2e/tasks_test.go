@@ -3,8 +3,10 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -171,4 +173,104 @@ func (w world) fakeRunning(task string) bool {
 		}
 	}
 	return false
+}
+
+// Issue 15.6, as a user meets it: with no daemon, `leo run` runs the task
+// in the foreground and names the command that shows its output; that
+// command, the history, the task list and the agent list then answer from
+// the home's files (saying no daemon runs), and none of them starts a
+// daemon or writes to state/. Issue 17.11 on the same home: an unknown
+// task's logs are not_found.
+func TestReadsWithoutADaemon(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "codex")
+	writeTasks(t, w, map[string][2]string{"report": {"codex", ""}})
+
+	r := leo(t, w, nil, "run", "report")
+	if r.code != 0 || !strings.Contains(r.stderr, "no leo daemon runs for this home") {
+		t.Fatalf("foreground run: %s", r)
+	}
+	m := regexp.MustCompile(`leo task logs report --run (\S+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("the run names no log command: %s", r)
+	}
+	id := m[1]
+	stateBefore := dirListing(t, filepath.Join(w.Home.Root, "state"))
+
+	lg := leo(t, w, nil, "task", "logs", "report", "--run", id)
+	if lg.code != 0 || lg.stdout == "" || !strings.Contains(lg.stderr, "no leo daemon runs for this home") {
+		t.Fatalf("task logs: %s", lg)
+	}
+	var hist struct {
+		api.TaskHistory
+		Live *bool `json:"live"`
+	}
+	h := leo(t, w, nil, "task", "history", "report", "--json")
+	if err := json.Unmarshal([]byte(h.stdout), &hist); err != nil || h.code != 0 || len(hist.Runs) != 1 || hist.Runs[0].ID != id || hist.Live == nil || *hist.Live {
+		t.Fatalf("task history: %v %s", err, h)
+	}
+	for _, args := range [][]string{{"task", "list", "--json"}, {"agent", "list", "--json"}, {"task", "history"}} {
+		r := leo(t, w, nil, args...)
+		if r.code != 0 || !strings.Contains(r.stderr, "no leo daemon runs for this home") {
+			t.Fatalf("leo %v: %s", args, r)
+		}
+	}
+	leo(t, w, nil, "task", "logs", "nosuch", "--json").failure(t, "not_found", 1)
+	if after := dirListing(t, filepath.Join(w.Home.Root, "state")); after != stateBefore {
+		t.Fatalf("the reads changed state/:\n%s\nthen\n%s", stateBefore, after)
+	}
+
+	// The same through a daemon: live, and the unknown task not_found.
+	w.startDaemon()
+	if obj := leo(t, w, nil, "task", "logs", "report", "--run", id, "--json").success(t); obj["live"] != true || obj["run"] != id {
+		t.Fatalf("task logs through the daemon: %v", obj)
+	}
+	if msg := leo(t, w, nil, "task", "logs", "nosuch", "--json").failure(t, "not_found", 1); msg != `task "nosuch" not found` {
+		t.Fatalf("unknown task through the daemon: %q", msg)
+	}
+}
+
+// dirListing is every path under dir with its size and time.
+func dirListing(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %s\n", p, fi.Size(), fi.ModTime())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// Issue 15.8: a persistent task whose agent needs claude, with no claude
+// installed, records the spec's message exactly — as a one-shot run does —
+// with the agent in its own field.
+func TestPersistentTaskWithoutClaude(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "codex") // no claude on PATH
+	ws := filepath.Join(w.Workspaces, "task-remind")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "prompt.md"), []byte("remind me\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("defaults:\n  harness: claude\ntasks:\n  remind:\n    runtime: persistent\n    workspace: %s\n    prompt_file: prompt.md\n    timeout: 30s\n", ws)
+	if err := os.WriteFile(w.Home.ConfigPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.startDaemon()
+	rec, r := runJSON(t, w, "run", "remind")
+	if r.code == 0 || rec.Outcome != api.OutcomeFailed || rec.Reason != api.ReasonClaudeNotFound || rec.Message != api.ClaudeNotFoundMessage || rec.Agent != "remind" {
+		t.Fatalf("persistent run without claude: %+v\n%s", rec, r)
+	}
 }

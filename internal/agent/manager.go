@@ -370,33 +370,9 @@ func (m *Manager) Problems() []string {
 
 // view builds the listing of a; m.mu must be held.
 func (m *Manager) view(a *agent) api.Agent {
-	r := a.rec
-	out := api.Agent{
-		Name:          r.Name,
-		Template:      r.Template,
-		Task:          r.Task,
-		Harness:       r.Harness,
-		Model:         r.Model,
-		Workspace:     r.Workspace,
-		State:         r.State,
-		WakeOnMessage: r.WakeOnMessage,
-		SessionID:     r.SessionID,
-		TmuxSession:   TmuxSession(r.Name),
-		EnvKeys:       append([]string(nil), r.EnvKeys...),
-		Restarts:      r.Restarts,
-		CreatedAt:     r.CreatedAt,
-		LastError:     r.Error,
-		Queued:        a.queue.Messages(),
-		Deliveries:    append([]api.Delivery(nil), a.deliveries...),
-	}
-	if r.StartedAt != nil {
-		t := *r.StartedAt
-		out.StartedAt = &t
-	}
-	if r.LastExit != nil {
-		e := *r.LastExit
-		out.LastExit = &e
-	}
+	out := a.rec.listing()
+	out.Queued = a.queue.Messages()
+	out.Deliveries = append([]api.Delivery(nil), a.deliveries...)
 	return out
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -278,9 +280,24 @@ func (s *Store) Load() (recs []*Record, skipped []Skipped, aside string, err err
 	if _, err := statefile.ReadChecked(s.path, &f, checkStoreShape); err != nil {
 		return nil, nil, "", err
 	}
-	recs = make([]*Record, 0, len(f.Agents))
+	recs, skipped = actionable(f.Agents)
+	if len(skipped) > 0 {
+		// The next save drops what was skipped: keep the file as it was.
+		a, cerr := statefile.CopyAside(s.path, "unknown")
+		if cerr != nil {
+			return nil, nil, "", fmt.Errorf("%s holds records this leo does not understand, and could not be kept aside: %w", s.path, cerr)
+		}
+		aside = a
+	}
+	return recs, skipped, aside, nil
+}
+
+// actionable splits a file's records into those leo can act on and those
+// it cannot (unknown state, bad or repeated name).
+func actionable(all []*Record) (recs []*Record, skipped []Skipped) {
+	recs = make([]*Record, 0, len(all))
 	seen := map[string]bool{}
-	for i, r := range f.Agents {
+	for i, r := range all {
 		why := ""
 		switch {
 		case r == nil:
@@ -306,15 +323,72 @@ func (s *Store) Load() (recs []*Record, skipped []Skipped, aside string, err err
 		seen[r.Name] = true
 		recs = append(recs, r)
 	}
-	if len(skipped) > 0 {
-		// The next save drops what was skipped: keep the file as it was.
-		a, cerr := statefile.CopyAside(s.path, "unknown")
-		if cerr != nil {
-			return nil, nil, "", fmt.Errorf("%s holds records this leo does not understand, and could not be kept aside: %w", s.path, cerr)
-		}
-		aside = a
+	return recs, skipped
+}
+
+// ReadListing is the agents of the store file at path as listings show
+// them, for a leo with no daemon running: read only — a missing file is no
+// agents, and a file leo does not understand is reported, never moved
+// aside (the daemon does that when it starts). The states are as the last
+// daemon saved them, not live. Records leo cannot act on are left out and
+// named in skipped.
+func ReadListing(path string) (agents []api.Agent, skipped []Skipped, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []api.Agent{}, nil, nil
 	}
-	return recs, skipped, aside, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	var f storeFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, nil, fmt.Errorf("%s cannot be read: %w", path, err)
+	}
+	if err := checkStoreShape(data); err != nil {
+		return nil, nil, fmt.Errorf("%s is not what this leo writes: %w", path, err)
+	}
+	recs, skipped := actionable(f.Agents)
+	agents = make([]api.Agent, 0, len(recs))
+	for _, r := range recs {
+		a := r.listing()
+		a.Queued = len(r.Queue)
+		if r.InFlight != nil {
+			a.Queued++
+		}
+		agents = append(agents, a)
+	}
+	sort.Slice(agents, func(i, j int) bool { return agents[i].Name < agents[j].Name })
+	return agents, skipped, nil
+}
+
+// listing is r as listings show it, without what only a running daemon
+// knows (its queue's count, the latest deliveries).
+func (r *Record) listing() api.Agent {
+	out := api.Agent{
+		Name:          r.Name,
+		Template:      r.Template,
+		Task:          r.Task,
+		Harness:       r.Harness,
+		Model:         r.Model,
+		Workspace:     r.Workspace,
+		State:         r.State,
+		WakeOnMessage: r.WakeOnMessage,
+		SessionID:     r.SessionID,
+		TmuxSession:   TmuxSession(r.Name),
+		EnvKeys:       append([]string(nil), r.EnvKeys...),
+		Restarts:      r.Restarts,
+		CreatedAt:     r.CreatedAt,
+		LastError:     r.Error,
+	}
+	if r.StartedAt != nil {
+		t := *r.StartedAt
+		out.StartedAt = &t
+	}
+	if r.LastExit != nil {
+		e := *r.LastExit
+		out.LastExit = &e
+	}
+	return out
 }
 
 // Save writes snapshot (taken by the caller under its own lock) atomically.

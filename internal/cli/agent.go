@@ -15,8 +15,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/blackpaw-studio/leo/internal/agent"
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
+	"github.com/blackpaw-studio/leo/internal/home"
 )
 
 func init() { register(newAgentCmd) }
@@ -135,28 +137,40 @@ type AgentListOptions struct {
 	Client *client.Client
 	JSON   bool
 	Now    func() time.Time
+	// StorePath, when Client is nil (no daemon runs), is the agents.json
+	// read instead.
+	StorePath string
 }
 
 // agentListJSON is `leo agent list --json`. Field names are an API (those
-// of api.Agent); env values never appear, only env_keys.
+// of api.Agent); env values never appear, only env_keys. Live is false
+// when no daemon runs and the list is state/agents.json as the last daemon
+// saved it (states then are not live).
 type agentListJSON struct {
 	Agents []api.Agent `json:"agents"`
+	Live   bool        `json:"live"`
 }
 
 func newAgentListCmd(f *Factory) *cobra.Command {
 	opts := &AgentListOptions{IO: f.IO}
-	return daemonCommand(f, &cobra.Command{
+	return readCommand(f, &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List agents: harness, state, session, restarts, last exit",
-		Args:    cobra.NoArgs,
-	}, &opts.JSON, func(ctx context.Context, c *client.Client, _ []string) error {
-		opts.Client = c
+		Long: `List agents: harness, state, session, restarts, last exit. With no daemon
+running, the list is state/agents.json as the last daemon saved it: the
+states are not live ("live": false in --json).`,
+		Args: cobra.NoArgs,
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, h home.Home, _ []string) error {
+		opts.Client, opts.StorePath = c, h.AgentsPath()
 		return runAgentList(ctx, opts)
 	})
 }
 
 func runAgentList(ctx context.Context, opts *AgentListOptions) error {
+	if opts.Client == nil {
+		return runAgentListOffline(opts)
+	}
 	if opts.JSON {
 		// The daemon's own JSON of the list, indented the way writeJSON
 		// prints agentListJSON: the same bytes, without decoding and
@@ -171,7 +185,7 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 		if err := json.Indent(&b, raw, "  ", "  "); err != nil {
 			return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable agent list: %v", err)
 		}
-		b.WriteString("\n}\n")
+		b.WriteString(",\n  \"live\": true\n}\n")
 		_, err = opts.IO.Out.Write(b.Bytes())
 		return err
 	}
@@ -179,6 +193,26 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 	if err != nil {
 		return err
 	}
+	return printAgentList(opts, agents)
+}
+
+// runAgentListOffline is the list with no daemon: agents.json, read only.
+func runAgentListOffline(opts *AgentListOptions) error {
+	agents, skipped, err := agent.ReadListing(opts.StorePath)
+	if err != nil {
+		return api.Errorf(api.CodeInternal, "no leo daemon runs, and its agent list cannot be read: %v", err)
+	}
+	offlineNote(opts.IO, "agents as "+opts.StorePath+" last saved them; their states are not live")
+	for _, sk := range skipped {
+		fmt.Fprintf(opts.IO.ErrOut, "leo: warning: %s: %s\n", opts.StorePath, cell(sk.Why, 200))
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, agentListJSON{Agents: agents, Live: false})
+	}
+	return printAgentList(opts, agents)
+}
+
+func printAgentList(opts *AgentListOptions, agents []api.Agent) error {
 	if len(agents) == 0 {
 		_, err := fmt.Fprintln(opts.IO.Out, "no agents — spawn one with: leo agent spawn <template>")
 		return err

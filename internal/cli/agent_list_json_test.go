@@ -37,7 +37,7 @@ func TestAgentListJSONIsTheDecodedListReencoded(t *testing.T) {
 			t.Fatalf("the daemon answered null for an empty fleet")
 		}
 		var want bytes.Buffer
-		if err := writeJSON(&want, agentListJSON{Agents: agents}); err != nil {
+		if err := writeJSON(&want, agentListJSON{Agents: agents, Live: true}); err != nil {
 			t.Fatal(err)
 		}
 		if r.stdout != want.String() {

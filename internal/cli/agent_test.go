@@ -70,7 +70,7 @@ func TestAgentCommandsFollowTheJSONRule(t *testing.T) {
 		t.Fatalf("list: %+v", r)
 	}
 	obj := decodeOne(t, r.stdout)
-	assertKeys(t, "agent list --json", obj, "agents")
+	assertKeys(t, "agent list --json", obj, "agents", "live")
 	if list, ok := obj["agents"].([]any); !ok || len(list) != 0 {
 		t.Fatalf(`empty fleet: "agents" = %#v, want []`, obj["agents"])
 	}
@@ -137,13 +137,13 @@ func TestAgentCommandsFollowTheJSONRule(t *testing.T) {
 
 func TestAgentCommandsWhenTheDaemonIsDown(t *testing.T) {
 	e, h := daemonEnv(t)
-	r := e.run("agent", "list", "--json")
+	r := e.run("agent", "status", "bob", "--json")
 	obj := assertJSONFailure(t, r, "daemon_down", ExitDaemonDown)
-	want := "leo daemon is not running (no socket at " + h.SocketPath() + ")"
+	want := "leo daemon is not running (no socket at " + h.SocketPath() + "); " + client.StartHint
 	if obj["message"] != want {
 		t.Fatalf("message %q, want %q", obj["message"], want)
 	}
-	r = e.run("agent", "list")
+	r = e.run("agent", "status", "bob")
 	if r.code != ExitDaemonDown || r.stdout != "" || !strings.Contains(r.stderr, want) {
 		t.Fatalf("text mode: %+v", r)
 	}

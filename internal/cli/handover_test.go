@@ -255,6 +255,24 @@ func TestServiceHandoverUnsupportedOnLinux(t *testing.T) {
 	}
 }
 
+// Issue 15.7: bad arguments are invalid_args first, on Linux too, before
+// the platform says unsupported.
+func TestServiceHandoverBadArgumentsBeforeThePlatform(t *testing.T) {
+	e, _, plist := handoverHome(t)
+	e.vars["PATH"] = "/nonexistent" // no launchctl could run
+	for _, argv := range [][]string{{"--to-app", "--to-cli"}, {}, {"--to-app"}} {
+		r := e.runWith(func(f *Factory) { f.GOOS = "linux" }, append(append([]string{"service", "handover"}, argv...), "--json")...)
+		obj := assertJSONFailure(t, r, "invalid_args", ExitUsage)
+		assertKeys(t, fmt.Sprint(argv), obj, "ok", "step", "error", "message")
+		if obj["step"] != "preflight" {
+			t.Errorf("%v: %v", argv, obj)
+		}
+	}
+	if !fileExists(plist) {
+		t.Fatal("the plist moved")
+	}
+}
+
 // An agent leo launched carries LEO_AGENT: not_permitted.
 func TestServiceHandoverFromAnAgentIsNotPermitted(t *testing.T) {
 	e, h, plist := handoverHome(t)

@@ -220,8 +220,8 @@ func TestJSONRuleFailureOfEveryCommand(t *testing.T) {
 }
 
 // TestJSONRuleCommandLineMistakesOfEveryCommand: on every command with
-// --json, a bad flag, a wrong number of arguments and an unknown sibling
-// subcommand answer invalid_args as the one object on stdout, exit 2,
+// --json, a bad flag, a --json value that is no boolean, a wrong number of
+// arguments and an unknown sibling subcommand answer invalid_args as the one object on stdout, exit 2,
 // before anything runs (the home here does not even exist).
 func TestJSONRuleCommandLineMistakesOfEveryCommand(t *testing.T) {
 	withJSON, _ := jsonCommandTree(t)
@@ -233,6 +233,8 @@ func TestJSONRuleCommandLineMistakesOfEveryCommand(t *testing.T) {
 			"bad flag":          append(slices.Clone(words), "--json", "--no-such-flag"),
 			"bad flag first":    append(slices.Clone(words), "--no-such-flag", "--json"),
 			"flag needs value":  append(slices.Clone(words), "--json", "--config"),
+			"json not a bool":   append(slices.Clone(words), "--json", "--json=maybe"),
+			"only json=maybe":   append(slices.Clone(words), "--json=maybe"),
 			"unknown sibling":   append(slices.Clone(words[:len(words)-1]), "no-such-command", "--json"),
 			"bad argument list": append(append(slices.Clone(words), badArgs(t, cmd)...), "--json"),
 		}

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/blackpaw-studio/leo/internal/apitoken"
-
 	"github.com/spf13/cobra"
 
+	"github.com/blackpaw-studio/leo/internal/apitoken"
+	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/home"
 )
 
@@ -131,7 +131,7 @@ func runPair(ctx context.Context, opts *PairOptions) error {
 	if p.Daemon.Answering {
 		line("daemon", "running, pid %d, leo %s", p.Daemon.PID, cell(p.Daemon.Version, 40))
 	} else {
-		line("daemon", "not answering — start it with 'leo service'")
+		line("daemon", "not answering — %s", client.StartHint)
 	}
 	_, err = io.WriteString(opts.IO.Out, b.String())
 	return err

@@ -443,13 +443,16 @@ func wantsJSON(cmd *cobra.Command, args []string) bool {
 	if fl == nil {
 		return false
 	}
-	if fl.Changed {
-		return fl.Value.String() == "true"
+	if fl.Changed && fl.Value.String() == "true" {
+		return true
 	}
+	// pflag sets a refused --json=maybe to false: the raw words decide.
 	return rawJSONFlag(args)
 }
 
-// rawJSONFlag reports whether args turn --json on, before "--".
+// rawJSONFlag reports whether args turn --json on, before "--". A value
+// that is no boolean (--json=maybe) counts as on: the caller asked for
+// JSON, so the invalid_args it gets is the JSON failure object.
 func rawJSONFlag(args []string) bool {
 	on := false
 	for _, a := range args {
@@ -460,7 +463,8 @@ func rawJSONFlag(args []string) bool {
 			on = true
 		}
 		if v, ok := strings.CutPrefix(a, "--json="); ok {
-			on, _ = strconv.ParseBool(v)
+			b, err := strconv.ParseBool(v)
+			on = b || err != nil
 		}
 	}
 	return on

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -115,6 +116,23 @@ func serviceFor(f *Factory) (home.Home, service.Manager, error) {
 	return h, m, nil
 }
 
+// noUserManager explains a service call that found no systemd user
+// manager (a container, an SSH login without lingering): the unit cannot
+// be loaded on this login at all, and what to do instead.
+func noUserManager(m service.Manager, err error) (string, bool) {
+	var nu *service.NoUserManagerError
+	if !errors.As(err, &nu) {
+		return "", false
+	}
+	said := nu.Err.Error()
+	var re *service.RunError
+	if errors.As(nu.Err, &re) && re.Stderr != "" {
+		said = re.Stderr
+	}
+	return fmt.Sprintf("no systemd user manager runs for this login (systemctl --user: %s), so the %s cannot be loaded here; %s",
+		cell(said, 300), describe(m), service.NoUserManagerHint), true
+}
+
 func describe(m service.Manager) string {
 	if m.Kind() == "systemd" {
 		return "systemd user unit " + m.Name()
@@ -147,6 +165,9 @@ Running it again changes nothing unless the job would differ.`,
 				fmt.Fprintf(f.IO.Out, "wrote %s\n", res.Path)
 			}
 			if err != nil {
+				if msg, ok := noUserManager(m, err); ok {
+					return api.Errorf(CodeServiceFailed, "install: %s", msg)
+				}
 				return api.Errorf(CodeServiceFailed, "install: %v", err)
 			}
 			if !res.Wrote {
@@ -233,6 +254,9 @@ func serviceVerbCmd(f *Factory, use, short, done string, verb func(service.Manag
 				return err
 			}
 			if err := verb(m, cmd.Context()); err != nil {
+				if msg, ok := noUserManager(m, err); ok {
+					return api.Errorf(CodeServiceFailed, "%s: %s", use, msg)
+				}
 				return api.Errorf(CodeServiceFailed, "%s: %v", use, err)
 			}
 			fmt.Fprintf(f.IO.Out, "%s %s\n", describe(m), done)
@@ -358,6 +382,9 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 		return api.Errorf(CodeRestartFailed, "%v", err)
 	}
 	loaded, err := m.Loaded(ctx)
+	if msg, ok := noUserManager(m, err); ok {
+		return api.Errorf(CodeNotRegistered, "%s", msg)
+	}
 	if err != nil {
 		return api.Errorf(CodeRestartFailed, "cannot tell whether the %s is loaded: %v", describe(m), err)
 	}

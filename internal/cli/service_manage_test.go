@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -256,6 +258,59 @@ func TestServiceRestartFailures(t *testing.T) {
 	assertJSONFailure(t, r, "invalid_args", ExitUsage)
 	r = e.runWith(svc.set, "service", "restart", "--json", "--bogus")
 	assertJSONFailure(t, r, "invalid_args", ExitUsage)
+}
+
+// busless is systemctl with no user manager to talk to: every --user call
+// fails the way systemd 252 does in a container.
+type busless struct{ calls []string }
+
+func (b *busless) Run(_ context.Context, name string, args ...string) ([]byte, error) {
+	call := name + " " + strings.Join(args, " ")
+	b.calls = append(b.calls, call)
+	return nil, &service.RunError{Cmd: call, Err: errors.New("exit status 1"), Stderr: "Failed to connect to bus: No medium found"}
+}
+
+// Issue 15.7: with no systemd user manager (a container, an SSH login
+// without lingering) the unit cannot be loaded at all: restart answers
+// not_registered, says so and what to do, never restart_failed.
+func TestServiceRestartWithoutAUserManager(t *testing.T) {
+	e, _ := daemonEnv(t)
+	run := &busless{}
+	useBusless := func(f *Factory) {
+		f.Service = func(h home.Home) (service.Manager, error) {
+			return service.NewSystemd(service.Options{Home: h, UserHome: e.dir, Program: "/usr/bin/leo", Runner: run})
+		}
+	}
+	r := e.runWith(useBusless, "service", "restart", "--json")
+	obj := assertJSONFailure(t, r, "not_registered", ExitError)
+	msg := obj["message"].(string)
+	mustContain(t, "message", msg, "no systemd user manager runs for this login", "Failed to connect to bus: No medium found",
+		"loginctl enable-linger", "`leo service`")
+	for _, c := range run.calls {
+		if !strings.Contains(c, " show ") {
+			t.Errorf("restart went on past a failed show: %q", c)
+		}
+	}
+	r = e.runWith(useBusless, "service", "start")
+	if r.code == ExitOK || !strings.Contains(r.stderr+r.stdout, "loginctl enable-linger") {
+		t.Errorf("service start without a user manager: %+v", r)
+	}
+
+	// And on this machine, when it has no user manager either (the
+	// issue's container): the real systemctl, read-only (show).
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if _, err := exec.LookPath("systemctl"); err != nil {
+		return
+	}
+	if out, err := exec.Command("systemctl", "--user", "show", "--property=Version").CombinedOutput(); err == nil || !strings.Contains(string(out), "Failed to connect") {
+		t.Logf("this machine has a systemd user manager; the real-systemctl half is skipped")
+		return
+	}
+	r = e.run("service", "restart", "--json")
+	obj = assertJSONFailure(t, r, "not_registered", ExitError)
+	mustContain(t, "message", obj["message"].(string), "no systemd user manager runs for this login", "loginctl enable-linger")
 }
 
 func TestServiceInstallUninstallStartStopSayWhatTheyDid(t *testing.T) {

@@ -270,7 +270,7 @@ func writeStatusText(io *IOStreams, st statusJSON, now time.Time) error {
 	case d.Running:
 		line("daemon", "holds the lock (pid %d) but does not answer: %s", d.PID, cell(d.Message, 200))
 	default:
-		line("daemon", "not running — start it with 'leo service'")
+		line("daemon", "not running — %s", client.StartHint)
 	}
 
 	install := "not managed (CLI install)"

@@ -69,26 +69,36 @@ func reachDaemon(ctx context.Context, h home.Home) (c *client.Client, up bool, e
 // TaskListOptions are the inputs of `leo task list`.
 type TaskListOptions struct {
 	IO     *IOStreams
-	Client *client.Client
+	Client taskReader
 	JSON   bool
 	Now    func() time.Time
+	// Offline: no daemon runs; Client reads the home's files.
+	Offline bool
 }
 
 // taskListJSON is `leo task list --json`. Field names are an API (those
-// of api.Task).
+// of api.Task). Live is false when no daemon runs and the list was read
+// from leo.yaml and history (no next runs then).
 type taskListJSON struct {
 	Tasks []api.Task `json:"tasks"`
+	Live  bool       `json:"live"`
 }
 
 func newTaskListCmd(f *Factory) *cobra.Command {
 	opts := &TaskListOptions{IO: f.IO}
-	return daemonCommand(f, &cobra.Command{
+	return readCommand(f, &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List tasks: runtime, harness, schedule in words, next run, last outcome",
-		Args:    cobra.NoArgs,
-	}, &opts.JSON, func(ctx context.Context, c *client.Client, _ []string) error {
-		opts.Client = c
+		Long: `List tasks: runtime, harness, schedule in words, next run, last outcome.
+With no daemon running, the list is read from leo.yaml and the run history
+(no next runs: nothing is scheduled until the daemon starts).`,
+		Args: cobra.NoArgs,
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, h home.Home, _ []string) error {
+		var err error
+		if opts.Client, opts.Offline, err = taskSource(f, c, h); err != nil {
+			return err
+		}
 		return runTaskList(ctx, opts)
 	})
 }
@@ -106,8 +116,11 @@ func runTaskList(ctx context.Context, opts *TaskListOptions) error {
 			tasks[i].ScheduleWords = config.DescribeSchedule(tasks[i].Schedule)
 		}
 	}
+	if opts.Offline {
+		offlineNote(opts.IO, "read from leo.yaml and the run history; nothing is scheduled until it starts")
+	}
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, taskListJSON{Tasks: tasks})
+		return writeJSON(opts.IO.Out, taskListJSON{Tasks: tasks, Live: !opts.Offline})
 	}
 	if len(tasks) == 0 {
 		_, err := fmt.Fprintln(opts.IO.Out, "no tasks — add one under tasks: in leo.yaml (docs/configuration/reference.md)")
@@ -208,29 +221,42 @@ func cell(s string, maxRunes int) string {
 // TaskHistoryOptions are the inputs of `leo task history`.
 type TaskHistoryOptions struct {
 	IO     *IOStreams
-	Client *client.Client
+	Client taskReader
 	Name   string // "" is every task
 	Limit  int
 	JSON   bool
 	Now    func() time.Time
+	// Offline: no daemon runs; Client reads the home's files.
+	Offline bool
+}
+
+// taskHistoryJSON is `leo task history --json`: api.TaskHistory, and
+// whether a daemon answered (false: read from the history files).
+type taskHistoryJSON struct {
+	api.TaskHistory
+	Live bool `json:"live"`
 }
 
 func newTaskHistoryCmd(f *Factory) *cobra.Command {
 	opts := &TaskHistoryOptions{IO: f.IO}
-	cmd := daemonCommand(f, &cobra.Command{
+	cmd := readCommand(f, &cobra.Command{
 		Use:   "history [<name>]",
 		Short: "Show the recent runs of a task (or of every task), oldest first",
 		Long: `Show the recent runs of a task, or of every task by start time: when each
 started, why (schedule, catch_up, manual, persistent), how it ended and the
-reason of a failure. Run ids name the logs: leo task logs <name> --run <id>.`,
+reason of a failure. Run ids name the logs: leo task logs <name> --run <id>.
+With no daemon running, the history files are read directly.`,
 		Args: cobra.MatchAll(cobra.MaximumNArgs(1), taskNameArg(0), func(*cobra.Command, []string) error {
 			if opts.Limit < 1 {
 				return usageErrorf("--limit must be at least 1, got %d", opts.Limit)
 			}
 			return nil
 		}),
-	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
-		opts.Client = c
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, h home.Home, args []string) error {
+		var err error
+		if opts.Client, opts.Offline, err = taskSource(f, c, h); err != nil {
+			return err
+		}
 		if len(args) == 1 {
 			opts.Name = args[0]
 		}
@@ -254,8 +280,11 @@ func runTaskHistory(ctx context.Context, opts *TaskHistoryOptions) error {
 	if hist.Runs == nil {
 		hist.Runs = []api.TaskRun{}
 	}
+	if opts.Offline {
+		offlineNote(opts.IO, "read from the history files")
+	}
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, hist)
+		return writeJSON(opts.IO.Out, taskHistoryJSON{TaskHistory: hist, Live: !opts.Offline})
 	}
 	for _, d := range hist.Dropped {
 		fmt.Fprintf(opts.IO.ErrOut, "leo: warning: history: %s\n", cell(d, 200))
@@ -316,20 +345,38 @@ func runDetail(r api.TaskRun) string {
 // TaskLogsOptions are the inputs of `leo task logs`.
 type TaskLogsOptions struct {
 	IO     *IOStreams
-	Client *client.Client
+	Client taskReader
 	Name   string
 	Run    string
 	JSON   bool
+	// Offline: no daemon runs; Client reads the home's files.
+	Offline bool
+}
+
+// taskLogJSON is `leo task logs --json`: api.TaskLog, and whether a daemon
+// answered (false: read from the log file).
+type taskLogJSON struct {
+	api.TaskLog
+	Live bool `json:"live"`
 }
 
 func newTaskLogsCmd(f *Factory) *cobra.Command {
 	opts := &TaskLogsOptions{IO: f.IO}
-	cmd := daemonCommand(f, &cobra.Command{
+	cmd := readCommand(f, &cobra.Command{
 		Use:   "logs <name>",
 		Short: "Print the output of a task's run (the newest, or --run ID)",
-		Args:  cobra.MatchAll(cobra.ExactArgs(1), taskNameArg(0)),
-	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
-		opts.Client, opts.Name = c, args[0]
+		Long: `Print the output of a one-shot task's run: the newest, or --run ID (leo task
+history <name> lists the ids). An unknown task is not_found. A persistent
+task's runs are turns in its agent's conversation and keep no run log: the
+answer (not_found) names the agent to look at. With no daemon running, the
+log file is read directly.`,
+		Args: cobra.MatchAll(cobra.ExactArgs(1), taskNameArg(0)),
+	}, &opts.JSON, func(ctx context.Context, c *client.Client, h home.Home, args []string) error {
+		var err error
+		if opts.Client, opts.Offline, err = taskSource(f, c, h); err != nil {
+			return err
+		}
+		opts.Name = args[0]
 		return runTaskLogs(ctx, opts)
 	})
 	cmd.Flags().StringVar(&opts.Run, "run", "", "the run id (leo task history <name> lists them); default the newest run")
@@ -341,8 +388,11 @@ func runTaskLogs(ctx context.Context, opts *TaskLogsOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Offline {
+		offlineNote(opts.IO, "read from the log file")
+	}
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, l)
+		return writeJSON(opts.IO.Out, taskLogJSON{TaskLog: l, Live: !opts.Offline})
 	}
 	text := l.Text
 	if text != "" && !strings.HasSuffix(text, "\n") {

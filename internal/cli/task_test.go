@@ -194,7 +194,7 @@ func TestTaskListShowsScheduleInWordsNextAndLastRun(t *testing.T) {
 		t.Fatalf("task list --json: %+v", r)
 	}
 	obj := decodeOne(t, r.stdout)
-	assertKeys(t, "task list --json", obj, "tasks")
+	assertKeys(t, "task list --json", obj, "tasks", "live")
 	var got taskListJSON
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatal(err)
@@ -249,7 +249,7 @@ func TestTaskHistory(t *testing.T) {
 		t.Fatalf("history --json: %+v", r)
 	}
 	obj := decodeOne(t, r.stdout)
-	assertKeys(t, "history --json", obj, "runs", "dropped")
+	assertKeys(t, "history --json", obj, "runs", "dropped", "live")
 
 	d.history = api.TaskHistory{}
 	r = e.run("task", "history", "morning", "--json")
@@ -286,7 +286,7 @@ func TestTaskLogs(t *testing.T) {
 	}
 	r = e.run("task", "logs", "morning", "--json")
 	obj := decodeOne(t, r.stdout)
-	assertKeys(t, "logs --json", obj, "task", "run", "text")
+	assertKeys(t, "logs --json", obj, "task", "run", "text", "live")
 	want := []string{"GET /tasks/morning/logs?run=20260101T070000.000Z", "GET /tasks/morning/logs"}
 	if got := d.called(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("calls: %q, want %q", got, want)

@@ -576,8 +576,8 @@ func (c *Client) transportError(ctx context.Context, call string, wait time.Dura
 		}
 		if !held {
 			return api.Errorf(api.CodeDaemonDown,
-				"something holds the socket %s but does not answer: no reply to %s within %s, and no leo daemon holds the lock",
-				c.socket, call, roundWait(wait))
+				"something holds the socket %s but does not answer: no reply to %s within %s, and no leo daemon holds the lock; %s",
+				c.socket, call, roundWait(wait), StartHint)
 		}
 		return api.Errorf(api.CodeDaemonDown,
 			"%s holds the socket but does not answer: no reply to %s within %s (is the process stopped or stuck?)",
@@ -589,14 +589,14 @@ func (c *Client) transportError(ctx context.Context, call string, wait time.Dura
 			return api.Errorf(api.CodeDaemonDown,
 				"leo daemon holds the lock but does not answer (pid %d, no socket at %s)", pid, c.socket)
 		}
-		return api.Errorf(api.CodeDaemonDown, "leo daemon is not running (no socket at %s)", c.socket)
+		return api.Errorf(api.CodeDaemonDown, "leo daemon is not running (no socket at %s); %s", c.socket, StartHint)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		if held, pid, _ := lockfile.Probe(c.lock); held {
 			return api.Errorf(api.CodeDaemonDown,
 				"leo daemon holds the lock but does not answer (pid %d, socket %s refuses connections)", pid, c.socket)
 		}
 		return api.Errorf(api.CodeDaemonDown,
-			"leo daemon is not running (stale socket at %s: the last daemon did not shut down cleanly)", c.socket)
+			"leo daemon is not running (stale socket at %s: the last daemon did not shut down cleanly); %s", c.socket, StartHint)
 	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
 		return api.Errorf(api.CodeDaemonDown, "cannot reach leo daemon: permission denied on %s", c.socket)
 	case isDialError(err):
@@ -605,7 +605,7 @@ func (c *Client) transportError(ctx context.Context, call string, wait time.Dura
 		if held, pid, _ := lockfile.Probe(c.lock); held {
 			return api.Errorf(api.CodeDaemonDown, "leo daemon (pid %d) dropped the request: %v", pid, unwrapURL(err))
 		}
-		return api.Errorf(api.CodeDaemonDown, "leo daemon stopped while answering: %v", unwrapURL(err))
+		return api.Errorf(api.CodeDaemonDown, "leo daemon stopped while answering: %v; %s", unwrapURL(err), StartHint)
 	}
 }
 
@@ -623,6 +623,11 @@ func (c *Client) webTransportError(ctx context.Context, call string, wait time.D
 		return api.Errorf(api.CodeDaemonDown, "leo web API at %s not reachable: %v", c.web.url, unwrapURL(err))
 	}
 }
+
+// StartHint ends every daemon_down that means no daemon runs: how to
+// start one. (A daemon that holds the lock but does not answer runs; its
+// message says that instead.)
+const StartHint = "start it with 'leo service' (in the foreground) or 'leo service start' (the installed service)"
 
 // timedOut reports whether the call ran out of time: its deadline passed,
 // or connecting to the socket timed out (a stopped daemon whose listen

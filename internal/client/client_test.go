@@ -49,7 +49,7 @@ func TestDaemonDownSaysWhy(t *testing.T) {
 	t.Run("no socket", func(t *testing.T) {
 		h := newHome(t)
 		_, err := client.New(h).Health(ctx)
-		want := "leo daemon is not running (no socket at " + h.SocketPath() + ")"
+		want := "leo daemon is not running (no socket at " + h.SocketPath() + "); start it with 'leo service' (in the foreground) or 'leo service start' (the installed service)"
 		if !client.IsDaemonDown(err) || err.Error() != want {
 			t.Fatalf("got %v, want daemon_down %q", err, want)
 		}
@@ -59,7 +59,7 @@ func TestDaemonDownSaysWhy(t *testing.T) {
 		h := newHome(t)
 		deadSocket(t, h.SocketPath())
 		_, err := client.New(h).List(ctx)
-		if !client.IsDaemonDown(err) || !strings.Contains(err.Error(), "leo daemon is not running (stale socket at "+h.SocketPath()) {
+		if !client.IsDaemonDown(err) || !strings.Contains(err.Error(), "leo daemon is not running (stale socket at "+h.SocketPath()) || !strings.HasSuffix(err.Error(), "; "+client.StartHint) {
 			t.Fatalf("got %v", err)
 		}
 	})
@@ -100,7 +100,7 @@ func TestDaemonDownSaysWhy(t *testing.T) {
 		_, err := client.New(h).Health(tctx)
 		// The wait named is what was left of the caller's 100 ms when the
 		// call began: 100ms, or a little less on a busy machine.
-		want := regexp.MustCompile(`^something holds the socket ` + regexp.QuoteMeta(h.SocketPath()) + ` but does not answer: no reply to GET /health within [0-9]+ms, and no leo daemon holds the lock$`)
+		want := regexp.MustCompile(`^something holds the socket ` + regexp.QuoteMeta(h.SocketPath()) + ` but does not answer: no reply to GET /health within [0-9]+ms, and no leo daemon holds the lock; ` + regexp.QuoteMeta(client.StartHint) + `$`)
 		if !client.IsDaemonDown(err) || !want.MatchString(err.Error()) {
 			t.Fatalf("got %v\nwant %s", err, want)
 		}

@@ -253,8 +253,16 @@ func (r *run) target(label string) string {
 	return r.domain() + "/" + label
 }
 
-// preflightCommon: the platform, who is asking, and the flags.
+// preflightCommon: the flags, the platform, and who is asking. A bad
+// command line is invalid_args on every platform, before the platform is
+// looked at (spec/managed-install.md: bad flags answer invalid_args).
 func (r *run) preflightCommon() error {
+	if r.req.ToApp == r.req.ToCLI {
+		return fail(StepPreflight, CodeInvalidArgs, "give exactly one of --to-app and --to-cli")
+	}
+	if r.req.ToApp && r.req.Label == "" {
+		return fail(StepPreflight, CodeInvalidArgs, "--to-app needs --label <the app's launchd label>")
+	}
 	if r.opts.GOOS != "darwin" {
 		return fail(StepPreflight, CodeUnsupported, "leo service handover moves the daemon between launchd jobs; it is macOS-only (this is %s)", r.opts.GOOS)
 	}
@@ -264,12 +272,6 @@ func (r *run) preflightCommon() error {
 			// under; only the app (or a person) hands over.
 			return fail(StepPreflight, CodeNotPermitted, "leo service handover is not permitted from inside an agent or task run leo launched (%s is set)", v)
 		}
-	}
-	if r.req.ToApp == r.req.ToCLI {
-		return fail(StepPreflight, CodeInvalidArgs, "give exactly one of --to-app and --to-cli")
-	}
-	if r.req.ToApp && r.req.Label == "" {
-		return fail(StepPreflight, CodeInvalidArgs, "--to-app needs --label <the app's launchd label>")
 	}
 	if r.opts.UserHome == "" || !filepath.IsAbs(r.opts.UserHome) {
 		return fail(StepPreflight, CodeConfigError, "the user's home directory %q is not absolute", r.opts.UserHome)

@@ -289,6 +289,24 @@ func TestHandoverIsUnsupportedOffMacOS(t *testing.T) {
 	}
 }
 
+// A bad request is invalid_args on every platform, before the platform
+// check: off macOS too, and never unsupported.
+func TestHandoverBadRequestIsInvalidArgsOnEveryPlatform(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin", "freebsd"} {
+		for _, req := range []Request{{ToApp: true, ToCLI: true, Label: appLabel}, {}, {ToApp: true}} {
+			w := newWorld(t)
+			w.writePlist(w.plist(), nil)
+			o := w.opts()
+			o.GOOS = goos
+			_, err := Run(t.Context(), o, req)
+			failure(t, err, StepPreflight, CodeInvalidArgs)
+			if w.calls() != nil || !exists(w.plist()) {
+				t.Fatalf("%s %+v: a refused request did something", goos, req)
+			}
+		}
+	}
+}
+
 // An agent leo launched (LEO_AGENT in its environment), or a headless
 // task run (LEO_TASK), may not hand over.
 func TestHandoverFromAnAgentIsNotPermitted(t *testing.T) {

@@ -464,3 +464,39 @@ func TestExecRunnerReportsExitStatusAndStderr(t *testing.T) {
 		t.Fatalf("calls %q", calls)
 	}
 }
+
+// Issue 15.7: with no systemd user manager (a container, an SSH login
+// without lingering) every systemctl --user call fails to reach the bus;
+// that is ErrNoUserManager, with systemctl's words kept, whichever way
+// this systemd says it (252's and newer ones'), and so is no systemctl.
+func TestSystemdWithoutAUserManager(t *testing.T) {
+	ctx := context.Background()
+	for _, stderr := range []string{
+		"Failed to connect to bus: No medium found",
+		"Failed to connect to bus: No such file or directory",
+		"Failed to connect to user scope bus via local transport: $DBUS_SESSION_BUS_ADDRESS and $XDG_RUNTIME_DIR not defined (consider using --machine=<user>@.host --user to connect to bus of other user)",
+	} {
+		o := testOptions(t, "/home/me/.leo")
+		o.Runner = (&fakeRunner{}).on("systemctl --user", "", &RunError{Cmd: "systemctl --user show", Err: exitErr(1), Stderr: stderr})
+		s, _ := NewSystemd(o)
+		_, err := s.Loaded(ctx)
+		if !errors.Is(err, ErrNoUserManager) || !strings.Contains(err.Error(), stderr) {
+			t.Errorf("%q: Loaded = %v, want ErrNoUserManager with systemctl's words", stderr, err)
+		}
+		if err := s.Restart(ctx); !errors.Is(err, ErrNoUserManager) {
+			t.Errorf("%q: Restart = %v", stderr, err)
+		}
+	}
+	o := testOptions(t, "/home/me/.leo")
+	o.Runner = (&fakeRunner{}).on("systemctl", "", &RunError{Cmd: "systemctl", Err: exec.ErrNotFound})
+	s, _ := NewSystemd(o)
+	if _, err := s.Loaded(ctx); !errors.Is(err, ErrNoUserManager) {
+		t.Errorf("no systemctl: %v", err)
+	}
+	// Any other failure is not this one.
+	o.Runner = (&fakeRunner{}).on("systemctl --user show", "", failing(1))
+	s, _ = NewSystemd(o)
+	if _, err := s.Loaded(ctx); err == nil || errors.Is(err, ErrNoUserManager) {
+		t.Errorf("a plain failure: %v", err)
+	}
+}

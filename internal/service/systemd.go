@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -137,7 +138,45 @@ func (s *Systemd) Unit() Unit {
 }
 
 func (s *Systemd) systemctl(ctx context.Context, args ...string) ([]byte, error) {
-	return s.opts.Runner.Run(ctx, "systemctl", append([]string{"--user"}, args...)...)
+	out, err := s.opts.Runner.Run(ctx, "systemctl", append([]string{"--user"}, args...)...)
+	if err != nil && noUserManager(err) {
+		err = &NoUserManagerError{Err: err}
+	}
+	return out, err
+}
+
+// ErrNoUserManager is what every systemctl --user call fails with when no
+// systemd user manager runs for this login (a container, an SSH login
+// without lingering): no unit can be loaded there at all.
+var ErrNoUserManager = errors.New("no systemd user manager runs for this login")
+
+// NoUserManagerError is a systemctl --user call that found no user
+// manager; errors.Is(err, ErrNoUserManager) holds, and Err is what
+// systemctl said.
+type NoUserManagerError struct{ Err error }
+
+func (e *NoUserManagerError) Error() string {
+	return ErrNoUserManager.Error() + ": " + e.Err.Error()
+}
+func (e *NoUserManagerError) Unwrap() []error { return []error{ErrNoUserManager, e.Err} }
+
+// NoUserManagerHint is what to do about ErrNoUserManager.
+const NoUserManagerHint = "turn on lingering (`loginctl enable-linger`, then log in again) and `leo service install`, or run the daemon in the foreground with `leo service`"
+
+// noUserManager reports a systemctl that could not reach the user
+// manager's bus (systemd 252 says "Failed to connect to bus: …", newer
+// ones "Failed to connect to user scope bus via local transport: …"), or
+// no systemctl at all.
+func noUserManager(err error) bool {
+	if errors.Is(err, exec.ErrNotFound) {
+		return true
+	}
+	var re *RunError
+	if !errors.As(err, &re) {
+		return false
+	}
+	return strings.Contains(re.Stderr, "Failed to connect to bus") ||
+		strings.Contains(re.Stderr, "Failed to connect to user scope bus")
 }
 
 // Install writes the unit, reloads systemd when it changed, and enables

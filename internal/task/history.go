@@ -118,6 +118,8 @@ type History struct {
 	mu        sync.Mutex // guards retention and files
 	retention int
 	files     map[string]*taskFile
+	// readOnly: opened by ReadHistory; Append refuses.
+	readOnly bool
 }
 
 // taskFile is one task's history files: appends, rotation and reads of a
@@ -139,6 +141,13 @@ func OpenHistory(dir string, retention int) (*History, error) {
 		return nil, fmt.Errorf("history directory: %w", err)
 	}
 	return &History{dir: dir, retention: retention, files: map[string]*taskFile{}}, nil
+}
+
+// ReadHistory is the history in dir for reading only: nothing is created
+// (a missing directory is no runs yet), and Append refuses. It is what a
+// leo without a daemon reads history with (Offline).
+func ReadHistory(dir string) *History {
+	return &History{dir: dir, retention: DefaultRetention, files: map[string]*taskFile{}, readOnly: true}
 }
 
 // file is task's lock and count, and the retention in force.
@@ -171,6 +180,9 @@ func (h *History) previous(task string) string {
 
 // Append records one run durably (written and fsynced before it returns).
 func (h *History) Append(r Record) error {
+	if h.readOnly {
+		return fmt.Errorf("history of task %q: opened read-only (ReadHistory)", r.Task)
+	}
 	if err := check(&r); err != nil {
 		return err
 	}

@@ -79,3 +79,33 @@ func agentOf(res *config.Resolved) string {
 	}
 	return res.Name
 }
+
+// Offline answers the task reads — the list, history and run logs — from
+// the files of home h and the config cfg, for a leo with no daemon
+// running. It writes nothing: history is opened with ReadHistory, and
+// nothing is scheduled or run (no task has a next run).
+type Offline struct{ svc *Service }
+
+// OpenOffline reads h's task files as cfg describes the tasks.
+func OpenOffline(h home.Home, cfg *config.Config) *Offline {
+	logs := h.LogsDir()
+	return &Offline{svc: NewService(ServiceOptions{
+		Config:  func() *config.Config { return cfg },
+		History: ReadHistory(h.TaskHistoryDir()),
+		ReadLog: func(name, runID string) (api.TaskLog, error) { return ReadLog(logs, name, runID) },
+	})}
+}
+
+// List is every task of the config, with its last run from history.
+func (o *Offline) List() []api.Task { return o.svc.List() }
+
+// TaskHistory is Service.TaskHistory from the files.
+func (o *Offline) TaskHistory(name string, limit int) (api.TaskHistory, error) {
+	return o.svc.TaskHistory(name, limit)
+}
+
+// AllHistory is Service.AllHistory from the files.
+func (o *Offline) AllHistory(limit int) (api.TaskHistory, error) { return o.svc.AllHistory(limit) }
+
+// Log is Service.Log from the files.
+func (o *Offline) Log(name, runID string) (api.TaskLog, error) { return o.svc.Log(name, runID) }

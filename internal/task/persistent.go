@@ -190,7 +190,9 @@ func (s *Service) deliver(ctx context.Context, res *config.Resolved, rec Record,
 
 	out := func() Record {
 		if _, err := p.opts.Agents.Ensure(ctx, rec.Agent, target); err != nil {
-			return ended(rec, clk.Now(), OutcomeFailed, reasonOf(err), "agent "+rec.Agent+": "+err.Error())
+			// The agent is the record's own field: the message is the
+			// error's text as is (the spec's exact words for claude).
+			return ended(rec, clk.Now(), OutcomeFailed, reasonOf(err), err.Error())
 		}
 		id, err := p.opts.Agents.Enqueue(ctx, rec.Agent, pf.Message)
 		if err != nil {

@@ -190,7 +190,7 @@ func TestPersistentFailuresAndNotice(t *testing.T) {
 	rec, done = mustStart(t, r.svc, "implicit")
 	<-done
 	got, _ = r.svc.Result("implicit", rec.ID)
-	if got.Outcome != OutcomeFailed || got.Reason != ReasonClaudeNotFound || !strings.Contains(got.Message, api.ClaudeNotFoundMessage) {
+	if got.Outcome != OutcomeFailed || got.Reason != ReasonClaudeNotFound || got.Message != api.ClaudeNotFoundMessage || got.Agent != "implicit" {
 		t.Fatalf("claude missing: %+v", got)
 	}
 

@@ -585,12 +585,33 @@ func historyOf(recs []Record, dropped []Dropped) api.TaskHistory {
 	return h
 }
 
-// Log is the output of one run of task (runID "" is the newest).
+// Log is the output of one run of task (runID "" is the newest). A task
+// that is neither in the config nor in history is not_found as such; a
+// persistent task's runs are turns in its agent's conversation, which keep
+// no run log: the answer says where they are instead.
 func (s *Service) Log(name, runID string) (api.TaskLog, error) {
-	if s.opts.ReadLog == nil {
-		return api.TaskLog{}, api.Errorf(api.CodeNotFound, "task %s: no run logs", name)
+	cfg := s.opts.Config()
+	var persistentAgent string
+	if cfg == nil || cfg.Tasks[name] == nil {
+		if _, ok := s.lastRecord(name); !ok {
+			return api.TaskLog{}, api.Errorf(api.CodeNotFound, "task %q not found", name)
+		}
+	} else if res, err := cfg.ResolveTask(name); err == nil && res.Runtime == config.RuntimePersistent {
+		persistentAgent = agentOf(res)
 	}
-	return s.opts.ReadLog(name, runID)
+	var l api.TaskLog
+	var err error = api.Errorf(api.CodeNotFound, "task %s: no run logs", name)
+	if s.opts.ReadLog != nil {
+		l, err = s.opts.ReadLog(name, runID)
+	}
+	if persistentAgent != "" && api.HasCode(err, api.CodeNotFound) {
+		// (A log of a run from before the task became persistent is
+		// still shown.)
+		return api.TaskLog{}, api.Errorf(api.CodeNotFound,
+			"task %s is persistent: its runs are turns of agent %s, which keep no run logs; see the conversation with: leo agent logs %s (or leo attach %s)",
+			name, persistentAgent, persistentAgent, persistentAgent)
+	}
+	return l, err
 }
 
 // slots is the daemon-wide cap on headless runs: a run waits for a free
