@@ -153,11 +153,15 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	sec := s.token.Load()
 	given := strings.TrimSpace(r.PostFormValue("token"))
 	if sec == nil || !equal([]byte(given), sec.token) {
+		if sec != nil {
+			s.loginFailed(r, "POST /login")
+		}
 		w.WriteHeader(http.StatusUnauthorized)
 		s.render(w, r, "login", loginPage{Next: safeNext(r.PostFormValue("next")), Failed: true})
 		return
 	}
 	markAuthorised(r)
+	s.logins.succeeded(clientOf(r))
 	id, err := s.sessions.create(sec.token)
 	if err != nil {
 		s.opts.Log.Error("web login", "err", err)
