@@ -124,10 +124,21 @@ func (m *Manager) enqueue(ctx context.Context, name string, req api.SendRequest)
 	if err != nil {
 		// Refused after all: off the disk again, so no later daemon
 		// delivers a message its sender was told was refused.
+		// A named one is forgotten too: a retry must not be told it was
+		// queued.
 		m.mu.Lock()
 		delete(a.items, it.ID)
 		m.mu.Unlock()
-		m.unqueue(a, it.ID)
+		if req.ID != "" {
+			if err := m.commit(a, func(r *Record) {
+				r.Queue = withoutQueued(r.Queue, it.ID)
+				r.Named = withoutNamed(r.Named, it.ID)
+			}, false); err != nil {
+				m.log.Error("forgetting a refused message's id failed", "agent", name, "id", it.ID, "err", err)
+			}
+		} else {
+			m.unqueue(a, it.ID)
+		}
 		if errors.Is(err, delivery.ErrFull) {
 			return nil, api.SendResult{}, m.queueFull(a, m.queueMax(a))
 		}
@@ -180,6 +191,17 @@ func remember(list []Named, n Named, now time.Time) []Named {
 	out = append(out, n)
 	if len(out) > api.RememberedIDs {
 		out = out[len(out)-api.RememberedIDs:]
+	}
+	return out
+}
+
+// withoutNamed is list without id.
+func withoutNamed(list []Named, id string) []Named {
+	out := make([]Named, 0, len(list))
+	for _, x := range list {
+		if x.ID != id {
+			out = append(out, x)
+		}
 	}
 	return out
 }
