@@ -356,7 +356,9 @@ func TestCLIStoppedDaemon(t *testing.T) {
 	// kernel took it, and the daemon will carry it out. Not daemon_down but
 	// outcome_unknown (exit 5), after the send's own 60 s bound.
 	sent := make(chan cliResult, 1)
-	go func() { sent <- leo(t, w, nil, "agent", "send", "c1", "sent while stopped", "--id", "while-stopped", "--json") }()
+	go func() {
+		sent <- leo(t, w, nil, "agent", "send", "c1", "sent while stopped", "--id", "while-stopped", "--json")
+	}()
 	for i, tc := range cases {
 		r := <-results[i]
 		want := fmt.Sprintf("leo daemon (pid %d) holds the socket but does not answer: no reply to %s within 5s", d.PID, tc.call)
