@@ -286,7 +286,7 @@ func (c *Client) Compact(ctx context.Context, name string) (api.SendResult, erro
 		return api.SendResult{}, err
 	}
 	var r api.SendResult
-	err = c.change(ctx, LaunchTimeout, http.MethodPost, p, nil, &r)
+	err = c.change(ctx, LaunchTimeout, http.MethodPost, p, nil, &r, "")
 	return r, err
 }
 
@@ -347,7 +347,7 @@ func (c *Client) SendMessage(ctx context.Context, name string, req api.SendReque
 		}
 	}
 	var r api.SendResult
-	err = c.change(ctx, LaunchTimeout, http.MethodPost, p, req, &r)
+	err = c.change(ctx, LaunchTimeout, http.MethodPost, p, req, &r, req.ID)
 	return r, err
 }
 
@@ -509,18 +509,22 @@ func agentPath(name, verb string) (string, error) {
 // do sends one request and decodes the answer into out (nil: discard). The
 // call, answer included, is bounded by bound or ctx's deadline if sooner.
 func (c *Client) do(ctx context.Context, bound time.Duration, method, path string, in, out any) error {
-	return c.roundTrip(ctx, bound, method, path, in, out, false)
+	return c.roundTrip(ctx, bound, method, path, in, out, false, "")
 }
 
 // change is do for a request that queues work (a message, a compaction):
 // once the request reached the daemon, a missing answer is
 // outcome_unknown, never daemon_down — the work may be done, so a caller
 // that took the failure at its word and retried would do it twice.
-func (c *Client) change(ctx context.Context, bound time.Duration, method, path string, in, out any) error {
-	return c.roundTrip(ctx, bound, method, path, in, out, true)
+// key, the message's id when it has one, rides as Idempotency-Key: Go's
+// transport then resends the request by itself when a kept-alive
+// connection turns out closed before anything was read (the daemon
+// ignores the header; the id in the body is what it answers by).
+func (c *Client) change(ctx context.Context, bound time.Duration, method, path string, in, out any, key string) error {
+	return c.roundTrip(ctx, bound, method, path, in, out, true, key)
 }
 
-func (c *Client) roundTrip(ctx context.Context, bound time.Duration, method, path string, in, out any, changes bool) error {
+func (c *Client) roundTrip(ctx context.Context, bound time.Duration, method, path string, in, out any, changes bool, key string) error {
 	wait := bound
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
 		wait = max(time.Until(d), 0)
@@ -549,6 +553,9 @@ func (c *Client) roundTrip(ctx context.Context, bound time.Duration, method, pat
 	}
 	if c.web != nil {
 		req.Header.Set("Authorization", c.web.auth)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
 	var reached atomic.Bool
 	if changes {
