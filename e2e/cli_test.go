@@ -194,7 +194,7 @@ func TestCLIAgentCommands(t *testing.T) {
 
 	// send: text, then --json (whose id tells when it landed)
 	r = run("agent", "send", "c1", "hello", "from", "the", "cli").ok(t)
-	hasLines(t, r, `^(queued for c1 \(1 message in queue\); the daemon delivers it when the input line is idle|delivered to c1)$`)
+	hasLines(t, r, `^queued for c1 \(1 message in queue\); the daemon delivers it when the input line is idle$`)
 	res := run("agent", "send", "c1", "second message", "--json").success(t)
 	id, _ := res["id"].(string)
 	if res["agent"] != "c1" || id == "" || (res["delivery"] != "queued" && res["delivery"] != "delivered") {
@@ -352,6 +352,13 @@ func TestCLIStoppedDaemon(t *testing.T) {
 		results[i] = make(chan cliResult, 1)
 		go func() { results[i] <- leo(t, w, nil, tc.args...) }()
 	}
+	// A send is another matter (issue 15 item 14): the stopped daemon's
+	// kernel took it, and the daemon will carry it out. Not daemon_down but
+	// outcome_unknown (exit 5), after the send's own 60 s bound.
+	sent := make(chan cliResult, 1)
+	go func() {
+		sent <- leo(t, w, nil, "agent", "send", "c1", "sent while stopped", "--id", "while-stopped", "--json")
+	}()
 	for i, tc := range cases {
 		r := <-results[i]
 		want := fmt.Sprintf("leo daemon (pid %d) holds the socket but does not answer: no reply to %s within 5s", d.PID, tc.call)
@@ -369,8 +376,24 @@ func TestCLIStoppedDaemon(t *testing.T) {
 		}
 	}
 
+	r := <-sent
+	if msg := r.failure(t, "outcome_unknown", 5); !strings.Contains(msg, "got the request but no answer within 1m0s") || !strings.Contains(msg, "send it again with --id while-stopped") {
+		t.Fatalf("send to a stopped daemon: %q", msg)
+	}
+	if r.took > 90*time.Second {
+		t.Fatalf("leo agent send took %v against a stopped daemon", r.took)
+	}
+
 	if err := syscall.Kill(d.PID, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
+	}
+	// It was queued after all; the retry is answered, not queued again.
+	w.waitDelivered("c1", "while-stopped")
+	if res := leo(t, w, nil, "agent", "send", "c1", "sent while stopped", "--id", "while-stopped", "--json").success(t); res["id"] != "while-stopped" {
+		t.Fatalf("retry after SIGCONT: %v", res)
+	}
+	if n := w.SubmittedCounts()["sent while stopped"]; n != 1 {
+		t.Fatalf("the TUI got the message %d times, want once", n)
 	}
 	hasLines(t, leo(t, w, nil, "agent", "list").ok(t), `^c1\s+codex\s`)
 	if h := leo(t, w, nil, "service", "status", "--json").success(t); h["pid"] != float64(d.PID) {

@@ -78,6 +78,18 @@ func TestDaemonServesTheHTTPAPI(t *testing.T) {
 		t.Fatalf("send over HTTP = %d %s", status, body)
 	}
 	w.waitDelivered("web-one", sent.ID)
+	// Invalid UTF-8 over HTTP is refused, never queued as U+FFFD; a named
+	// message sent twice is one message with one answer.
+	status, body = apiCall(t, base, token, "POST", "/api/agent/web-one/send", "{\"message\":\"a\xffb\"}")
+	if status != 400 || !strings.Contains(body, `"invalid_args"`) || !strings.Contains(body, "0xff") {
+		t.Fatalf("invalid UTF-8 over HTTP = %d %s", status, body)
+	}
+	status, first := apiCall(t, base, token, "POST", "/api/agent/web-one/send", `{"message":"named over http","id":"web-1"}`)
+	_, again := apiCall(t, base, token, "POST", "/api/agent/web-one/send", `{"message":"named over http","id":"web-1"}`)
+	if status != 200 || first != again || !strings.Contains(first, `"id":"web-1"`) {
+		t.Fatalf("named send over HTTP twice: %d %s then %s", status, first, again)
+	}
+	w.waitDelivered("web-one", "web-1")
 	status, body = apiCall(t, base, token, "GET", "/api/agent/list", "")
 	if status != 200 || !strings.Contains(body, `"web-one"`) {
 		t.Fatalf("list over HTTP = %d %s", status, body)

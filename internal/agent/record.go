@@ -76,6 +76,24 @@ type Record struct {
 	// leaves every accepted message either here or in InFlight, never in
 	// both and never in neither.
 	Queue []Queued `json:"queue,omitempty"`
+
+	// Named are the messages whose sender named them (api.SendRequest.ID)
+	// lately accepted, oldest first, with their first answer: a retry of
+	// the same id is answered from here, never queued again, across a
+	// daemon restart too. Kept api.RememberedIDFor, at most
+	// api.RememberedIDs; written in the same save that queues the message.
+	Named []Named `json:"named,omitempty"`
+}
+
+// Named is a sender's id for a message it sent, and the first answer.
+type Named struct {
+	ID string `json:"id"`
+	// Digest is a hash of the message's text: the same id with other
+	// text is not a retry, and is refused.
+	Digest string    `json:"digest"`
+	At     time.Time `json:"at"`
+	Queued int       `json:"queued"`
+	Woke   bool      `json:"woke,omitempty"`
 }
 
 // Queued is one accepted message waiting for delivery.
@@ -113,6 +131,7 @@ func (r *Record) clone() *Record {
 		c.InFlight = &f
 	}
 	c.Queue = append([]Queued(nil), r.Queue...)
+	c.Named = append([]Named(nil), r.Named...)
 	return &c
 }
 

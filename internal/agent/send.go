@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -22,7 +25,16 @@ import (
 // outcome of each message shows in the agent's Deliveries and the log; a
 // message that could not land is recorded as failed, never as sent.
 func (m *Manager) Send(ctx context.Context, name, message string) (api.SendResult, error) {
-	_, res, err := m.Enqueue(ctx, name, message)
+	return m.SendMessage(ctx, name, api.SendRequest{Message: message})
+}
+
+// SendMessage is Send for a request that may name its message (req.ID):
+// a named message already accepted for the agent (within
+// api.RememberedIDFor, among its last api.RememberedIDs) is answered with
+// the first answer and not queued again, so a caller that timed out can
+// retry without doubling. The same id with another text is invalid_args.
+func (m *Manager) SendMessage(ctx context.Context, name string, req api.SendRequest) (api.SendResult, error) {
+	_, res, err := m.enqueue(ctx, name, req)
 	return res, err
 }
 
@@ -37,11 +49,20 @@ func (m *Manager) Send(ctx context.Context, name, message string) (api.SendResul
 // daemon killed meanwhile (SIGKILL included) leaves it for the next one,
 // which delivers it under the same id (see Await).
 func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.Item, api.SendResult, error) {
-	text, err := delivery.PasteText(message)
+	return m.enqueue(ctx, name, api.SendRequest{Message: message})
+}
+
+func (m *Manager) enqueue(ctx context.Context, name string, req api.SendRequest) (*delivery.Item, api.SendResult, error) {
+	text, err := delivery.PasteText(req.Message)
 	if err != nil {
 		return nil, api.SendResult{}, api.Errorf(api.CodeInvalidArgs, "send to %s: %v", name, err)
 	}
-	message = text
+	message := text
+	if req.ID != "" {
+		if err := api.CheckMessageID(req.ID); err != nil {
+			return nil, api.SendResult{}, err
+		}
+	}
 	a, err := m.lookup(name)
 	if err != nil {
 		return nil, api.SendResult{}, err
@@ -62,6 +83,15 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	// is never queued behind a stop for a TUI that is not coming back.
 	a.op.Lock()
 	defer a.op.Unlock()
+	// A retry is answered before anything else is decided: the agent
+	// may be stopped or its queue full by now, and the message is still
+	// the one accepted.
+	digest := textDigest(message)
+	if req.ID != "" {
+		if res, ok, err := m.named(a, req.ID, digest); ok || err != nil {
+			return nil, res, err
+		}
+	}
 	woke, err := m.wakeLocked(ctx, a)
 	if err != nil {
 		return nil, api.SendResult{}, err
@@ -71,8 +101,18 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	if limit := m.queueMax(a); a.queue.Waiting() >= limit {
 		return nil, api.SendResult{}, m.queueFull(a, limit)
 	}
-	q := Queued{ID: uuid.NewString(), Text: message, At: m.clk.Now()}
-	if err := m.commit(a, func(r *Record) { r.Queue = append(r.Queue, q) }, false); err != nil {
+	now := m.clk.Now()
+	q := Queued{ID: cmp.Or(req.ID, uuid.NewString()), Text: message, At: now}
+	// The answer a named message is remembered with is the one it gets:
+	// its count is taken here, before the write (Push counts the same,
+	// unless the message in flight finished meanwhile).
+	named := Named{ID: req.ID, Digest: digest, At: now, Queued: a.queue.Messages() + 1, Woke: woke}
+	if err := m.commit(a, func(r *Record) {
+		r.Queue = append(r.Queue, q)
+		if req.ID != "" {
+			r.Named = remember(r.Named, named, now)
+		}
+	}, false); err != nil {
 		return nil, api.SendResult{}, api.Errorf(api.CodeInternal,
 			"agent %s: message not accepted: it could not be written to state/agents.json, where it must be to survive a restart (%v)", name, err)
 	}
@@ -84,17 +124,93 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 	if err != nil {
 		// Refused after all: off the disk again, so no later daemon
 		// delivers a message its sender was told was refused.
+		// A named one is forgotten too: a retry must not be told it was
+		// queued.
 		m.mu.Lock()
 		delete(a.items, it.ID)
 		m.mu.Unlock()
-		m.unqueue(a, it.ID)
+		if req.ID != "" {
+			if err := m.commit(a, func(r *Record) {
+				r.Queue = withoutQueued(r.Queue, it.ID)
+				r.Named = withoutNamed(r.Named, it.ID)
+			}, false); err != nil {
+				m.log.Error("forgetting a refused message's id failed", "agent", name, "id", it.ID, "err", err)
+			}
+		} else {
+			m.unqueue(a, it.ID)
+		}
 		if errors.Is(err, delivery.ErrFull) {
 			return nil, api.SendResult{}, m.queueFull(a, m.queueMax(a))
 		}
 		return nil, api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "agent %s: %v", name, err)
 	}
 	m.log.Info("message queued", "agent", name, "id", it.ID, "bytes", len(message), "ahead", ahead, "woke", woke)
-	return it, api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: "queued"}, nil
+	res := api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: api.SendQueued}
+	if req.ID != "" {
+		res.Queued = named.Queued
+	}
+	return it, res, nil
+}
+
+// named answers a retry of message id sent to a: ok with the first answer
+// when a accepted id lately (Record.Named), invalid_args when it did with
+// another text, or when id names a message a sender did not name.
+func (m *Manager) named(a *agent, id, digest string) (api.SendResult, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	name := a.rec.Name
+	cutoff := m.clk.Now().Add(-api.RememberedIDFor)
+	for i := len(a.rec.Named) - 1; i >= 0; i-- {
+		n := a.rec.Named[i]
+		if n.ID != id || n.At.Before(cutoff) {
+			continue
+		}
+		if n.Digest != digest {
+			return api.SendResult{}, false, api.Errorf(api.CodeInvalidArgs,
+				"send to %s: id %q already names another message (sent %s); a retry must send the same text, a new message needs a new id", name, id, n.At.UTC().Format(time.RFC3339))
+		}
+		m.log.Info("message already accepted under this id; answered with the first answer, not queued again", "agent", name, "id", id)
+		return api.SendResult{ID: id, Agent: name, Queued: n.Queued, Woke: n.Woke, Delivery: api.SendQueued}, true, nil
+	}
+	if _, live := a.items[id]; live || hasQueued(a.rec.Queue, id) {
+		return api.SendResult{}, false, api.Errorf(api.CodeInvalidArgs, "send to %s: id %q is the id of a message in its queue already; a new message needs a new id", name, id)
+	}
+	return api.SendResult{}, false, nil
+}
+
+// remember appends n to the named messages, dropping those older than
+// api.RememberedIDFor and the oldest beyond api.RememberedIDs.
+func remember(list []Named, n Named, now time.Time) []Named {
+	cutoff := now.Add(-api.RememberedIDFor)
+	out := make([]Named, 0, len(list)+1)
+	for _, x := range list {
+		if !x.At.Before(cutoff) {
+			out = append(out, x)
+		}
+	}
+	out = append(out, n)
+	if len(out) > api.RememberedIDs {
+		out = out[len(out)-api.RememberedIDs:]
+	}
+	return out
+}
+
+// withoutNamed is list without id.
+func withoutNamed(list []Named, id string) []Named {
+	out := make([]Named, 0, len(list))
+	for _, x := range list {
+		if x.ID != id {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// textDigest is what tells a retry (the same text) from another message
+// reusing an id.
+func textDigest(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:16])
 }
 
 func (m *Manager) queueFull(a *agent, limit int) error {

@@ -32,9 +32,14 @@ const (
 	CodeTmux            Code = "tmux_error"        // 500
 	CodeInternal        Code = "internal"          // 500
 	CodeDaemonDown      Code = "daemon_down"       // client side: no daemon answers
-	CodeDrainTimeout    Code = "drain_timeout"     // 409: busy agents did not finish in time
-	CodeUnauthorized    Code = "unauthorized"      // 401: HTTP API without the bearer token
-	CodeForbidden       Code = "forbidden"         // 403: a Host or Origin the web server does not serve
+	// CodeOutcomeUnknown (client side): a change reached the daemon but no
+	// answer came back (a stopped or stuck daemon, a dropped connection):
+	// it may have been carried out, or may still be. Retry a send with the
+	// same id (SendRequest.ID) and it is never queued twice.
+	CodeOutcomeUnknown Code = "outcome_unknown"
+	CodeDrainTimeout   Code = "drain_timeout" // 409: busy agents did not finish in time
+	CodeUnauthorized   Code = "unauthorized"  // 401: HTTP API without the bearer token
+	CodeForbidden      Code = "forbidden"     // 403: a Host or Origin the web server does not serve
 )
 
 // MaxRequestBody bounds a request body on the socket and the HTTP API; the
@@ -114,6 +119,8 @@ func HTTPStatus(code Code) int {
 		return http.StatusBadGateway
 	case CodeQueueFull:
 		return http.StatusTooManyRequests
+	case CodeOutcomeUnknown:
+		return http.StatusGatewayTimeout
 	default:
 		return http.StatusInternalServerError
 	}
@@ -225,19 +232,67 @@ type SpawnRequest struct {
 // SendRequest is POST /agents/{name}/send.
 type SendRequest struct {
 	Message string `json:"message"`
+	// ID, when set, names the message (CheckMessageID): it becomes the
+	// message's id, and a send of the same id to the same agent is
+	// answered with the first send's answer and never queued again (see
+	// RememberedIDs). Empty: the daemon picks an id.
+	ID string `json:"id,omitempty"`
 }
+
+// SendStatus is what a send's answer says of its message.
+type SendStatus string
+
+// SendQueued is the only status a send answers today: the message was
+// accepted, in order, and written to state/agents.json. Its outcome comes
+// later, in the agent's Deliveries under the same id.
+const SendQueued SendStatus = "queued"
 
 // SendResult acknowledges a queued message. Delivery is fire-and-forget: the
 // caller learns the message was accepted in order; a delivery that later
-// fails is recorded on the agent and in the log, never reported as sent.
+// fails is recorded on the agent (Deliveries) and in the log, never
+// reported as sent.
 type SendResult struct {
-	ID       string `json:"id"`
-	Agent    string `json:"agent"`
-	Queued   int    `json:"queued"`
-	Woke     bool   `json:"woke,omitempty"`
-	Delivery string `json:"delivery"` // "queued" | "delivered" | "failed"
-	// LastError says why a failed delivery failed.
-	LastError string `json:"last_error,omitempty"`
+	ID       string     `json:"id"`
+	Agent    string     `json:"agent"`
+	Queued   int        `json:"queued"`
+	Woke     bool       `json:"woke,omitempty"`
+	Delivery SendStatus `json:"delivery"` // always SendQueued
+}
+
+// Remembered message ids: an id a sender named (SendRequest.ID) is kept
+// with its first answer, per agent, in state/agents.json, for
+// RememberedIDFor after it was accepted, the newest RememberedIDs of them.
+// A retry within those bounds is answered with the first answer; a later
+// one is a new message.
+const (
+	RememberedIDs   = 256
+	RememberedIDFor = 24 * time.Hour
+	// MaxMessageIDLen bounds a sender's message id.
+	MaxMessageIDLen = 128
+)
+
+// CheckMessageID is invalid_args for a sender's message id that is empty,
+// longer than MaxMessageIDLen, or holds anything but ASCII letters,
+// digits and "-_.:" (a UUID passes). It is a log field and a path segment
+// later, so nothing in it needs quoting.
+func CheckMessageID(id string) error {
+	if id == "" || len(id) > MaxMessageIDLen {
+		return Errorf(CodeInvalidArgs, "id: a message id is 1-%d characters, got %d", MaxMessageIDLen, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return Errorf(CodeInvalidArgs, "id %q: a message id holds only ASCII letters, digits and - _ . : (a UUID will do)", clipID(id))
+		}
+	}
+	return nil
+}
+
+func clipID(id string) string {
+	if len(id) > 40 {
+		return id[:40] + "…"
+	}
+	return id
 }
 
 // Logs is GET /agents/{name}/logs.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // No success shape of the API has a top-level "error" key: the JSON rule
@@ -115,12 +116,10 @@ func TestNoSuccessShapeHasATopLevelErrorKey(t *testing.T) {
 	t.Logf("checked %d top-level shapes", checked)
 }
 
-// The reason a stopped agent is stopped, and a failed send's reason, travel
-// as last_error.
+// The reason a stopped agent is stopped travels as last_error.
 func TestLastErrorOnTheWire(t *testing.T) {
 	for _, v := range []any{
 		Agent{Name: "a", State: StateStopped, CreatedAt: time.Unix(0, 0).UTC(), LastError: "claude not found"},
-		SendResult{ID: "1", Agent: "a", Delivery: "failed", LastError: "input line never became idle"},
 	} {
 		data, err := json.Marshal(v)
 		if err != nil {
@@ -135,6 +134,53 @@ func TestLastErrorOnTheWire(t *testing.T) {
 		}
 		if s, _ := obj["last_error"].(string); s == "" {
 			t.Errorf("%T: %s lacks last_error", v, data)
+		}
+	}
+}
+
+func TestCheckJSONTextRefusesWhatTheDecoderWouldChange(t *testing.T) {
+	for _, bad := range []string{
+		"{\"message\":\"a\xffb\"}",
+		`{"message":"a\udcffb"}`,
+		`{"message":"a\ud83db"}`,
+		`{"message":"\ud83d\u0041"}`,
+		`{"message":"end\ud83d"}`,
+	} {
+		err := CheckJSONText("body", []byte(bad))
+		if !HasCode(err, CodeInvalidArgs) {
+			t.Errorf("%q: got %v, want invalid_args", bad, err)
+		}
+		// Each of these is what encoding/json turns into U+FFFD unasked.
+		var v struct{ Message string }
+		if json.Unmarshal([]byte(bad), &v) == nil && !strings.ContainsRune(v.Message, utf8.RuneError) {
+			t.Errorf("%q decodes to %q without a replacement: the case is wrong", bad, v.Message)
+		}
+	}
+	for _, good := range []string{
+		`{"message":"thumbs 👍🏽 café"}`,
+		`{"message":"\ud83d\udc4d and \u00e9"}`,
+		`{"message":"a\\udcff is text"}`,
+		`{"message":"\\\\", "id":"x"}`,
+		`{"message":"\ufffd is a real character"}`,
+	} {
+		if err := CheckJSONText("body", []byte(good)); err != nil {
+			t.Errorf("%q: %v", good, err)
+		}
+	}
+	if err := CheckText("message", "a\xffb"); !HasCode(err, CodeInvalidArgs) || !strings.Contains(err.Error(), "0xff at byte 1") {
+		t.Errorf("CheckText: %v", err)
+	}
+}
+
+func TestCheckMessageID(t *testing.T) {
+	for _, ok := range []string{"a", "0b9c1f0e-7d43-4c3e-9a55-3f5b8e2c4d11", "job.42:try_1"} {
+		if err := CheckMessageID(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "a b", "ü", "x/y", strings.Repeat("a", MaxMessageIDLen+1), "a\x00"} {
+		if err := CheckMessageID(bad); !HasCode(err, CodeInvalidArgs) {
+			t.Errorf("%q: %v", bad, err)
 		}
 	}
 }

@@ -555,22 +555,35 @@ type AgentSendOptions struct {
 	Client  *client.Client
 	Name    string
 	Message string
-	JSON    bool
+	// ID names the message (--id): a retry with the same id is answered
+	// with the first answer and never queued twice.
+	ID   string
+	JSON bool
 }
 
 func newAgentSendCmd(f *Factory) *cobra.Command {
 	opts := &AgentSendOptions{IO: f.IO}
-	return daemonCommand(f, &cobra.Command{
+	cmd := daemonCommand(f, &cobra.Command{
 		Use:   "send <name> <text>...",
 		Short: "Deliver a message into an agent's TUI",
 		Long: `Hand a message to an agent. The words after the name are joined with
 spaces. Delivery is fire-and-forget: leo queues the message (waking a
 parked agent) and returns; the daemon pastes it when the TUI's input line
-is idle, in order. A delivery the daemon reports as failed exits non-zero
-and is never shown as sent.`,
+is idle, in order. Its outcome shows in 'leo agent status'.
+
+--id names the message: sent again with the same id (and text), it is
+answered with the first answer and never queued twice, even after a
+daemon restart (ids are remembered 24 hours, the newest 256 per agent).
+A daemon that got the message but did not answer (stopped, stuck) is
+outcome_unknown (exit 5), not a failure: retry with the same --id.`,
 		Args: cobra.MatchAll(cobra.MinimumNArgs(2), agentNameArg(0), func(_ *cobra.Command, args []string) error {
 			if strings.TrimSpace(sendMessage(args)) == "" {
 				return usageErrorf("the message is empty")
+			}
+			if opts.ID != "" {
+				if err := api.CheckMessageID(opts.ID); err != nil {
+					return usageErrorf("--id: %s", strings.TrimPrefix(err.Error(), "id: "))
+				}
 			}
 			return nil
 		}),
@@ -578,6 +591,8 @@ and is never shown as sent.`,
 		opts.Client, opts.Name, opts.Message = c, args[0], sendMessage(args)
 		return runAgentSend(ctx, opts)
 	})
+	cmd.Flags().StringVar(&opts.ID, "id", "", "name the message (letters, digits, - _ . :): a retry with the same id is never queued twice")
+	return cmd
 }
 
 // sendMessage is the message of `leo agent send <name> <text>...`: the
@@ -587,16 +602,16 @@ func sendMessage(args []string) string {
 }
 
 func runAgentSend(ctx context.Context, opts *AgentSendOptions) error {
-	res, err := opts.Client.Send(ctx, opts.Name, opts.Message)
+	res, err := opts.Client.SendMessage(ctx, opts.Name, api.SendRequest{Message: opts.Message, ID: opts.ID})
+	if api.HasCode(err, api.CodeOutcomeUnknown) {
+		retry := "check 'leo agent status " + opts.Name + "' before sending it again; next time name it with --id, and a retry is safe"
+		if opts.ID != "" {
+			retry = "send it again with --id " + opts.ID + ": it is never queued twice"
+		}
+		return api.Errorf(api.CodeOutcomeUnknown, "%v; %s", err, retry)
+	}
 	if err != nil {
 		return err
-	}
-	if res.Delivery == "failed" {
-		why := res.LastError
-		if why == "" {
-			why = "the daemon reported the delivery as failed"
-		}
-		return api.Errorf(api.CodeDeliveryFailed, "message to %s was not delivered: %s", opts.Name, why)
 	}
 	if opts.JSON {
 		return writeJSON(opts.IO.Out, res)
@@ -605,13 +620,8 @@ func runAgentSend(ctx context.Context, opts *AgentSendOptions) error {
 	if res.Woke {
 		note = " (woke the agent)"
 	}
-	switch res.Delivery {
-	case "delivered":
-		_, err = fmt.Fprintf(opts.IO.Out, "delivered to %s%s\n", res.Agent, note)
-	default:
-		_, err = fmt.Fprintf(opts.IO.Out, "queued for %s (%s in queue)%s; the daemon delivers it when the input line is idle\n",
-			res.Agent, plural(res.Queued, "message"), note)
-	}
+	_, err = fmt.Fprintf(opts.IO.Out, "queued for %s (%s in queue)%s; the daemon delivers it when the input line is idle\n",
+		res.Agent, plural(res.Queued, "message"), note)
 	return err
 }
 

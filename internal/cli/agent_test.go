@@ -199,21 +199,48 @@ func TestAgentSendReportsFailedDeliveryAsAFailure(t *testing.T) {
 	}
 
 	fake.SendResult = func(name, message string) (api.SendResult, error) {
-		return api.SendResult{ID: "m2", Agent: name, Delivery: "failed", LastError: "input line never became idle"}, nil
-	}
-	r = e.run("agent", "send", "bob", "again")
-	if r.code == ExitOK || strings.Contains(r.stdout, "queued") || strings.Contains(r.stdout, "delivered") {
-		t.Fatalf("a failed delivery looked sent: %+v", r)
-	}
-	mustContain(t, "stderr", r.stderr, "not delivered", "input line never became idle")
-	assertJSONFailure(t, e.run("agent", "send", "bob", "again", "--json"), "delivery_failed", ExitError)
-
-	fake.SendResult = func(name, message string) (api.SendResult, error) {
 		return api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "agent %s: paste did not land", name)
 	}
 	r = e.run("agent", "send", "bob", "again")
 	if r.code == ExitOK || !strings.Contains(r.stderr, "paste did not land") {
 		t.Fatalf("delivery_failed from the daemon: %+v", r)
+	}
+}
+
+// Invalid UTF-8 in argv is refused, never changed: JSON encoding would
+// have turned 0xff into U+FFFD and the daemon queued that (issue 15).
+func TestAgentSendRefusesInvalidUTF8(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+	fake.Put(api.Agent{Name: "bob", State: api.StateRunning})
+
+	r := e.run("agent", "send", "bob", "a\xffb")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "invalid UTF-8 byte 0xff") {
+		t.Fatalf("send of invalid UTF-8: %+v", r)
+	}
+	assertJSONFailure(t, e.run("agent", "send", "bob", "a\xffb", "--json"), "invalid_args", ExitUsage)
+	if msgs := fake.Messages(); len(msgs) != 0 {
+		t.Fatalf("the daemon got %q", msgs)
+	}
+}
+
+// --id names the message on the wire; a bad id is a usage error before
+// anything is sent.
+func TestAgentSendID(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+	fake.Put(api.Agent{Name: "bob", State: api.StateRunning})
+
+	r := e.run("agent", "send", "bob", "hello", "--id", "job-7:try.1", "--json")
+	if r.code != ExitOK || !strings.Contains(r.stdout, `"id": "job-7:try.1"`) {
+		t.Fatalf("send --id: %+v", r)
+	}
+	if msgs := fake.Messages(); len(msgs) != 1 || msgs[0].ID != "job-7:try.1" {
+		t.Fatalf("daemon got %+v", msgs)
+	}
+	assertJSONFailure(t, e.run("agent", "send", "bob", "hello", "--id", "no spaces", "--json"), "invalid_args", ExitUsage)
+	if n := len(fake.Messages()); n != 1 {
+		t.Fatalf("a bad --id reached the daemon (%d messages)", n)
 	}
 }
 

@@ -21,6 +21,9 @@ const (
 	ExitConfig ExitCode = 3
 	// ExitDaemonDown: no daemon answers on this home's socket (daemon_down).
 	ExitDaemonDown ExitCode = 4
+	// ExitOutcomeUnknown: the daemon got a change but did not answer
+	// (outcome_unknown): it may have been carried out.
+	ExitOutcomeUnknown ExitCode = 5
 )
 
 // Codes the CLI itself answers with, beyond those of internal/api.
@@ -45,6 +48,8 @@ func ExitCodeOf(err error) ExitCode {
 		return ExitConfig
 	case api.CodeDaemonDown:
 		return ExitDaemonDown
+	case api.CodeOutcomeUnknown:
+		return ExitOutcomeUnknown
 	default:
 		return ExitError
 	}

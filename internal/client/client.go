@@ -21,9 +21,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -284,7 +286,7 @@ func (c *Client) Compact(ctx context.Context, name string) (api.SendResult, erro
 		return api.SendResult{}, err
 	}
 	var r api.SendResult
-	err = c.do(ctx, LaunchTimeout, http.MethodPost, p, nil, &r)
+	err = c.change(ctx, LaunchTimeout, http.MethodPost, p, nil, &r, "")
 	return r, err
 }
 
@@ -321,14 +323,31 @@ func (c *Client) Logs(ctx context.Context, name string, lines int) (api.Logs, er
 	return l, err
 }
 
-// Send is POST /agents/{name}/send.
+// Send is POST /agents/{name}/send of a message the daemon names.
 func (c *Client) Send(ctx context.Context, name, message string) (api.SendResult, error) {
+	return c.SendMessage(ctx, name, api.SendRequest{Message: message})
+}
+
+// SendMessage is POST /agents/{name}/send. Text that is not UTF-8 is
+// invalid_args here, before JSON encoding would replace its bytes. A
+// daemon that got the request and did not answer is outcome_unknown: the
+// message may be queued; sending the same req.ID again is safe (the
+// daemon answers a known id with its first answer).
+func (c *Client) SendMessage(ctx context.Context, name string, req api.SendRequest) (api.SendResult, error) {
 	p, err := agentPath(name, "send")
 	if err != nil {
 		return api.SendResult{}, err
 	}
+	if err := api.CheckText("send to "+name+": message", req.Message); err != nil {
+		return api.SendResult{}, err
+	}
+	if req.ID != "" {
+		if err := api.CheckMessageID(req.ID); err != nil {
+			return api.SendResult{}, err
+		}
+	}
 	var r api.SendResult
-	err = c.do(ctx, LaunchTimeout, http.MethodPost, p, api.SendRequest{Message: message}, &r)
+	err = c.change(ctx, LaunchTimeout, http.MethodPost, p, req, &r, req.ID)
 	return r, err
 }
 
@@ -490,6 +509,22 @@ func agentPath(name, verb string) (string, error) {
 // do sends one request and decodes the answer into out (nil: discard). The
 // call, answer included, is bounded by bound or ctx's deadline if sooner.
 func (c *Client) do(ctx context.Context, bound time.Duration, method, path string, in, out any) error {
+	return c.roundTrip(ctx, bound, method, path, in, out, false, "")
+}
+
+// change is do for a request that queues work (a message, a compaction):
+// once the request reached the daemon, a missing answer is
+// outcome_unknown, never daemon_down — the work may be done, so a caller
+// that took the failure at its word and retried would do it twice.
+// key, the message's id when it has one, rides as Idempotency-Key: Go's
+// transport then resends the request by itself when a kept-alive
+// connection turns out closed before anything was read (the daemon
+// ignores the header; the id in the body is what it answers by).
+func (c *Client) change(ctx context.Context, bound time.Duration, method, path string, in, out any, key string) error {
+	return c.roundTrip(ctx, bound, method, path, in, out, true, key)
+}
+
+func (c *Client) roundTrip(ctx context.Context, bound time.Duration, method, path string, in, out any, changes bool, key string) error {
 	wait := bound
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
 		wait = max(time.Until(d), 0)
@@ -519,13 +554,28 @@ func (c *Client) do(ctx context.Context, bound time.Duration, method, path strin
 	if c.web != nil {
 		req.Header.Set("Authorization", c.web.auth)
 	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	var reached atomic.Bool
+	if changes {
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(httptrace.GotConnInfo) { reached.Store(true) },
+		}))
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if reached.Load() {
+			return c.unknownOutcome(ctx, call, wait, err)
+		}
 		return c.transportError(ctx, call, wait, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
+		if changes {
+			return c.unknownOutcome(ctx, call, wait, err)
+		}
 		return c.transportError(ctx, call, wait, err)
 	}
 	if resp.StatusCode >= 300 {
@@ -607,6 +657,29 @@ func (c *Client) transportError(ctx context.Context, call string, wait time.Dura
 		}
 		return api.Errorf(api.CodeDaemonDown, "leo daemon stopped while answering: %v; %s", unwrapURL(err), StartHint)
 	}
+}
+
+// unknownOutcome explains a change that reached the daemon (a connection
+// was made and the request written to it) but got no answer: a stopped
+// daemon's kernel still accepts the connection, and the daemon carries the
+// request out once it runs again.
+func (c *Client) unknownOutcome(ctx context.Context, call string, wait time.Duration, err error) error {
+	who := "the leo daemon"
+	if c.web != nil {
+		who = "the leo web API at " + c.web.url
+	} else if _, pid, _ := lockfile.Probe(c.lock); pid > 0 {
+		who = fmt.Sprintf("the leo daemon (pid %d)", pid)
+	}
+	why := fmt.Sprintf("no answer within %s (is the process stopped or stuck?)", roundWait(wait))
+	switch {
+	case errors.Is(err, context.Canceled) && !timedOut(ctx, err):
+		why = "the call was cancelled before the answer came"
+	case !timedOut(ctx, err):
+		why = fmt.Sprintf("the connection broke before the answer came (%v)", unwrapURL(err))
+	}
+	return api.Errorf(api.CodeOutcomeUnknown,
+		"%s: %s got the request but %s; it may have been carried out, or may be once the daemon runs again. Do not take it as failed: a send retried with the same id is never queued twice",
+		call, who, why)
 }
 
 // webTransportError is transportError over the HTTP API: no lock to ask,

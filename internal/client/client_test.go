@@ -345,3 +345,43 @@ func TestRedirectsAreNeverFollowed(t *testing.T) {
 		t.Fatalf("requests: %q, want only /agents/bob/logs", got)
 	}
 }
+
+// A send that reached a silent daemon (SIGSTOPped: its kernel accepts the
+// connection) is outcome_unknown, never daemon_down: the daemon may carry
+// it out once it runs, and a caller that took daemon_down at its word
+// and retried would send it twice (issue 15 item 14). A send that never
+// reached one is daemon_down still.
+func TestSendWithoutAnAnswerIsOutcomeUnknown(t *testing.T) {
+	ctx := context.Background()
+	h := newHome(t)
+	_, err := client.New(h).SendMessage(ctx, "bob", api.SendRequest{Message: "hi", ID: "k1"})
+	if !client.IsDaemonDown(err) {
+		t.Fatalf("send with no daemon: %v, want daemon_down", err)
+	}
+	silentSocket(t, h.SocketPath())
+	l, err := lockfile.Acquire(h.LockPath(), h.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	for _, send := range []func(context.Context, *client.Client) error{
+		func(ctx context.Context, c *client.Client) error {
+			_, err := c.SendMessage(ctx, "bob", api.SendRequest{Message: "hi", ID: "k1"})
+			return err
+		},
+		func(ctx context.Context, c *client.Client) error { _, err := c.Compact(ctx, "bob"); return err },
+	} {
+		tctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		err := send(tctx, client.New(h))
+		cancel()
+		want := regexp.MustCompile(fmt.Sprintf(`^POST /agents/bob/(send|compact): the leo daemon \(pid %d\) got the request but no answer within [0-9]+ms .*it may have been carried out`, os.Getpid()))
+		if !api.HasCode(err, api.CodeOutcomeUnknown) || !want.MatchString(err.Error()) {
+			t.Fatalf("got %v\nwant outcome_unknown matching %s", err, want)
+		}
+	}
+	// Invalid UTF-8 never leaves the client: JSON would have changed it.
+	_, err = client.New(h).SendMessage(ctx, "bob", api.SendRequest{Message: "a\xffb"})
+	if !client.IsInvalidArgs(err) {
+		t.Fatalf("invalid UTF-8: %v, want invalid_args", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
@@ -215,5 +216,19 @@ func TestHTTPClientRefusesSocketOnlyRoutes(t *testing.T) {
 	}
 	if len(got()) != 0 {
 		t.Error("a socket-only route reached the web API")
+	}
+}
+
+// Over the HTTP API (the MCP tools' way in) a send the server took and
+// never answered is outcome_unknown too, naming the URL, never the token.
+func TestHTTPClientSendWithoutAnAnswerIsOutcomeUnknown(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	t.Cleanup(func() { close(release); srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := client.NewHTTP(srv.URL, testToken).SendMessage(ctx, "bob", api.SendRequest{Message: "hi", ID: "k1"})
+	if !api.HasCode(err, api.CodeOutcomeUnknown) || !strings.Contains(err.Error(), "the leo web API at "+srv.URL+" got the request") || strings.Contains(err.Error(), testToken) {
+		t.Fatalf("got %v, want outcome_unknown naming the URL", err)
 	}
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blackpaw-studio/leo/internal/names"
 )
@@ -326,6 +328,40 @@ func (pc *promptChecker) check(written, abs, workspace string) string {
 	}
 	if !info.Mode().IsRegular() {
 		return fmt.Sprintf("%q is not a regular file", written)
+	}
+	return checkPromptText(written, real)
+}
+
+// maxPromptCheck bounds how much of a prompt file validation reads.
+const maxPromptCheck = 4 << 20
+
+// checkPromptText refuses a prompt file that is not UTF-8: the prompt is
+// text a harness is given as it is, and leo never changes a byte of it
+// (nor lets JSON do so on the way). The run checks again (the file may
+// change after validation).
+func checkPromptText(written, path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("%q cannot be read: %v", written, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxPromptCheck))
+	if err != nil {
+		return fmt.Sprintf("%q cannot be read: %v", written, err)
+	}
+	if !utf8.Valid(data) {
+		off := 0
+		for off < len(data) {
+			r, size := utf8.DecodeRune(data[off:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			off += size
+		}
+		// A rune cut by the read's bound is not the file's fault.
+		if cut := len(data) == maxPromptCheck && off > len(data)-utf8.UTFMax; !cut {
+			return fmt.Sprintf("%q is not valid UTF-8 (byte 0x%02x at byte %d); leo refuses a prompt it would have to change", written, data[off], off)
+		}
 	}
 	return ""
 }

@@ -141,6 +141,17 @@ func TestPromptFileMustBeInsideWorkspace(t *testing.T) {
 	wantClean(t, c)
 }
 
+// A prompt that is not UTF-8 is refused at validation (issue 15): it
+// would reach a TUI or a harness's argv changed, or not at all.
+func TestPromptFileMustBeUTF8(t *testing.T) {
+	h := homeWithPrompt(t)
+	h.file(t, "workspace/bad.md", "line one\nhalf \xe2\x82 a euro\n")
+	c := h.parse(t, "tasks:\n  t:\n    prompt_file: bad.md\n")
+	wantFinding(t, c, `tasks.t.prompt_file: "bad.md" is not valid UTF-8 (byte 0xe2 at byte 14); leo refuses a prompt it would have to change`)
+	h.file(t, "workspace/good.md", "café 👍🏽\n")
+	wantClean(t, h.parse(t, "tasks:\n  t:\n    prompt_file: good.md\n"))
+}
+
 func TestValidateNames(t *testing.T) {
 	c := parseTestYAML(t, "templates:\n  Foo: {}\n  -bar: {}\n  ok-1: {}\ntasks:\n  a_b:\n    prompt_file: x\n")
 	wantFinding(t, c, `templates.Foo: invalid template name "Foo" (use 1 to 63 lowercase letters, digits and dashes, starting with a letter or digit)`)

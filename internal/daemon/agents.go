@@ -25,7 +25,9 @@ type Agents interface {
 	Reset(ctx context.Context, name string) (api.Agent, error)
 	Delete(ctx context.Context, name string) error
 	Logs(ctx context.Context, name string, lines int) (api.Logs, error)
-	Send(ctx context.Context, name, message string) (api.SendResult, error)
+	// SendMessage queues req.Message; a req.ID already accepted is
+	// answered with its first answer.
+	SendMessage(ctx context.Context, name string, req api.SendRequest) (api.SendResult, error)
 	// Interrupt presses the harness's interrupt key in the agent's pane.
 	Interrupt(ctx context.Context, name string) (api.Agent, error)
 	// Compact queues the harness's compact command for the agent.

@@ -178,7 +178,12 @@ func (s *server) sendToAgent(r *http.Request) (any, error) {
 	if strings.TrimSpace(req.Message) == "" {
 		return nil, api.Errorf(api.CodeInvalidArgs, "send: message is empty")
 	}
-	return s.agents.Send(r.Context(), r.PathValue("name"), req.Message)
+	if req.ID != "" {
+		if err := api.CheckMessageID(req.ID); err != nil {
+			return nil, err
+		}
+	}
+	return s.agents.SendMessage(r.Context(), r.PathValue("name"), req)
 }
 
 // compactAgent takes no body: the command is the adapter's, never the

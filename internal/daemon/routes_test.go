@@ -163,6 +163,10 @@ func TestRequestsAreDecodedStrictly(t *testing.T) {
 		{"POST", "/agents/spawn", `[1]`, 400, api.CodeInvalidArgs, "request body"},
 		{"POST", "/agents/x/send", `{"message":""}`, 400, api.CodeInvalidArgs, "message is empty"},
 		{"POST", "/agents/x/send", `{"message":"hi","urgent":true}`, 400, api.CodeInvalidArgs, `unknown field "urgent"`},
+		// Bytes the decoder would silently turn into U+FFFD (issue 15).
+		{"POST", "/agents/x/send", "{\"message\":\"a\xffb\"}", 400, api.CodeInvalidArgs, "invalid UTF-8 byte 0xff"},
+		{"POST", "/agents/x/send", `{"message":"a\udcffb"}`, 400, api.CodeInvalidArgs, "surrogate"},
+		{"POST", "/agents/x/send", `{"message":"hi","id":"two words"}`, 400, api.CodeInvalidArgs, "message id"},
 		{"POST", "/agents/x/stop", `{"force":true}`, 400, api.CodeInvalidArgs, `unknown field "force"`},
 		{"GET", "/agents/x/logs?lines=abc", ``, 400, api.CodeInvalidArgs, "lines must be a number"},
 		{"GET", "/agents/x/logs?lines=0", ``, 400, api.CodeInvalidArgs, "lines must be a number"},

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -157,11 +158,23 @@ func asAPIError(err error) *api.Error {
 
 // decodeBody decodes a JSON object strictly into v: unknown fields, a
 // second value or a body over api.MaxRequestBody are invalid_args, named by
-// route. An empty body is allowed only when optional.
+// route. An empty body is allowed only when optional. The raw bytes are
+// checked first (api.CheckJSONText): the decoder would silently turn
+// invalid UTF-8 into U+FFFD, and what lands must be what was sent.
 func decodeBody(r *http.Request, v any, optional bool) error {
 	route := r.Method + " " + r.URL.Path
-	body := http.MaxBytesReader(nil, r.Body, api.MaxRequestBody)
-	dec := json.NewDecoder(body)
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, api.MaxRequestBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return api.Errorf(api.CodeInvalidArgs, "%s: request body is larger than %d bytes", route, api.MaxRequestBody)
+		}
+		return api.Errorf(api.CodeInvalidArgs, "%s: request body: %v", route, err)
+	}
+	if err := api.CheckJSONText(route+": request body", raw); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -169,10 +182,6 @@ func decodeBody(r *http.Request, v any, optional bool) error {
 				return nil
 			}
 			return api.Errorf(api.CodeInvalidArgs, "%s: request body is empty; expected a JSON object", route)
-		}
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return api.Errorf(api.CodeInvalidArgs, "%s: request body is larger than %d bytes", route, api.MaxRequestBody)
 		}
 		return api.Errorf(api.CodeInvalidArgs, "%s: request body: %s", route, strings.TrimPrefix(err.Error(), "json: "))
 	}

@@ -28,7 +28,7 @@ type Daemon interface {
 	Reset(ctx context.Context, name string) (api.Agent, error)
 	Interrupt(ctx context.Context, name string) (api.Agent, error)
 	Compact(ctx context.Context, name string) (api.SendResult, error)
-	Send(ctx context.Context, name, message string) (api.SendResult, error)
+	SendMessage(ctx context.Context, name string, req api.SendRequest) (api.SendResult, error)
 	ListTasks(ctx context.Context) ([]api.Task, error)
 	RunTask(ctx context.Context, name string, wait bool) (api.TaskRun, error)
 	EnableTask(ctx context.Context, name string) (api.Task, error)
@@ -105,6 +105,7 @@ type (
 	sendArgs struct {
 		To      string `json:"to" jsonschema:"the name of the agent to message (see leo_list_agents)"`
 		Message string `json:"message" jsonschema:"the message text; leo signs it with your name"`
+		ID      string `json:"id,omitempty" jsonschema:"optional: a name for this message (letters, digits, - _ . :; a UUID will do). If a call times out or its outcome is unknown, call again with the same id and text: a message leo already accepted is answered with the first answer, never sent twice"`
 	}
 	spawnArgs struct {
 		Template string `json:"template" jsonschema:"the template to launch (see leo_list_templates)"`
@@ -134,7 +135,7 @@ func (t *tools) register(s *sdk.Server) {
 		Description: "How to use leo and its tools: what leo is, messaging other agents, spawning and managing agents, tasks. Call it first."},
 		t.skill)
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_send_message", Annotations: changes,
-		Description: "Send a message to another leo agent. It arrives as \"[message from <you>] <message>\"; fire-and-forget (the answer says it is queued). A parked agent is woken; a stopped one is an error."},
+		Description: "Send a message to another leo agent. It arrives as \"[message from <you>] <message>\"; fire-and-forget (the answer says it is queued). A parked agent is woken; a stopped one is an error. Give an id to make a retry safe: an error \"outcome_unknown\" means the message may have been accepted; call again with the same id."},
 		t.send)
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_list_agents", Annotations: readOnly,
 		Description: "List leo's agents: name, template, harness, state, recent deliveries."},
@@ -178,7 +179,10 @@ func (t *tools) register(s *sdk.Server) {
 // call makes a tool of one daemon call: its answer is the JSON of what the
 // API answered, its error the API's code and message.
 func call[In any](t *tools, f func(ctx context.Context, d Daemon, in In) (any, error)) sdk.ToolHandlerFor[In, any] {
-	return func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
+	return func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
+		if err := rawArguments(req); err != nil {
+			return nil, nil, toolError(err)
+		}
 		if t.opts.Daemon == nil {
 			return nil, nil, toolError(t.unavailable())
 		}
@@ -197,7 +201,21 @@ func (t *tools) unavailable() error {
 	return api.Errorf(api.CodeDaemonDown, "leo's MCP server has no connection to the leo daemon")
 }
 
-func (t *tools) send(ctx context.Context, _ *sdk.CallToolRequest, a sendArgs) (*sdk.CallToolResult, any, error) {
+// rawArguments refuses arguments whose JSON the SDK decoded into other
+// text than was sent (invalid UTF-8, a lone surrogate escape: both become
+// U+FFFD unasked). The SDK keeps the raw arguments, so they are checked
+// by the same rule as a socket or HTTP body.
+func rawArguments(req *sdk.CallToolRequest) error {
+	if req == nil || req.Params == nil {
+		return nil
+	}
+	return api.CheckJSONText(req.Params.Name+": arguments", req.Params.Arguments)
+}
+
+func (t *tools) send(ctx context.Context, req *sdk.CallToolRequest, a sendArgs) (*sdk.CallToolResult, any, error) {
+	if err := rawArguments(req); err != nil {
+		return nil, nil, toolError(err)
+	}
 	from := t.opts.Sender.Label()
 	switch {
 	case from == "":
@@ -211,7 +229,7 @@ func (t *tools) send(ctx context.Context, _ *sdk.CallToolRequest, a sendArgs) (*
 	if t.opts.Daemon == nil {
 		return nil, nil, toolError(t.unavailable())
 	}
-	r, err := t.opts.Daemon.Send(ctx, a.To, signed(from, a.Message))
+	r, err := t.opts.Daemon.SendMessage(ctx, a.To, api.SendRequest{Message: signed(from, a.Message), ID: a.ID})
 	if err != nil {
 		return nil, nil, toolError(err)
 	}

@@ -58,8 +58,11 @@ func (f *fakeDaemon) Interrupt(_ context.Context, n string) (api.Agent, error) {
 func (f *fakeDaemon) Compact(_ context.Context, n string) (api.SendResult, error) {
 	return api.SendResult{ID: "c1", Agent: n, Queued: 1, Delivery: "queued"}, f.rec("Compact", n)
 }
-func (f *fakeDaemon) Send(_ context.Context, n, m string) (api.SendResult, error) {
-	return api.SendResult{ID: "m1", Agent: n, Queued: 1, Delivery: "queued"}, f.rec("Send", n, m)
+func (f *fakeDaemon) SendMessage(_ context.Context, n string, r api.SendRequest) (api.SendResult, error) {
+	if r.ID != "" {
+		return api.SendResult{ID: r.ID, Agent: n, Queued: 1, Delivery: api.SendQueued}, f.rec("Send", n, r.Message, "id="+r.ID)
+	}
+	return api.SendResult{ID: "m1", Agent: n, Queued: 1, Delivery: api.SendQueued}, f.rec("Send", n, r.Message)
 }
 func (f *fakeDaemon) ListTasks(context.Context) ([]api.Task, error) {
 	return []api.Task{{Name: "nightly"}}, f.rec("ListTasks")

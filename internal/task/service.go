@@ -325,6 +325,11 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 				fmt.Sprintf("%s.prompt_file: cannot read %s: %v", res.Scope, res.PromptFile, err)))
 			return "", false
 		}
+		// Validation refused such a file; it may have changed since.
+		if err := api.CheckText(res.Scope+".prompt_file "+res.PromptFile, string(prompt)); err != nil {
+			s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonConfigError, err.Error()))
+			return "", false
+		}
 		return string(prompt), true
 	}
 	if res.Runtime == config.RuntimePersistent {

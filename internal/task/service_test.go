@@ -576,3 +576,24 @@ tasks:
 		t.Error("the shared bridge was written into")
 	}
 }
+
+// A prompt file that became invalid UTF-8 after validation fails the run
+// with config_error naming the byte; the harness never gets it changed
+// (issue 15).
+func TestServicePromptNotUTF8FailsTheRun(t *testing.T) {
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 58, 0, 0, berlin), twoTasks, nil)
+	if err := os.WriteFile(filepath.Join(r.dir, "workspace", "p.md"), []byte("caf\xe9\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.run()
+	r.clk.advance(t, 3*time.Minute)
+	rec := r.waitHistory("a", 1)[0]
+	if rec.Outcome != OutcomeFailed || rec.Reason != ReasonConfigError || !strings.Contains(rec.Message, "tasks.a.prompt_file") || !strings.Contains(rec.Message, "invalid UTF-8 byte 0xe9") {
+		t.Fatalf("record %+v", rec)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.jobs) != 0 {
+		t.Fatalf("the harness was given %q", r.jobs[0].Prompt)
+	}
+}

@@ -67,7 +67,11 @@ func (s *Server) bearerOK(r *http.Request) bool {
 		return false
 	}
 	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	return ok && strings.EqualFold(scheme, "Bearer") && equal([]byte(strings.TrimSpace(tok)), sec.token)
+	if ok && strings.EqualFold(scheme, "Bearer") && equal([]byte(strings.TrimSpace(tok)), sec.token) {
+		markAuthorised(r)
+		return true
+	}
+	return false
 }
 
 // session returns the live session r's cookie names, if any.
@@ -77,6 +81,7 @@ func (s *Server) session(r *http.Request) (string, bool) {
 	if sec == nil || err != nil || !s.sessions.valid(sec.token, c.Value) {
 		return "", false
 	}
+	markAuthorised(r)
 	return c.Value, true
 }
 
@@ -148,10 +153,15 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	sec := s.token.Load()
 	given := strings.TrimSpace(r.PostFormValue("token"))
 	if sec == nil || !equal([]byte(given), sec.token) {
+		if sec != nil {
+			s.loginFailed(r, "POST /login")
+		}
 		w.WriteHeader(http.StatusUnauthorized)
 		s.render(w, r, "login", loginPage{Next: safeNext(r.PostFormValue("next")), Failed: true})
 		return
 	}
+	markAuthorised(r)
+	s.logins.succeeded(clientOf(r))
 	id, err := s.sessions.create(sec.token)
 	if err != nil {
 		s.opts.Log.Error("web login", "err", err)

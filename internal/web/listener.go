@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/blackpaw-studio/leo/internal/api"
 )
 
@@ -24,10 +22,8 @@ const (
 	readTimeout       = 30 * time.Second
 	idleTimeout       = 90 * time.Second
 	maxHeaderBytes    = 64 << 10
-	// maxConns bounds open connections: the daemon's file descriptors are
-	// shared with its agents and the socket API, and a flood of idle
-	// connections must not starve them. Beyond it, new connections wait
-	// in the kernel's backlog.
+	// maxConns bounds open connections (see conns.go for who gives way
+	// when the server is full).
 	maxConns = 512
 )
 
@@ -73,19 +69,12 @@ func (s *Server) Sync() {
 		s.state = &api.WebState{URL: url, Error: msg}
 		return
 	}
-	hs := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.opts.Log.Handler(), slog.LevelDebug),
-	}
+	hs, lim := s.httpServer(maxConns)
 	s.hs, s.addr = hs, addr
 	s.state = &api.WebState{URL: url, Serving: true}
 	s.opts.Log.Info("web server listening", "url", url)
 	go func() {
-		if err := hs.Serve(netutil.LimitListener(ln, maxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := hs.Serve(lim.listener(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.opts.Log.Error("web server stopped", "err", err)
 			s.mu.Lock()
 			if s.hs == hs {
@@ -95,6 +84,22 @@ func (s *Server) Sync() {
 			s.mu.Unlock()
 		}
 	}()
+}
+
+// httpServer is the server's HTTP server and the connection tracker its
+// listener is wrapped with (conns.go), holding at most max connections.
+func (s *Server) httpServer(max int) (*http.Server, *conns) {
+	lim := newConns(max)
+	return &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.opts.Log.Handler(), slog.LevelDebug),
+		ConnState:         lim.connState,
+		ConnContext:       lim.connContext,
+	}, lim
 }
 
 // Retry tries again to listen after a failed listen (the port may be free

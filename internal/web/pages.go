@@ -195,10 +195,8 @@ func (s *Server) sendToAgent(w http.ResponseWriter, r *http.Request) {
 		failed(w, r, agentURL(name), err)
 		return
 	}
-	if res.Delivery == "failed" {
-		done(w, r, agentURL(name), "error", "The message could not be delivered: "+res.LastError)
-		return
-	}
+	// A send answers once the message is queued; its outcome shows in the
+	// agent's deliveries on this page.
 	text := fmt.Sprintf("Message %s to %s: %s.", res.ID, name, res.Delivery)
 	if res.Woke {
 		text += " The agent was woken for it."

@@ -366,6 +366,13 @@ func TestSendPassesTheMessageAsTyped(t *testing.T) {
 	if len(f.sent) != 1 {
 		t.Fatal("an empty message was sent")
 	}
+	// Invalid UTF-8 is refused, not turned into U+FFFD on its way to the
+	// daemon (issue 15).
+	page = s.post("/web/agents/coder/send", url.Values{"message": {"a\xffb"}}, "/web/agents/coder")
+	mustHave(t, "flash", flashOf(page), "flash-error", "invalid UTF-8 byte 0xff")
+	if len(f.sent) != 1 {
+		t.Fatalf("invalid UTF-8 was sent: %q", f.sent)
+	}
 }
 
 func TestAgentPageShowsDetailsAndTheScreen(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
+	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/home"
 )
@@ -40,6 +41,8 @@ type Options struct {
 	// LogPath is the daemon's log file (the service page's tail).
 	LogPath string
 	Log     *slog.Logger
+	// Clock paces failed logins (logins.go); the real clock when nil.
+	Clock clock.Clock
 }
 
 // Server serves the HTTP API and the UI. Listen/Sync (listener.go) put it
@@ -54,6 +57,8 @@ type Server struct {
 	token atomic.Pointer[secret]
 	// sessions are the browser logins.
 	sessions *sessions
+	// logins counts failed logins per client (logins.go).
+	logins *logins
 
 	listener
 }
@@ -63,7 +68,10 @@ func New(opts Options) (*Server, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, client: client.ForHandler(opts.API), sessions: loadSessions(opts.Home.WebSessionsPath(), opts.Log)}
+	if opts.Clock == nil {
+		opts.Clock = clock.New()
+	}
+	s := &Server{opts: opts, client: client.ForHandler(opts.API), sessions: loadSessions(opts.Home.WebSessionsPath(), opts.Log), logins: newLogins(opts.Clock)}
 	p, err := loadPages()
 	if err != nil {
 		return nil, err
@@ -100,6 +108,9 @@ func (s *Server) route() http.Handler {
 // onto.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if !s.bearerOK(r) {
+		if r.Header.Get("Authorization") != "" {
+			s.loginFailed(r, "bearer token on "+r.Method+" "+clip(r.URL.Path))
+		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="leo"`)
 		writeError(w, api.Errorf(api.CodeUnauthorized, "this API needs Authorization: Bearer <token> (the token is in %s; `leo pair` shows it)", s.opts.Home.TokenPath()))
 		return

@@ -29,11 +29,19 @@ type testSite struct {
 	token  string
 	base   string // http://127.0.0.1:PORT
 	client *http.Client
+	// conns is the server's connection tracker (conns.go).
+	conns *conns
 }
 
 // newTestSite starts a site whose config is yaml (web: is added on the
 // listener's port unless yaml has one) and whose API is api.
 func newTestSite(t *testing.T, yaml string, apiHandler http.Handler) *testSite {
+	t.Helper()
+	return newTestSiteConns(t, yaml, apiHandler, maxConns)
+}
+
+// newTestSiteConns is newTestSite holding at most max connections.
+func newTestSiteConns(t *testing.T, yaml string, apiHandler http.Handler, max int) *testSite {
 	t.Helper()
 	root := t.TempDir()
 	h := home.Home{Root: root, ConfigPath: filepath.Join(root, "leo.yaml")}
@@ -62,7 +70,11 @@ func newTestSite(t *testing.T, yaml string, apiHandler http.Handler) *testSite {
 	}
 	site.srv = srv
 	site.token = string(srv.token.Load().token)
-	ts.Config.Handler = srv.Handler()
+	// The server's own http.Server and listener, as Sync makes them.
+	hs, lim := srv.httpServer(max)
+	ts.Config = hs
+	ts.Listener = lim.listener(ts.Listener)
+	site.conns = lim
 	ts.Start()
 	t.Cleanup(ts.Close)
 	site.ts = ts

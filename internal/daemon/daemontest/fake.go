@@ -41,7 +41,11 @@ type Agents struct {
 }
 
 // Sent is one message Send accepted.
-type Sent struct{ Agent, Message string }
+type Sent struct {
+	Agent, Message string
+	// ID is the sender's id for the message, if it named one.
+	ID string
+}
 
 // New returns an empty fake.
 func New() *Agents {
@@ -202,7 +206,7 @@ func (f *Agents) Compact(_ context.Context, name string) (api.SendResult, error)
 		return api.SendResult{}, api.Errorf(api.CodeAgentStopped, "agent %s is stopped", name)
 	}
 	n := f.record(name, "/compact")
-	return api.SendResult{ID: "compact-" + itoa(n), Agent: name, Queued: 1, Delivery: "queued"}, nil
+	return api.SendResult{ID: "compact-" + itoa(n), Agent: name, Queued: 1, Delivery: api.SendQueued}, nil
 }
 
 func (f *Agents) Delete(_ context.Context, name string) error {
@@ -226,6 +230,19 @@ func (f *Agents) Logs(_ context.Context, name string, lines int) (api.Logs, erro
 	return api.Logs{Agent: name, Text: "pane of " + name + " (" + itoa(lines) + " lines)\n"}, nil
 }
 
+// SendMessage is Send naming the message req.ID when set (recorded in
+// Sent.ID; the fake remembers no ids).
+func (f *Agents) SendMessage(ctx context.Context, name string, req api.SendRequest) (api.SendResult, error) {
+	res, err := f.Send(ctx, name, req.Message)
+	if err == nil && req.ID != "" {
+		f.mu.Lock()
+		f.sent[len(f.sent)-1].ID = req.ID
+		f.mu.Unlock()
+		res.ID = req.ID
+	}
+	return res, err
+}
+
 func (f *Agents) Send(_ context.Context, name, message string) (api.SendResult, error) {
 	if _, err := f.Get(name); err != nil {
 		return api.SendResult{}, err
@@ -239,7 +256,7 @@ func (f *Agents) Send(_ context.Context, name, message string) (api.SendResult, 
 		return res, nil
 	}
 	n := f.record(name, message)
-	return api.SendResult{ID: "msg-" + itoa(n), Agent: name, Queued: 1, Delivery: "queued"}, nil
+	return api.SendResult{ID: "msg-" + itoa(n), Agent: name, Queued: 1, Delivery: api.SendQueued}, nil
 }
 
 func (f *Agents) record(name, message string) int {
