@@ -124,6 +124,10 @@ func runAgentSpawn(ctx context.Context, opts *AgentSpawnOptions) error {
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "spawned %s (%s, %s) in tmux session %s — attach: leo attach %s\n",
 		a.Name, a.Harness, a.State, a.TmuxSession, a.Name)
+	if err == nil && len(a.SharesWorkspaceWith) > 0 {
+		_, err = fmt.Fprintf(opts.IO.Out, "note: %s shares its workspace %s with %s: one checkout, so their edits land in the same files\n",
+			a.Name, a.Workspace, strings.Join(a.SharesWorkspaceWith, ", "))
+	}
 	return err
 }
 
