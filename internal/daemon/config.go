@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -125,7 +126,7 @@ func (s *configStore) Reload(context.Context) (api.ReloadResult, error) {
 	if err != nil {
 		e := asAPIError(err)
 		s.problem = "leo.yaml on disk is not loaded, the running config is kept: " + e.Message
-		return api.ReloadResult{}, api.Errorf(api.CodeConfigError, "reload refused, the running config is kept: %s", e.Message)
+		return api.ReloadResult{}, api.Errorf(api.CodeConfigError, "%s%s", reloadRefused, e.Message)
 	}
 	s.cur.Store(c)
 	s.ran, s.problem = sum, ""
@@ -134,6 +135,9 @@ func (s *configStore) Reload(context.Context) (api.ReloadResult, error) {
 	}
 	return api.ReloadResult{OK: true, Warnings: warnings(c)}, nil
 }
+
+// reloadRefused starts the message of a refused reload.
+const reloadRefused = "reload refused, the running config is kept: "
 
 // look is one look at leo.yaml: its stat and the hash of its bytes.
 type look struct {
@@ -175,7 +179,8 @@ func (s *configStore) Watch(ctx context.Context) {
 	switch {
 	case s.log == nil:
 	case err != nil:
-		s.log.Error("leo.yaml changed on disk and was not loaded; the running config is kept", "err", asAPIError(err).Message)
+		s.log.Error("leo.yaml changed on disk and was not loaded; the running config is kept",
+			"err", strings.TrimPrefix(asAPIError(err).Message, reloadRefused))
 	default:
 		s.log.Info("leo.yaml changed on disk; reloaded", "warnings", len(res.Warnings))
 	}
