@@ -89,8 +89,8 @@ func TestCLISpawnTwiceSharesAWorkspaceAndLogsFollow(t *testing.T) {
 }
 
 // The issue's case: a task added to leo.yaml by hand shows in `leo task
-// list` without a reload; a bad edit then shows in `leo status` and keeps
-// the task list as it ran.
+// list` without a reload; a bad edit then shows in `leo service status`
+// (the daemon's problems) and keeps the task list as it ran.
 func TestCLIEditedConfigReachesTheDaemon(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
