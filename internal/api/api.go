@@ -199,6 +199,9 @@ type Agent struct {
 	// Deliveries are the outcomes of the most recent messages, oldest
 	// first: a message that could not land shows here as failed.
 	Deliveries []Delivery `json:"deliveries,omitempty"`
+	// SharesWorkspaceWith, only in a spawn's answer, names the other
+	// agents whose workspace is this one's: they work in one checkout.
+	SharesWorkspaceWith []string `json:"shares_workspace_with,omitempty"`
 }
 
 // Delivery is the outcome of one message sent to an agent.

@@ -126,6 +126,10 @@ func runAgentSpawn(ctx context.Context, opts *AgentSpawnOptions) error {
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "spawned %s (%s, %s) in tmux session %s — attach: leo attach %s\n",
 		a.Name, a.Harness, a.State, a.TmuxSession, a.Name)
+	if err == nil && len(a.SharesWorkspaceWith) > 0 {
+		_, err = fmt.Fprintf(opts.IO.Out, "note: %s shares its workspace %s with %s: one checkout, so their edits land in the same files\n",
+			a.Name, a.Workspace, strings.Join(a.SharesWorkspaceWith, ", "))
+	}
 	return err
 }
 
@@ -437,8 +441,9 @@ type deleteResultJSON struct {
 func newAgentDeleteCmd(f *Factory) *cobra.Command {
 	opts := &AgentDeleteOptions{IO: f.IO}
 	cmd := daemonCommand(f, &cobra.Command{
-		Use:   "delete <name>",
-		Short: "Delete a stopped agent's record",
+		Use:     "delete <name>",
+		Aliases: []string{"rm"},
+		Short:   "Delete a stopped agent's record",
 		Long: `Delete an agent. Only a stopped agent can be deleted (stop it first). Its
 conversation files, kept by the harness, are left alone.
 
@@ -510,16 +515,30 @@ type AgentLogsOptions struct {
 	Name   string
 	Lines  int
 	JSON   bool
+	// Follow: keep printing what the pane adds (followLogs), until
+	// interrupted. Every is how often it looks (0: followEvery).
+	Follow bool
+	Every  time.Duration
 }
 
 func newAgentLogsCmd(f *Factory) *cobra.Command {
 	opts := &AgentLogsOptions{IO: f.IO}
 	cmd := daemonCommand(f, &cobra.Command{
 		Use:   "logs <name>",
-		Short: "Print what the agent's pane shows (the last --lines lines)",
+		Short: "Print what the agent's pane shows (the last --lines lines); -f follows it",
+		Long: `Print what the agent's pane shows: its last --lines lines, scrollback
+included. A stopped agent shows the stderr tail of its last exit.
+
+-f/--follow then keeps printing the lines the pane adds, looking once a
+second, until Ctrl-C (or the agent is deleted). A TUI redraws some lines in
+place (a spinner, a status line): such a line is printed again each time it
+changes. --follow prints text as it comes, so it has no --json.`,
 		Args: cobra.MatchAll(cobra.ExactArgs(1), agentNameArg(0), func(*cobra.Command, []string) error {
 			if opts.Lines < 1 {
 				return usageErrorf("--lines must be at least 1, got %d", opts.Lines)
+			}
+			if opts.Follow && opts.JSON {
+				return usageErrorf("--follow prints text as the pane grows; it cannot be one JSON object (drop --json or --follow)")
 			}
 			return nil
 		}),
@@ -528,10 +547,14 @@ func newAgentLogsCmd(f *Factory) *cobra.Command {
 		return runAgentLogs(ctx, opts)
 	})
 	cmd.Flags().IntVarP(&opts.Lines, "lines", "n", 100, "how many lines of the pane and its scrollback")
+	cmd.Flags().BoolVarP(&opts.Follow, "follow", "f", false, "keep printing the lines the pane adds, until interrupted")
 	return cmd
 }
 
 func runAgentLogs(ctx context.Context, opts *AgentLogsOptions) error {
+	if opts.Follow {
+		return followLogs(ctx, opts)
+	}
 	l, err := opts.Client.Logs(ctx, opts.Name, opts.Lines)
 	if err != nil {
 		return err

@@ -49,7 +49,12 @@ func daemonEnv(t *testing.T) (*testEnv, home.Home) {
 // until the test ends, and waits until it is ready.
 func startFakeDaemon(t *testing.T, e *testEnv, h home.Home) *daemontest.Agents {
 	t.Helper()
-	fake := daemontest.New()
+	return startFakeDaemonWith(t, e, h, daemontest.New())
+}
+
+// startFakeDaemonWith is startFakeDaemon on a fake whose hooks are set.
+func startFakeDaemonWith(t *testing.T, e *testEnv, h home.Home, fake *daemontest.Agents) *daemontest.Agents {
+	t.Helper()
 	d := daemontest.Start(t, h, func(ctx context.Context) error {
 		return daemon.Run(ctx, daemon.Options{
 			Home: h, Version: "test", Getenv: e.getenv, Stderr: &strings.Builder{},
@@ -396,4 +401,29 @@ func TestAgentStatusOfAStoppedAgentIsNoFailure(t *testing.T) {
 	if r.code != ExitOK || !strings.Contains(r.stdout, `"last_error"`) || strings.Contains(r.stdout, `"error"`) {
 		t.Errorf("list --json: %+v", r)
 	}
+}
+
+// A template spawned twice gives two agents in one workspace: the second
+// spawn's answer says so (shares_workspace_with, and a line of text).
+func TestSpawnSaysWhenAgentsShareAWorkspace(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := daemontest.New()
+	fake.Workspace = func(template string) string { return "/work/" + template }
+	startFakeDaemonWith(t, e, h, fake)
+
+	r := e.run("agent", "spawn", "assistant", "--json")
+	if r.code != ExitOK {
+		t.Fatalf("first spawn: %+v", r)
+	}
+	if obj := decodeOne(t, r.stdout); obj["shares_workspace_with"] != nil {
+		t.Fatalf("the first agent shares with nobody: %s", r.stdout)
+	}
+	r = e.run("agent", "spawn", "assistant", "--json")
+	obj := decodeOne(t, r.stdout)
+	if got, _ := json.Marshal(obj["shares_workspace_with"]); obj["name"] != "assistant-2" || string(got) != `["assistant"]` {
+		t.Fatalf("second spawn: name %v, shares_workspace_with %s, want assistant-2 sharing with [\"assistant\"]", obj["name"], got)
+	}
+	r = e.run("agent", "spawn", "assistant")
+	mustContain(t, "third spawn", r.stdout, "spawned assistant-3",
+		"note: assistant-3 shares its workspace /work/assistant with assistant, assistant-2: one checkout")
 }

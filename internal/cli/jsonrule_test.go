@@ -44,6 +44,7 @@ var jsonRuleCases = []jsonRuleCase{
 	{path: "version"},
 	{path: "validate"},
 	{path: "template list"},
+	{path: "template ls"},
 	{path: "template show", args: []string{"assistant"}},
 	{path: "run", args: []string{"nightly", "--dry-run"}},
 	{path: "service status"},
@@ -55,6 +56,7 @@ var jsonRuleCases = []jsonRuleCase{
 	{path: "doctor", mayFail: "claude and tmux depend on this machine (TestDoctorJSON covers the success)"},
 	{path: "agent spawn", args: []string{"assistant", "--name", "bob"}},
 	{path: "agent list"},
+	{path: "agent ls"},
 	{path: "agent status", args: []string{"bob"}},
 	{path: "agent logs", args: []string{"bob"}},
 	{path: "agent send", args: []string{"bob", "hello"}},
@@ -65,7 +67,12 @@ var jsonRuleCases = []jsonRuleCase{
 	{path: "agent start", args: []string{"bob"}},
 	{path: "agent stop", args: []string{"bob"}},
 	{path: "agent delete", args: []string{"bob", "--yes"}},
+	{path: "agent spawn", args: []string{"assistant", "--name", "bob"}},
+	{path: "agent stop", args: []string{"bob"}},
+	{path: "agent rm", args: []string{"bob", "--yes"}},
 	{path: "task list"},
+	{path: "task ls"},
+	{path: "task run", args: []string{"nightly", "--dry-run"}},
 	{path: "task enable", args: []string{"nightly"}},
 	{path: "task disable", args: []string{"nightly"}},
 	{path: "task history", args: []string{"nightly"}},
@@ -78,7 +85,8 @@ var jsonRuleCases = []jsonRuleCase{
 var cannotFail = map[string]bool{"version": true}
 
 // jsonCommandTree walks the whole command tree: every command with a --json
-// flag by path, and every command that has subcommands.
+// flag by path (and by the path of each alias), and every command that has
+// subcommands.
 func jsonCommandTree(t *testing.T) (withJSON map[string]*cobra.Command, groups []*cobra.Command) {
 	t.Helper()
 	io, _, _, _ := TestStreams()
@@ -87,7 +95,12 @@ func jsonCommandTree(t *testing.T) (withJSON map[string]*cobra.Command, groups [
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.Flags().Lookup("json") != nil {
-			withJSON[strings.TrimPrefix(c.CommandPath(), "leo ")] = c
+			path := strings.TrimPrefix(c.CommandPath(), "leo ")
+			withJSON[path] = c
+			// An alias is a command line of its own: it follows the rule too.
+			for _, alias := range c.Aliases {
+				withJSON[strings.TrimSpace(strings.TrimSuffix(path, c.Name())+alias)] = c
+			}
 		}
 		if c.HasSubCommands() {
 			groups = append(groups, c)

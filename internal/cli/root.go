@@ -176,6 +176,7 @@ is set or --config names the file. Exit codes and JSON output: docs/cli.md.`,
 	for _, build := range commandBuilders {
 		root.AddCommand(build(f))
 	}
+	addNameCompletions(f, root)
 	markRunErrors(root)
 	return root
 }

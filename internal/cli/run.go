@@ -84,6 +84,14 @@ anything that looks like a credential are shown as ***.`,
 	return cmd
 }
 
+// newTaskRunCmd is `leo task run <task>`, where a user of the task group
+// looks for it: the same command as `leo run <task>`.
+func newTaskRunCmd(f *Factory) *cobra.Command {
+	cmd := newRunCmd(f)
+	cmd.Short = "Run a task now (the same as 'leo run <task>')"
+	return cmd
+}
+
 // Waiting for a run through the daemon: each attempt may take the task's
 // timeout; runWaitSlack covers the pause before a retry and a wait for a
 // free run slot, runWaitMargin the start and the record.

@@ -34,6 +34,7 @@ plans and runs them and records every run; these commands ask it over
 		newTaskLogsCmd(f),
 		newTaskSetEnabledCmd(f, true),
 		newTaskSetEnabledCmd(f, false),
+		newTaskRunCmd(f),
 	)
 	return cmd
 }

@@ -33,9 +33,10 @@ type TemplateListOptions struct {
 func newTemplateListCmd(f *Factory) *cobra.Command {
 	opts := &TemplateListOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List templates with their resolved harness, model and workspace",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List templates with their resolved harness, model and workspace",
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			cfg, _, err := f.LoadConfig()
 			if err != nil {

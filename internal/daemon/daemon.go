@@ -4,6 +4,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -236,12 +237,12 @@ func (d *run) serve(ctx context.Context) error {
 	h := d.home
 
 	// 4. The config.
-	cfg, err := d.startupConfig(ctx)
+	cfg, sum, err := d.startupConfig(ctx)
 	if err != nil {
 		return err
 	}
-	store := &configStore{path: h.ConfigPath, getenv: d.opts.Getenv, load: loadValid}
-	store.cur.Store(cfg)
+	store := &configStore{path: h.ConfigPath, getenv: d.opts.Getenv, load: readValid, log: d.log}
+	store.start(cfg, sum)
 	for _, w := range warnings(cfg) {
 		d.log.Warn("config", "warning", w)
 	}
@@ -321,6 +322,9 @@ func (d *run) serve(ctx context.Context) error {
 		readyWait: d.opts.ReadyWait,
 		problems: func() []string {
 			out := d.problems(agents, tm)
+			if p := store.Problem(); p != "" {
+				out = append(out, p)
+			}
 			if persistent != nil && persistent.Problem != "" {
 				out = append(out, persistent.Problem)
 			}
@@ -382,7 +386,8 @@ func (d *run) serve(ctx context.Context) error {
 	}
 
 	// 8. Serve until told to stop; SIGHUP reloads leo.yaml, like
-	// `leo service reload`.
+	// `leo service reload`, and so does an edit of the file (store.Watch,
+	// at each owner check).
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -400,6 +405,7 @@ serving:
 			}
 			d.checkTmux(tm, &tmuxReported)
 			webServer.Retry()
+			store.Watch(ctx)
 		case <-hup:
 			if res, err := store.Reload(ctx); err != nil {
 				d.log.Error("reload on SIGHUP", "err", err)
@@ -435,26 +441,27 @@ serving:
 
 // startupConfig loads leo.yaml; a missing default file goes through the
 // managed first-start seam when there is one.
-func (d *run) startupConfig(ctx context.Context) (*config.Config, error) {
+func (d *run) startupConfig(ctx context.Context) (*config.Config, [sha256.Size]byte, error) {
 	h := d.home
+	var none [sha256.Size]byte
 	ok, err := configExists(h.ConfigPath)
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	if !ok {
 		if h.ExplicitConfig || d.opts.FirstStart == nil {
-			return nil, missingConfig(h)
+			return nil, none, missingConfig(h)
 		}
 		if err := d.opts.FirstStart(ctx, h, d.log); err != nil {
-			return nil, err
+			return nil, none, err
 		}
 	}
-	c, err := loadValid(h.ConfigPath, d.opts.Getenv)
+	c, sum, err := readValid(h.ConfigPath, d.opts.Getenv)
 	if err != nil {
 		e := asAPIError(err)
-		return nil, api.Errorf(e.Code, "refusing to start: %s", e.Message)
+		return nil, none, api.Errorf(e.Code, "refusing to start: %s", e.Message)
 	}
-	return c, nil
+	return c, sum, nil
 }
 
 // openTmux finds tmux, checks its version and names this home's server.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -15,7 +16,8 @@ import (
 // the result; the HTTP API and MCP tools will expose the same operations.
 //
 //	GET    /health                    api.Health (never waits for restore)
-//	POST   /agents/spawn              api.SpawnRequest → api.Agent
+//	POST   /agents/spawn              api.SpawnRequest → api.Agent (with
+//	                                  shares_workspace_with)
 //	GET    /agents                    []api.Agent
 //	GET    /agents/{name}             api.Agent
 //	POST   /agents/{name}/start       api.Agent
@@ -128,7 +130,27 @@ func (s *server) spawnAgent(r *http.Request) (any, error) {
 	if req.Template == "" {
 		return nil, api.Errorf(api.CodeInvalidArgs, "spawn: template is required")
 	}
-	return s.agents.Spawn(r.Context(), req)
+	a, err := s.agents.Spawn(r.Context(), req)
+	if err != nil {
+		return nil, err
+	}
+	a.SharesWorkspaceWith = sharingWorkspace(a, s.agents.List())
+	return a, nil
+}
+
+// sharingWorkspace names the agents of list, other than a, that work in
+// a's workspace (a template spawned twice: one checkout for both).
+func sharingWorkspace(a api.Agent, list []api.Agent) []string {
+	if a.Workspace == "" {
+		return nil
+	}
+	var out []string
+	for _, o := range list {
+		if o.Name != a.Name && o.Workspace != "" && filepath.Clean(o.Workspace) == filepath.Clean(a.Workspace) {
+			out = append(out, o.Name)
+		}
+	}
+	return out
 }
 
 func (s *server) listAgents(*http.Request) (any, error) {

@@ -144,7 +144,11 @@ func (s *Server) spawnAgent(w http.ResponseWriter, r *http.Request) {
 		failed(w, r, "/web/agents", err)
 		return
 	}
-	done(w, r, "/web/agents", "ok", fmt.Sprintf("Spawned %s (%s) from template %s.", a.Name, a.Harness, req.Template))
+	msg := fmt.Sprintf("Spawned %s (%s) from template %s.", a.Name, a.Harness, req.Template)
+	if len(a.SharesWorkspaceWith) > 0 {
+		msg += fmt.Sprintf(" It shares its workspace with %s: one checkout, so their edits land in the same files.", strings.Join(a.SharesWorkspaceWith, ", "))
+	}
+	done(w, r, "/web/agents", "ok", msg)
 }
 
 type agentData struct {

@@ -27,6 +27,10 @@ type Agents struct {
 	SendResult func(name, message string) (api.SendResult, error)
 	// Harness is the harness spawned agents report (default "claude").
 	Harness string
+	// Workspace, when set, is the workspace a spawn from template gets.
+	Workspace func(template string) string
+	// LogsText, when set, decides what Logs answers.
+	LogsText func(name string, lines int) string
 
 	mu      sync.Mutex
 	agents  map[string]*api.Agent
@@ -124,6 +128,9 @@ func (f *Agents) Spawn(_ context.Context, req api.SpawnRequest) (api.Agent, erro
 	a := &api.Agent{
 		Name: name, Template: req.Template, Harness: harness, State: api.StateRunning,
 		TmuxSession: "leo-" + name, CreatedAt: now, StartedAt: &now,
+	}
+	if f.Workspace != nil {
+		a.Workspace = f.Workspace(req.Template)
 	}
 	f.agents[name] = a
 	return *a, nil
@@ -226,6 +233,9 @@ func (f *Agents) Delete(_ context.Context, name string) error {
 func (f *Agents) Logs(_ context.Context, name string, lines int) (api.Logs, error) {
 	if _, err := f.Get(name); err != nil {
 		return api.Logs{}, err
+	}
+	if f.LogsText != nil {
+		return api.Logs{Agent: name, Text: f.LogsText(name, lines)}, nil
 	}
 	return api.Logs{Agent: name, Text: "pane of " + name + " (" + itoa(lines) + " lines)\n"}, nil
 }
