@@ -197,12 +197,15 @@ func otherFSTempDir(tb testing.TB, userHome string) string {
 	return d
 }
 
-// Env is the environment of every leo process of this world.
+// Env is the environment of every leo process of this world. Its PATH is
+// PathPrefix, the world's fakes and the test tools, never a system
+// directory: a claude installed in /usr/bin is not this world's.
 func (w *World) Env() []string {
-	path := w.Bin + ":/usr/local/bin:/usr/bin:/bin"
+	first := []string{w.Bin}
 	if w.PathPrefix != "" {
-		path = w.PathPrefix + ":" + path
+		first = []string{w.PathPrefix, w.Bin}
 	}
+	path := testutil.ToolPATH(w.TB, first...)
 	env := []string{
 		"PATH=" + path,
 		"LEO_HOME=" + w.Home.Root,

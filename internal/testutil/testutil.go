@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,6 +88,19 @@ func Poll(timeout, every time.Duration, cond func() bool) bool {
 		}
 		time.Sleep(every)
 	}
+}
+
+// FreePort is a loopback port nothing listens on right now, for a test's
+// own server to take next. Tests never use a fixed port (leo's default
+// 8370 is the user's own daemon's).
+func FreePort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // ShortTempDir makes a directory under the system temp dir, removed when

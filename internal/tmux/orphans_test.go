@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/testutil"
+	"github.com/blackpaw-studio/leo/internal/testutil/hermetic"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
@@ -43,7 +44,7 @@ func TestMain(m *testing.M) {
 		controlChild(socket)
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(hermetic.Main(m))
 }
 
 func controlChild(socket string) {
