@@ -178,12 +178,7 @@ func (w *World) PanePIDs() []int {
 }
 
 func (w *World) killTmux() {
-	_ = exec.Command("tmux", "-L", w.socket, "kill-server").Run()
-	dir := os.Getenv("TMUX_TMPDIR")
-	if dir == "" {
-		dir = "/tmp"
-	}
-	_ = os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), w.socket))
+	testutil.KillTmux(w.T, w.socket)
 }
 
 type testWriter struct{ t testing.TB }

@@ -2,12 +2,14 @@ package testutil
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/blackpaw-studio/leo/internal/testutil/hermetic"
+	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
 func TestMain(m *testing.M) { os.Exit(hermetic.Main(m)) }
@@ -64,5 +66,34 @@ func TestPATHRuleKeepsSystemHarnessesOut(t *testing.T) {
 	}
 	if err := CheckHarnessPATH(path); err == nil {
 		t.Error("the check allowed the fakes without being told they are fakes")
+	}
+}
+
+// TestTmuxServersLeaveNoSocketFile: kill-server leaves the socket file in
+// $TMUX_TMPDIR; a test's server (NewTmux, or one run by other means under
+// KillTmuxAtEnd) leaves nothing once its test ends.
+func TestTmuxServersLeaveNoSocketFile(t *testing.T) {
+	var files []string
+	t.Run("servers", func(t *testing.T) {
+		s := NewTmux(t, WithoutControl())
+		if _, err := s.NewSession(t.Context(), tmux.SessionSpec{Name: "leo-sock", Argv: []string{"sleep", "600"}}); err != nil {
+			t.Fatal(err)
+		}
+		other := UniqueSocket()
+		KillTmuxAtEnd(t, other)
+		if out, err := exec.Command("tmux", "-L", other, "-f", "/dev/null", "new-session", "-d", "sleep 600").CombinedOutput(); err != nil {
+			t.Fatalf("tmux new-session: %v %s", err, out)
+		}
+		files = []string{s.SocketFile(), tmux.SocketFile(other, os.Environ())}
+		for _, f := range files {
+			if _, err := os.Stat(f); err != nil {
+				t.Fatalf("no socket file where tmux keeps it: %v", err)
+			}
+		}
+	})
+	for _, f := range files {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s is left behind", f)
+		}
 	}
 }

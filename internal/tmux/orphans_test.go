@@ -80,7 +80,7 @@ func TestControlClientDiesWithItsDaemon(t *testing.T) {
 		t.Skip("the parent-death signal is Linux's")
 	}
 	socket := testutil.UniqueSocket()
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", socket, "kill-server").Run() })
+	testutil.KillTmuxAtEnd(t, socket)
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), controlChildEnv+"="+socket)
 	out, err := child.StdoutPipe()
