@@ -33,7 +33,8 @@ var Tools = []string{
 	"basename", "cat", "chmod", "cp", "cut", "date", "dirname", "echo", "false", "find", "grep",
 	"head", "id", "kill", "ln", "ls", "mkdir", "mktemp", "mv", "od", "printf", "ps", "readlink",
 	"realpath", "rm", "sed", "sleep", "sort", "stat", "tail", "tee", "touch", "tr", "true", "uname",
-	"wc", "xargs",
+	"wc", "xargs", "setsid", "nohup", "timeout", "awk", "seq", "expr", "test", "[", "yes", "diff",
+	"cmp", "which", "whoami", "hostname", "nproc", "pgrep", "pkill",
 }
 
 // startPATH is the PATH the test binary started with, before Main made
