@@ -22,13 +22,13 @@ import (
 )
 
 // Tools are the only programs of the machine a test may run: the ones the
-// tests drive (tmux, git, go, chromium, systemd-analyze, sqlite3; node,
-// which the real CLIs of e2e/real are scripts of) and the utilities the
-// tests' shell scripts call. Missing tools are left out (the
+// tests drive (tmux, git, go, chromium, systemd-analyze, sqlite3; node
+// and npm, which the real CLIs of e2e/real run on and install plugins
+// with) and the utilities the tests' shell scripts call. Missing tools are left out (the
 // test that needs one skips or fails by its own rule). Never a harness:
 // tests run only its fake.
 var Tools = []string{
-	"tmux", "git", "go", "chromium", "chromium-browser", "google-chrome", "systemd-analyze", "sqlite3", "node",
+	"tmux", "git", "go", "chromium", "chromium-browser", "google-chrome", "systemd-analyze", "sqlite3", "node", "npm", "npx", "rg",
 	"sh", "bash", "dash", "env",
 	"basename", "cat", "chmod", "cp", "cut", "date", "dirname", "echo", "false", "find", "grep",
 	"head", "id", "kill", "ln", "ls", "mkdir", "mktemp", "mv", "od", "printf", "ps", "readlink",
