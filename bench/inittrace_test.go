@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/blackpaw-studio/leo/internal/testutil/hermetic"
 )
 
 // Start-up budgets: every leo command pays the initialisers of every
@@ -30,7 +32,7 @@ const (
 func TestStartupInitBudget(t *testing.T) {
 	bin := leoBinary(t)
 	cmd := exec.Command(bin, "version")
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin", "GODEBUG=inittrace=1"}
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + hermetic.Dir(t), "GODEBUG=inittrace=1"}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("leo version: %v\n%s", err, out)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/e2e/leoproc"
+	"github.com/blackpaw-studio/leo/internal/testutil/hermetic"
 )
 
 var (
@@ -21,7 +22,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := hermetic.Main(m)
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
@@ -82,7 +83,7 @@ func runLeoCPU(tb testing.TB, bin, home string, args ...string) (string, string,
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "BENCH_TOKEN=bench-secret-value"}
+	cmd.Env = []string{"HOME=" + home, "PATH=" + hermetic.Dir(tb), "BENCH_TOKEN=bench-secret-value"}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -31,6 +31,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/testutil"
+	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
 // Harnesses are the registered harnesses; every world has a template for
@@ -197,12 +198,15 @@ func otherFSTempDir(tb testing.TB, userHome string) string {
 	return d
 }
 
-// Env is the environment of every leo process of this world.
+// Env is the environment of every leo process of this world. Its PATH is
+// PathPrefix, the world's fakes and the test tools, never a system
+// directory: a claude installed in /usr/bin is not this world's.
 func (w *World) Env() []string {
-	path := w.Bin + ":/usr/local/bin:/usr/bin:/bin"
+	first := []string{w.Bin}
 	if w.PathPrefix != "" {
-		path = w.PathPrefix + ":" + path
+		first = []string{w.PathPrefix, w.Bin}
 	}
+	path := testutil.ToolPATH(w.TB, first...)
 	env := []string{
 		"PATH=" + path,
 		"LEO_HOME=" + w.Home.Root,
@@ -672,11 +676,7 @@ func (w *World) killTmux() {
 	// file removed below nothing could reach it again. Kill every process
 	// still running on this socket name.
 	killProcsOnSocket(w.TmuxSocket())
-	dir := os.Getenv("TMUX_TMPDIR")
-	if dir == "" {
-		dir = "/tmp"
-	}
-	_ = os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), w.TmuxSocket()))
+	_ = os.Remove(tmux.SocketFile(w.TmuxSocket(), w.Env())) // kill-server leaves it
 	deadline := time.Now().Add(5 * time.Second)
 	for _, p := range panes {
 		for p.PID > 0 && syscall.Kill(p.PID, 0) == nil && time.Now().Before(deadline) {

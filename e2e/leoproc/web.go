@@ -2,23 +2,17 @@ package leoproc
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"testing"
 
 	"github.com/blackpaw-studio/leo/internal/apitoken"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
-// FreePort is a loopback port nothing listens on right now (a web server
-// of a test's own daemon takes it next).
+// FreePort is testutil.FreePort.
 func FreePort(tb testing.TB) int {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return testutil.FreePort(tb)
 }
 
 // AppendConfig adds text (top-level YAML sections) to the world's leo.yaml.

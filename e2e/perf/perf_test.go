@@ -24,10 +24,11 @@ import (
 
 	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/testutil/hermetic"
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := hermetic.Main(m)
 	leoproc.Cleanup()
 	os.Exit(code)
 }

@@ -106,7 +106,7 @@ func newWorld(t *testing.T, h string) *world {
 	if err := Trust(h, w.home, w.ws); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"PATH": bin + ":/usr/local/bin:/usr/bin:/bin", "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+	env := map[string]string{"PATH": testutil.ToolPATH(t, bin), "TERM": "xterm-256color", "LANG": "C.UTF-8"}
 	for k, v := range Dirs(w.home) {
 		env[k] = v
 	}

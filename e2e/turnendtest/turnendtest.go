@@ -67,11 +67,7 @@ func Start(t testing.TB, opts Options) *World {
 	h := home.Home{Root: root, ConfigPath: filepath.Join(root, "leo.yaml")}
 	w := &World{T: t, Home: h, Hub: turnend.New(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))), opts: opts}
 	w.Hub.Observe = opts.Observe
-	tmuxPath, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatalf("tmux is required: %v", err)
-	}
-	path := strings.Join([]string{opts.Bin, filepath.Dir(tmuxPath), "/usr/local/bin", "/usr/bin", "/bin"}, string(os.PathListSeparator))
+	path := testutil.ToolPATH(t, opts.Bin) // the harnesses and the tools, no system dir
 	env := map[string]string{"PATH": path}
 	maps.Copy(env, opts.UserEnv)
 	getenv := func(k string) string { return env[k] }
@@ -182,12 +178,7 @@ func (w *World) PanePIDs() []int {
 }
 
 func (w *World) killTmux() {
-	_ = exec.Command("tmux", "-L", w.socket, "kill-server").Run()
-	dir := os.Getenv("TMUX_TMPDIR")
-	if dir == "" {
-		dir = "/tmp"
-	}
-	_ = os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), w.socket))
+	testutil.KillTmux(w.T, w.socket)
 }
 
 type testWriter struct{ t testing.TB }

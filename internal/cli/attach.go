@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/blackpaw-studio/leo/internal/agent"
 	"github.com/blackpaw-studio/leo/internal/api"
@@ -31,6 +32,8 @@ type AttachOptions struct {
 	Socket string
 	// CanPrompt: a terminal, so a list can be offered to choose from.
 	CanPrompt bool
+	// Terminal: stdin is a terminal, which tmux attach needs.
+	Terminal bool
 	// Exec replaces the process with tmux (syscall.Exec); tests capture it.
 	Exec func(path string, argv, env []string) error
 	// Environ is the environment tmux gets; nil means os.Environ().
@@ -45,6 +48,39 @@ running. With no name: the only agent, or a list to choose from.`
 	return cmd
 }
 
+// attachHelp adds to the help the plain tmux command attach runs for this
+// home, for a terminal leo does not run in (another ssh session, a script
+// that opens one).
+func attachHelp(f *Factory, cmd *cobra.Command) string {
+	long := cmd.Long
+	h, err := f.Home()
+	if err != nil {
+		return long
+	}
+	bin := "tmux"
+	if tm, err := f.Tmux(cmd.Context(), h); err == nil && tm.Binary != "" {
+		bin = tm.Binary
+	}
+	argv, _, err := attachCommandLine(bin, h.TmuxSocket(home.DefaultRoot(f.Getenv)), "NAME", nil)
+	if err != nil {
+		return long
+	}
+	return long + "\n\nIt runs this tmux command (NAME is the agent's name):\n\n  " + shellLine(argv)
+}
+
+// shellLine is argv as one line a shell reads back. A word starting
+// with "=" is quoted too: zsh would expand =leo-bob to a command's path.
+func shellLine(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = shellQuote(a)
+		if q[i] == a && strings.HasPrefix(a, "=") {
+			q[i] = "'" + a + "'"
+		}
+	}
+	return strings.Join(q, " ")
+}
+
 func newAgentAttachCmd(f *Factory) *cobra.Command {
 	cmd := attachCommand(f, "attach <name>", cobra.ExactArgs(1))
 	cmd.Long = `Attach this terminal to the agent's tmux session; the same as 'leo attach <name>'.`
@@ -53,7 +89,7 @@ func newAgentAttachCmd(f *Factory) *cobra.Command {
 
 func attachCommand(f *Factory, use string, args cobra.PositionalArgs) *cobra.Command {
 	opts := &AttachOptions{IO: f.IO}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   use,
 		Short: "Attach the terminal to an agent's TUI in tmux",
 		Args:  cobra.MatchAll(args, agentNameArg(0)),
@@ -74,12 +110,26 @@ func attachCommand(f *Factory, use string, args cobra.PositionalArgs) *cobra.Com
 			opts.Client = client.New(h)
 			opts.Tmux, opts.Socket = tm.Binary, h.TmuxSocket(home.DefaultRoot(f.Getenv))
 			opts.CanPrompt = isInteractive(f.IO)
+			opts.Terminal = attachTerminal(f.IO)
 			if len(args) == 1 {
 				opts.Name = args[0]
 			}
 			return runAttach(cmd.Context(), opts)
 		},
 	}
+	defaultHelp := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		c.Long = attachHelp(f, c)
+		defaultHelp(c, args)
+	})
+	return cmd
+}
+
+// attachTerminal reports whether stdin is a terminal: tmux attach needs
+// one. Tests that capture the exec swap it.
+var attachTerminal = func(ios *IOStreams) bool {
+	in, ok := ios.In.(*os.File)
+	return ok && term.IsTerminal(int(in.Fd()))
 }
 
 // attachExec replaces leo with tmux, handing it the terminal. Tests swap it.
@@ -101,6 +151,10 @@ func runAttach(ctx context.Context, opts *AttachOptions) error {
 	argv, env, err := attachCommandLine(opts.Tmux, opts.Socket, name, env)
 	if err != nil {
 		return err
+	}
+	if !opts.Terminal {
+		// tmux would only say "open terminal failed: not a terminal".
+		return usageErrorf("leo attach needs a terminal (stdin is not one); from a terminal, run: %s", shellLine(argv))
 	}
 	if err := exec(opts.Tmux, argv, env); err != nil {
 		return fmt.Errorf("run %s: %w", opts.Tmux, err)

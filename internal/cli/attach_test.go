@@ -31,7 +31,9 @@ func captureExec(t *testing.T) *execCall {
 		c.path, c.argv, c.env, c.calledOnce = path, argv, env, true
 		return nil
 	}
-	t.Cleanup(func() { attachExec = old })
+	oldTerm := attachTerminal
+	attachTerminal = func(*IOStreams) bool { return true } // as from a terminal
+	t.Cleanup(func() { attachExec, attachTerminal = old, oldTerm })
 	return c
 }
 
@@ -109,7 +111,7 @@ func TestAttachWithoutNameChoosesAmongSeveral(t *testing.T) {
 	in.WriteString("2\n")
 	c := client.New(h)
 	defer c.Close()
-	err := runAttach(context.Background(), &AttachOptions{IO: ios, Client: c, Tmux: "/usr/bin/tmux", Socket: "s", CanPrompt: true})
+	err := runAttach(context.Background(), &AttachOptions{IO: ios, Client: c, Tmux: "/usr/bin/tmux", Socket: "s", CanPrompt: true, Terminal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,5 +219,43 @@ func TestAttachArgvAttachesARealClient(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("tmux attach did not exit after detach")
+	}
+}
+
+// With no terminal on stdin, attach says so and gives the plain tmux
+// command to run from one, instead of tmux's "open terminal failed".
+func TestAttachWithoutATerminalSaysSoAndPrintsTheCommand(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+	fake.Put(api.Agent{Name: "bob", State: api.StateRunning})
+	old := attachExec
+	attachExec = func(string, []string, []string) error {
+		t.Error("tmux was run without a terminal")
+		return nil
+	}
+	t.Cleanup(func() { attachExec = old })
+	socket := h.TmuxSocket(home.DefaultRoot(e.getenv))
+	for _, argv := range [][]string{{"attach", "bob"}, {"agent", "attach", "bob"}} {
+		r := e.run(argv...)
+		if r.code != ExitUsage {
+			t.Fatalf("%v: exit %d, want %d: %+v", argv, r.code, ExitUsage, r)
+		}
+		mustContain(t, "stderr", r.stderr, "leo attach needs a terminal (stdin is not one)", "-L "+socket+" -f /dev/null attach-session -t '=leo-bob'")
+		if strings.Contains(r.stderr, "open terminal failed") {
+			t.Fatalf("tmux's own error: %q", r.stderr)
+		}
+	}
+}
+
+// attach --help shows the tmux command it runs for this home.
+func TestAttachHelpPrintsTheTmuxCommand(t *testing.T) {
+	e, h := daemonEnv(t)
+	socket := h.TmuxSocket(home.DefaultRoot(e.getenv))
+	for _, argv := range [][]string{{"attach", "--help"}, {"agent", "attach", "--help"}} {
+		r := e.run(argv...)
+		if r.code != ExitOK {
+			t.Fatalf("%v: %+v", argv, r)
+		}
+		mustContain(t, strings.Join(argv, " "), r.stdout, "It runs this tmux command", "-L "+socket+" -f /dev/null attach-session -t '=leo-NAME'")
 	}
 }

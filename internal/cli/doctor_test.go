@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/doctor"
 	"github.com/blackpaw-studio/leo/internal/doctor/doctortest"
 	"github.com/blackpaw-studio/leo/internal/home"
@@ -43,6 +44,25 @@ func doctorTestEnv(t *testing.T) (*testEnv, home.Home, *doctortest.Launchctl, fu
 	return e, h, lc, set
 }
 
+// daemonUp stands in for a running daemon: daemon.lock held and the
+// socket listening, until the test ends.
+func daemonUp(t *testing.T, h home.Home) {
+	t.Helper()
+	if err := h.EnsureState(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := lockfile.Acquire(h.LockPath(), h.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Release() })
+	ln, err := net.Listen("unix", h.SocketPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+}
+
 func staleSocket(t *testing.T, h home.Home) {
 	t.Helper()
 	if err := os.MkdirAll(h.StateDir(), 0o700); err != nil {
@@ -59,7 +79,8 @@ func staleSocket(t *testing.T, h home.Home) {
 // TestDoctorJSON: {ok, checks, fixed}, each check {name, status, message,
 // fix when there is one}, exit 0 when nothing fails.
 func TestDoctorJSON(t *testing.T) {
-	e, _, _, set := doctorTestEnv(t)
+	e, h, _, set := doctorTestEnv(t)
+	daemonUp(t, h)
 	r := e.runWith(set, "doctor", "--json")
 	if r.code != ExitOK {
 		t.Fatalf("%+v", r)
@@ -126,7 +147,7 @@ func TestDoctorFixSaysWhatItDid(t *testing.T) {
 	e, h, _, set := doctorTestEnv(t)
 	staleSocket(t, h)
 	r := e.runWith(set, "doctor", "--fix")
-	if r.code != ExitOK {
+	if r.code != ExitError { // repaired, and still no daemon
 		t.Fatalf("%+v", r)
 	}
 	first := strings.SplitN(r.stdout, "\n", 2)[0]
@@ -134,7 +155,7 @@ func TestDoctorFixSaysWhatItDid(t *testing.T) {
 	if first != want {
 		t.Errorf("first line %q, want %q", first, want)
 	}
-	mustContain(t, "stdout", r.stdout, "ok   socket: daemon not running")
+	mustContain(t, "stdout", r.stdout, "fail socket: daemon not running (no socket, no lock holder) — fix: leo service start (no job yet: leo service install; in the foreground: leo service)")
 
 	staleSocket(t, h)
 	r = e.runWith(set, "doctor", "--fix", "--json")
@@ -173,6 +194,7 @@ func TestDoctorMacOSThroughTheCLI(t *testing.T) {
 	lc.Register("com.blackpaw.leo")
 	lc.Register("studio.blackpaw.leo.daemon")
 	darwin := func(f *Factory) { set(f); f.GOOS = "darwin" }
+	daemonUp(t, h)
 
 	r := e.runWith(darwin, "doctor")
 	if r.code != ExitError {

@@ -145,7 +145,7 @@ func writeAppMarker(t *testing.T, h home.Home) {
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"version": 1, "manager": "Leo.app", "bundle_id": "studio.blackpaw.leo.macos",
-		"launchd_label": handoverAppLabel, "self_path": self, "tmux_path": tmux, "env": map[string]string{"PATH": "/usr/bin:/bin"}})
+		"launchd_label": handoverAppLabel, "self_path": self, "tmux_path": tmux, "env": map[string]string{"PATH": testutil.ToolPATH(t)}})
 	if err := os.WriteFile(h.MarkerPath(), data, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -159,7 +160,10 @@ func jsonRuleHome(t *testing.T) (*testEnv, home.Home) {
 	t.Helper()
 	e := newTestEnv(t)
 	root := testutil.ShortTempDir(t, "leo-jr")
-	for rel, content := range map[string]string{"leo.yaml": jsonRuleConfig, "workspace/p.md": "Do the thing.\n"} {
+	// web enable makes the daemon listen: on a port of the test's own, not
+	// the default 8370 (the user's own leo may hold it).
+	yaml := jsonRuleConfig + fmt.Sprintf("web:\n  port: %d\n", testutil.FreePort(t))
+	for rel, content := range map[string]string{"leo.yaml": yaml, "workspace/p.md": "Do the thing.\n"} {
 		p := filepath.Join(root, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 // startOwner runs a daemon of h whose ownership check runs every check.
@@ -179,7 +180,7 @@ func TestStartingDaemonClearsStaleControlClients(t *testing.T) {
 		}
 	}
 	raw("new-session", "-d", "-s", "_leo", "cat")
-	t.Cleanup(func() { _ = exec.Command(tmuxBin, "-L", socket, "kill-server").Run() })
+	testutil.KillTmuxAtEnd(t, socket)
 	stale := exec.Command(tmuxBin, "-u", "-L", socket, "-f", "/dev/null", "-C", "attach-session", "-t", "=_leo")
 	stdin, err := stale.StdinPipe() // held open: the client does not leave by itself
 	if err != nil {

@@ -2,10 +2,6 @@ package daemon_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,6 +9,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 // TestDaemonHostsTheRealAgentManager boots the daemon with the real
@@ -24,17 +21,7 @@ func TestDaemonHostsTheRealAgentManager(t *testing.T) {
 	h := newHome(t)
 	path, _ := testPATH(t)
 	socket := h.TmuxSocket("")
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		exec.CommandContext(ctx, "tmux", "-L", socket, "kill-server").Run()
-		// kill-server leaves the socket file behind.
-		dir := os.Getenv("TMUX_TMPDIR")
-		if dir == "" {
-			dir = "/tmp"
-		}
-		os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), socket))
-	})
+	testutil.KillTmuxAtEnd(t, socket)
 	opts := daemon.Options{
 		Home: h, Version: "test", Stderr: &testWriter{t: t},
 		Resolver: resolverFor(path), Getenv: func(k string) string {

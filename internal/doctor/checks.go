@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -139,9 +140,19 @@ func checkHarnessCLI(ctx context.Context, e *Env, name string) Check {
 		c.Fix = "reinstall it: " + info.install
 		return c
 	}
+	if !versionNumber.MatchString(v) {
+		// A wrapper, a shim that prints usage, another program of the name.
+		c.Status, c.Message = Warn, fmt.Sprintf("%s: %s (`%s --version` printed %q, not a version)", info.title, path, name, v)
+		c.Fix = "check that " + path + " is the CLI; reinstall it: " + info.install
+		return c
+	}
 	c.Status, c.Message = OK, fmt.Sprintf("%s: %s (%s)", info.title, path, v)
 	return c
 }
+
+// versionNumber is what every harness CLI's --version line holds: a
+// dotted number (2.1.197 (Claude Code), codex-cli 0.171.0, 1.18.33).
+var versionNumber = regexp.MustCompile(`(^|[^0-9.])[0-9]+\.[0-9]+`)
 
 // version runs `bin arg` with a short timeout: a CLI that hangs must not
 // hang doctor. The answer is its first non-empty line.
@@ -206,6 +217,10 @@ func checkTmux(ctx context.Context, e *Env) Check {
 
 var syscallENOTDIR = syscall.ENOTDIR
 
+// StartDaemon is how a stopped daemon is started: its service job, else
+// the job installed (which starts it), else in the foreground.
+const StartDaemon = "leo service start (no job yet: leo service install; in the foreground: leo service)"
+
 // checkSocket tells a stale socket (no daemon holds daemon.lock) from a
 // running daemon's.
 func checkSocket(e *Env) Check {
@@ -228,7 +243,9 @@ func checkSocket(e *Env) Check {
 		c.Status, c.Message = Warn, fmt.Sprintf("a daemon (pid %d) holds %s but %s does not exist, so no command reaches it", pid, e.Home.LockPath(), sock)
 		c.Fix = "leo service restart"
 	default:
-		c.Status, c.Message = OK, "daemon not running (no socket, no lock holder)"
+		// Nothing works without it: agents, tasks and the web need it.
+		c.Status, c.Message = Fail, "daemon not running (no socket, no lock holder)"
+		c.Fix = StartDaemon
 	}
 	return c
 }

@@ -89,7 +89,9 @@ func TestCheckHarnessCLI(t *testing.T) {
 		"opencode found":       {"opencode", "#!/bin/sh\necho 1.18.33\n", false, OK, "opencode: %BIN% (1.18.33)", ""},
 		"version hangs":        {"codex", "#!/bin/sh\nexec sleep 30\n", true, Warn, "no answer within 200ms", "reinstall"},
 		"version fails":        {"codex", "#!/bin/sh\necho boom >&2\nexit 3\n", true, Warn, "exit status 3: boom", "reinstall"},
-		"hostile version":      {"codex", "#!/bin/sh\nprintf 'v1\\033[2J\\r\\n'\n", true, OK, `(v1\x1b[2J)`, ""},
+		"hostile version":      {"codex", "#!/bin/sh\nprintf 'v1.2\\033[2J\\r\\n'\n", true, OK, `(v1.2\x1b[2J)`, ""},
+		"not a version":        {"claude", "#!/bin/sh\necho 'Usage: claude [options]'\n", true, Warn, `(` + "`claude --version`" + ` printed "Usage: claude [options]", not a version)`, "is the CLI; reinstall it: npm install -g @anthropic-ai/claude-code"},
+		"codex version":        {"codex", "#!/bin/sh\necho 'codex-cli 0.171.0'\n", true, OK, "(codex-cli 0.171.0)", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t, "linux")
@@ -162,7 +164,7 @@ func TestCheckSocket(t *testing.T) {
 		msg    string
 		fix    string
 	}{
-		"nothing":       {func(*world) {}, OK, "daemon not running", ""},
+		"nothing":       {func(*world) {}, Fail, "daemon not running", "leo service start (no job yet: leo service install; in the foreground: leo service)"},
 		"stale":         {func(w *world) { w.staleSocket() }, Fail, "stale socket ", "leo doctor --fix"},
 		"not a socket":  {func(w *world) { w.write(w.h.SocketPath(), "x", 0o600) }, Fail, "is not a socket", "rm "},
 		"running":       {func(w *world) { w.staleSocket(); w.holdLock() }, OK, "daemon running (pid ", ""},

@@ -97,7 +97,7 @@ func (w *world) writeMarker(label string) {
 	w.script(self, "#!/bin/sh\n")
 	w.script(tm, "#!/bin/sh\necho tmux 3.6a\n")
 	data, _ := json.Marshal(map[string]any{"version": 1, "manager": "Leo.app", "launchd_label": label,
-		"self_path": self, "tmux_path": tm, "env": map[string]string{"PATH": "/usr/bin:/bin"}})
+		"self_path": self, "tmux_path": tm, "env": map[string]string{"PATH": testutil.ToolPATH(w.t)}})
 	w.write(w.h.MarkerPath(), string(data), 0o600)
 	w.reread()
 }

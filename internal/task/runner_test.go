@@ -134,6 +134,7 @@ type fakeEntry struct {
 	LeoTask string   `json:"leo_task"`
 	Event   string   `json:"event"`
 	Child   int      `json:"child"`
+	Path    string   `json:"path"`
 }
 
 func (g *rig) fakeEntries() []fakeEntry {
@@ -789,4 +790,24 @@ func TestRunVanishedSessionStartsFresh(t *testing.T) {
 			t.Fatalf("run %q resumes the vanished session", argv)
 		}
 	})
+}
+
+// TestTaskEnvPATHIsTheRunsPATHNotTheLookup: a task's env: PATH is the PATH
+// the harness process gets (and what it starts); the harness binary itself
+// is found the way the daemon finds it, not through that PATH.
+func TestTaskEnvPATHIsTheRunsPATHNotTheLookup(t *testing.T) {
+	g := newRig(t, "claude")
+	own := t.TempDir() // holds no harness
+	g.scope.Env["PATH"] = own
+	rec := g.wait(g.run(context.Background(), g.job()))
+	wantOutcome(t, rec, OutcomeSucceeded, "")
+	var launches []fakeEntry
+	for _, e := range g.fakeEntries() {
+		if len(e.Argv) > 0 {
+			launches = append(launches, e)
+		}
+	}
+	if len(launches) != 1 || launches[0].Path != own {
+		t.Fatalf("launches %+v: want one, with PATH %q", launches, own)
+	}
 }

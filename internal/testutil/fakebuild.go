@@ -5,11 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
+
+	"github.com/blackpaw-studio/leo/internal/testutil/hermetic"
 )
 
 var (
@@ -35,7 +34,7 @@ func FakeHarnessDir(t testing.TB) string {
 // test binary (there is no per-binary cleanup hook), so each build first
 // removes the dirs of test processes that are gone.
 func buildFakeHarness() (string, error) {
-	removeStaleFakeDirs()
+	hermetic.RemoveStale("leo-fakeharness-")
 	dir, err := os.MkdirTemp("", fmt.Sprintf("leo-fakeharness-%d-", os.Getpid()))
 	if err != nil {
 		return "", err
@@ -51,26 +50,11 @@ func buildFakeHarness() (string, error) {
 	return dir, nil
 }
 
-func removeStaleFakeDirs() {
-	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "leo-fakeharness-*"))
-	for _, m := range matches {
-		rest := strings.TrimPrefix(filepath.Base(m), "leo-fakeharness-")
-		pidText, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if syscall.Kill(pid, 0) == syscall.ESRCH {
-			_ = os.RemoveAll(m)
-		}
-	}
-}
-
 // GoBuild builds the package importPath into the executable out, without
 // cgo, with the toolchain running the tests: `go test` puts its own
-// GOROOT/bin first on the test binary's PATH.
+// GOROOT/bin first on the PATH the test binary starts with.
 func GoBuild(importPath, out string) error {
-	goBin, err := exec.LookPath("go")
+	goBin, err := hermetic.LookPathIn("go", hermetic.StartPATH())
 	if err != nil {
 		return fmt.Errorf("go build %s: go toolchain not found: %w", importPath, err)
 	}

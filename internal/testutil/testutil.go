@@ -6,8 +6,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -43,8 +47,34 @@ func NewTmux(t testing.TB, opts ...func(*tmux.Options)) *tmux.Server {
 			t.Errorf("kill-server on %s: %v", o.Socket, err)
 		}
 		_ = s.Close()
+		removeSocketFile(t, s.SocketFile())
 	})
 	return s
+}
+
+// KillTmuxAtEnd registers, for the end of the test, the kill of the tmux
+// server on -L socket that the test runs by other means (a daemon, tmux
+// run by hand) and the removal of its socket file, which kill-server
+// leaves behind.
+func KillTmuxAtEnd(t testing.TB, socket string) {
+	t.Helper()
+	t.Cleanup(func() { KillTmux(t, socket) })
+}
+
+// KillTmux kills the tmux server on -L socket (none is fine) and removes
+// its socket file.
+func KillTmux(t testing.TB, socket string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = exec.CommandContext(ctx, "tmux", "-L", socket, "kill-server").Run()
+	removeSocketFile(t, tmux.SocketFile(socket, os.Environ()))
+}
+
+func removeSocketFile(t testing.TB, path string) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("removing the tmux socket file: %v", err)
+	}
 }
 
 // WithPATH sets the PATH panes get.
@@ -87,6 +117,19 @@ func Poll(timeout, every time.Duration, cond func() bool) bool {
 		}
 		time.Sleep(every)
 	}
+}
+
+// FreePort is a loopback port nothing listens on right now, for a test's
+// own server to take next. Tests never use a fixed port (leo's default
+// 8370 is the user's own daemon's).
+func FreePort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // ShortTempDir makes a directory under the system temp dir, removed when

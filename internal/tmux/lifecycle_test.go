@@ -81,7 +81,7 @@ func TestPanePATHFromOptions(t *testing.T) {
 			if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$PATH\" > \"$1\"\nexec sleep 600\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			path := bin + ":/usr/bin:/bin"
+			path := testutil.ToolPATH(t, bin)
 			opts := []func(*tmux.Options){testutil.WithPATH(path)}
 			if transport == "exec" {
 				opts = append(opts, testutil.WithoutControl())
@@ -110,7 +110,7 @@ func TestSessionEnvPATHAppliedByEnv(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "mine"), []byte("#!/bin/sh\necho \"$PATH\" > \"$1\"\nexec sleep 600\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	want := bin + ":/usr/bin:/bin"
+	want := testutil.ToolPATH(t, bin)
 	if _, err := s.NewSession(ctx(t), tmux.SessionSpec{Name: "leo-p2", Argv: []string{"mine", out}, Env: map[string]string{"PATH": want}}); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestNoUTF8Locale(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
 			opts := []func(*tmux.Options){func(o *tmux.Options) {
-				o.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+				o.Env = []string{"PATH=" + testutil.ToolPATH(t), "HOME=" + t.TempDir()}
 			}}
 			if transport == "exec" {
 				opts = append(opts, testutil.WithoutControl())

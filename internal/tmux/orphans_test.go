@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/testutil"
+	"github.com/blackpaw-studio/leo/internal/testutil/hermetic"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
@@ -43,7 +44,7 @@ func TestMain(m *testing.M) {
 		controlChild(socket)
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(hermetic.Main(m))
 }
 
 func controlChild(socket string) {
@@ -79,7 +80,7 @@ func TestControlClientDiesWithItsDaemon(t *testing.T) {
 		t.Skip("the parent-death signal is Linux's")
 	}
 	socket := testutil.UniqueSocket()
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", socket, "kill-server").Run() })
+	testutil.KillTmuxAtEnd(t, socket)
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), controlChildEnv+"="+socket)
 	out, err := child.StdoutPipe()

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/blackpaw-studio/leo/internal/testutil/hermetic"
 )
 
 // helperEnv makes the test binary act as another daemon holding the lock.
@@ -20,7 +22,7 @@ func TestMain(m *testing.M) {
 		holdLock(path)
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(hermetic.Main(m))
 }
 
 // holdLock takes the lock, says so, and keeps it until stdin closes.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/blackpaw-studio/leo/internal/testutil/hermetic"
 )
 
 // TestMain doubles as a stand-in opencode: tests link this test binary into a
@@ -17,7 +19,7 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "opencode" {
 		os.Exit(fakeOpencode(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	os.Exit(hermetic.Main(m))
 }
 
 // fakeOpencode answers `session list --format json` from $FAKE_SESSIONS,

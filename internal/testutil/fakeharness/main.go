@@ -211,7 +211,7 @@ func logLine(v any) {
 
 func logArgv(argv []string) {
 	// LEO_TASK and LEO_AGENT are what leo marks its own processes with.
-	logLine(map[string]any{"argv": argv, "pid": os.Getpid(), "leo_task": os.Getenv("LEO_TASK"), "leo_agent": os.Getenv("LEO_AGENT")})
+	logLine(map[string]any{"argv": argv, "pid": os.Getpid(), "leo_task": os.Getenv("LEO_TASK"), "leo_agent": os.Getenv("LEO_AGENT"), "path": os.Getenv("PATH")})
 }
 
 func logEvent(fields map[string]any) {
