@@ -47,6 +47,11 @@ func wanted() bool {
 	return os.Getenv(realcli.BinDirEnv) != "" || os.Getenv(RequiredEnv) != ""
 }
 
+// StepsEnv, when set, is a comma list of the steps to run (with "spawn,
+// ready", which the others need); the rest are SKIP. For running a few
+// steps by hand, e.g. on the newest CLIs; make test-real runs them all.
+const StepsEnv = "LEO_REALCLI_STEPS"
+
 // Steps are the contract, in the order they run for each harness.
 var Steps = []string{
 	"versions",
@@ -69,6 +74,8 @@ var Steps = []string{
 	"interrupt",
 	"MCP tool call",
 	"MCP in a task run",
+	"Unicode redrawn",
+	"rate-limited turn",
 }
 
 // outcome is one cell of the table.

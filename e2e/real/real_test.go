@@ -149,6 +149,8 @@ func runHarness(t *testing.T, h, bin string, versions map[string]string, deadlin
 	r.step("interrupt", r.interrupt)
 	r.step("MCP tool call", r.mcpListAgents)
 	r.step("MCP in a task run", r.mcpTaskRun)
+	r.step("Unicode redrawn", r.unicodeRedrawn)
+	r.step("rate-limited turn", r.rateLimited)
 }
 
 // step is a subtest whose failure text also goes into the table.
@@ -176,6 +178,10 @@ func (s *step) wait(d time.Duration) (context.Context, context.CancelFunc) {
 }
 
 func (r *run) step(name string, f func(*step)) {
+	if only := os.Getenv(StepsEnv); only != "" && name != "spawn, ready" && !slices.Contains(strings.Split(only, ","), name) {
+		results.set(r.h, name, "SKIP", "not in "+StepsEnv)
+		return
+	}
 	if time.Now().After(r.deadline) {
 		results.set(r.h, name, "FAIL", "not run: the harness's time budget ("+budget.String()+") was spent")
 		r.t.Errorf("%s: not run: time budget spent", name)
@@ -201,6 +207,9 @@ func (r *run) step(name string, f func(*step)) {
 
 // logPanes logs what every agent pane of the world shows, after a failed step.
 func (r *run) logPanes(stepName string) {
+	if r.w == nil {
+		return // no world yet (the versions step)
+	}
 	panes, err := r.w.AgentPanes()
 	if err != nil {
 		r.t.Logf("after %q: list panes: %v", stepName, err)
