@@ -65,6 +65,13 @@ func (r *run) rateLimited(s *step) {
 		}
 		return true, ""
 	})
-	r.ms.SetResponder(nil)
+	// The next turn may carry the rate-limited message too (claude sends
+	// both as one user turn): answer its own marker only.
+	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
+		if !q.Side && len(q.Markers) > 0 {
+			return modelserver.Reply{Text: "ACK " + q.Markers[len(q.Markers)-1]}
+		}
+		return modelserver.DefaultResponder(q)
+	})
 	s.exchange(r.h, "After the rate limit.")
 }
