@@ -83,6 +83,8 @@ var Steps = []Step{
 	{"interrupt", (*run).interrupt},
 	{"MCP tool call", (*run).mcpListAgents},
 	{"MCP in a task run", (*run).mcpTaskRun},
+	{"Unicode redrawn", (*run).unicodeRedrawn},
+	{"rate-limited turn", (*run).rateLimited},
 }
 
 // stepNames are the names of steps, in order.

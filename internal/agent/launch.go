@@ -491,6 +491,9 @@ func (m *Manager) target(a *agent) (delivery.Target, bool) {
 	if pt, ok := h.(harness.PasteTiming); ok {
 		t.EnterDelay = pt.EnterDelay()
 	}
+	if c, ok := h.(harness.InputClearer); ok {
+		t.ClearKeys = c.ClearInputKeys()
+	}
 	return t, true
 }
 

@@ -8,7 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -65,9 +67,13 @@ type Target struct {
 	// an idle empty input line is enough).
 	Turn *Turn
 	// Leftover is leo's own earlier paste that failed and may still sit in
-	// the input line: seen there, it is reported as leo's (never as a
-	// person's typing) and the delivery fails at once.
+	// the input line: seen there, it is leo's (never a person's typing), so
+	// leo clears it with ClearKeys and goes on; without ClearKeys, or when
+	// the keys do not clear it, the delivery fails at once saying so.
 	Leftover *Leftover
+	// ClearKeys are the tmux keys that clear the TUI's input line
+	// (harness.InputClearer), pressed only on leo's own leftover paste.
+	ClearKeys []string
 }
 
 // Turn is what delivery remembers of the last message it submitted to a
@@ -122,12 +128,20 @@ type Leftover struct {
 	Input string
 }
 
-// in reports whether s shows the leftover in its input line.
-func (l *Leftover) in(r harness.ScreenReader, s harness.Screen) bool {
+// in reports whether s shows the leftover in its input line. After leo
+// pressed its clear keys (partly), a part of what it showed still counts:
+// a clear may take one line of a multi-line paste at a time.
+func (l *Leftover) in(r harness.ScreenReader, s harness.Screen, partly bool) bool {
 	if l == nil || s.State != harness.ScreenReady || s.Input == "" {
 		return false
 	}
-	return s.Input == l.Input || r.Landed(s, l.Text)
+	return s.Input == l.Input || r.Landed(s, l.Text) || (partly && strings.Contains(l.Input, s.Input))
+}
+
+// clearPresses bounds the clear-key presses spent on a leftover: one per
+// line it holds, and one more.
+func (l *Leftover) clearPresses() int {
+	return strings.Count(l.Input, "\n") + 2
 }
 
 // DefaultEnterDelay is what callers use for adapters without
@@ -232,8 +246,10 @@ var ErrNotLanded = errors.New("daemon restarted during delivery; not known to ha
 //
 // When t.Turn remembers a submitted turn, it also waits until that turn is
 // over, so each message gets its own turn. When the input line holds leo's
-// own failed paste (t.Leftover) it fails at once saying so: no person is
-// going to clear it, and leo never clears an input line.
+// own failed paste (t.Leftover), leo clears it with t.ClearKeys and goes
+// on; with no keys, or keys that do not clear it, it fails at once saying
+// so: no person is going to clear it. Text that is not leo's is never
+// cleared: it may be a person's typing.
 func (d *Driver) AwaitReady(ctx context.Context, t Target) (harness.Screen, error) {
 	return d.await(ctx, t, func(s harness.Screen) bool {
 		return s.State == harness.ScreenReady && s.Input == "" && t.Turn.Over()
@@ -254,7 +270,7 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 	var last harness.Screen
 	var lastErr error
 	lastDialog := ""
-	tries := 0
+	tries, cleared := 0, 0
 	for {
 		s, g, err := d.observe(ctx, t)
 		if err == nil {
@@ -288,9 +304,29 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 			}
 		case accept(s):
 			return s, nil
-		case t.Leftover.in(t.Screen, s):
+		case t.Leftover.in(t.Screen, s, cleared > 0) && len(t.ClearKeys) > 0 && cleared < t.Leftover.clearPresses():
+			// leo's own text, never a person's: clear it so the queue goes
+			// on, then look again once the TUI has redrawn.
+			lastErr = nil
+			if cleared == 0 && d.Observe != nil {
+				d.Observe("clearing leo's own failed paste of message " + t.Leftover.ID + " from the input line")
+			}
+			cleared++
+			if err := t.Pane.SendKeys(ctx, t.ClearKeys...); err != nil {
+				lastErr = err
+			}
+			last = s
+			if err := d.sleep(ctx, 10*d.poll()); err != nil {
+				return s, err
+			}
+			continue
+		case t.Leftover.in(t.Screen, s, cleared > 0):
+			how := "leo has no key that clears this TUI's input line"
+			if cleared > 0 {
+				how = fmt.Sprintf("leo's clear keys (%s) did not clear it", strings.Join(t.ClearKeys, " "))
+			}
 			return s, &Failure{Stage: "ready", Reason: fmt.Sprintf(
-				"the input line still holds leo's own paste of message %s, which failed (not a person's typing); leo never clears an input line: clear it in the TUI, or restart the agent", t.Leftover.ID)}
+				"the input line still holds leo's own paste of message %s, which failed (not a person's typing); %s: clear it in the TUI, or restart the agent", t.Leftover.ID, how)}
 		default:
 			lastErr = nil
 		}
@@ -755,9 +791,14 @@ func notSubmittedReason(s harness.Screen, err error, t Target, text string, afte
 	}
 }
 
+// clip shortens s to at most n bytes for a failure reason, never cutting
+// a UTF-8 character in half.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

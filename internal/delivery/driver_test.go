@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -46,6 +47,12 @@ type scriptPane struct {
 	// merged counts pastes that arrived while a turn was running: text
 	// the real TUIs fold into the running turn.
 	merged int
+	// draw, when set, is how the TUI draws a paste (the input it shows).
+	draw func(string) string
+	// C-u empties the input (claude's, codex's, opencode's clear key)
+	// unless clearIgnored; clears counts the presses.
+	clearIgnored bool
+	clears       int
 }
 
 func (p *scriptPane) Gates(context.Context) (Gates, error) {
@@ -98,6 +105,9 @@ func (p *scriptPane) Paste(_ context.Context, text string) error {
 		return nil // keys went to copy mode
 	}
 	if !p.dropPaste {
+		if p.draw != nil {
+			text = p.draw(text)
+		}
 		p.input += text
 	}
 	return nil
@@ -107,6 +117,13 @@ func (p *scriptPane) SendKeys(_ context.Context, keys ...string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, k := range keys {
+		if k == "C-u" {
+			p.clears++
+			if !p.clearIgnored {
+				p.input = ""
+			}
+			continue
+		}
 		if k != "Enter" {
 			continue
 		}
@@ -542,6 +559,86 @@ func TestLeftoverPasteIsRecognisedAsLeos(t *testing.T) {
 			t.Fatalf("pasted %d times", p.pastes)
 		}
 	})
+}
+
+// leo clears its own failed paste from the input line with the adapter's
+// keys, and the next message goes through (issue 15 item 2: before, every
+// message behind it failed until a person cleared the line).
+func TestLeftoverPasteIsClearedByLeo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &scriptPane{input: "mangled text"}
+		var events []string
+		tg := Target{Pane: p, Screen: scriptScreen{}, ClearKeys: []string{"C-u"}, Leftover: &Leftover{ID: "m1", Text: "the text", Input: "mangled text"}}
+		d := fastDriver()
+		d.Observe = func(e string) { events = append(events, e) }
+		if err := d.Deliver(context.Background(), tg, "next"); err != nil {
+			t.Fatal(err)
+		}
+		if p.clears != 1 || !slices.Equal(p.submitted, []string{"next"}) {
+			t.Fatalf("clears=%d submitted=%q; want one clear, then next submitted alone", p.clears, p.submitted)
+		}
+		if len(events) != 1 || !strings.Contains(events[0], "m1") {
+			t.Fatalf("events = %q", events)
+		}
+	})
+}
+
+// Keys that do not clear the line are pressed a bounded number of times,
+// then the delivery fails saying the keys did not clear it.
+func TestLeftoverPasteClearKeysIgnored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &scriptPane{input: "mangled text", clearIgnored: true}
+		tg := Target{Pane: p, Screen: scriptScreen{}, ClearKeys: []string{"C-u"}, Leftover: &Leftover{ID: "m1", Text: "the text", Input: "mangled text"}}
+		d := fastDriver()
+		d.ReadyTimeout = time.Hour
+		err := d.Deliver(context.Background(), tg, "next")
+		var f *Failure
+		if !errors.As(err, &f) || !strings.Contains(f.Reason, "leo's own paste of message m1") || !strings.Contains(f.Reason, "did not clear it") {
+			t.Fatalf("err = %v", err)
+		}
+		if p.clears != 2 || p.pastes != 0 {
+			t.Fatalf("clears=%d pastes=%d; want 2 presses and nothing pasted", p.clears, p.pastes)
+		}
+	})
+}
+
+// A person's text is never cleared, whatever keys leo has.
+func TestPersonsTypingIsNeverCleared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &scriptPane{input: "someone is typing"}
+		tg := Target{Pane: p, Screen: scriptScreen{}, ClearKeys: []string{"C-u"}, Leftover: &Leftover{ID: "m1", Text: "the text", Input: "mangled text"}}
+		d := fastDriver()
+		err := d.Deliver(context.Background(), tg, "next")
+		if err == nil || p.clears != 0 || p.input != "someone is typing" {
+			t.Fatalf("err=%v clears=%d input=%q", err, p.clears, p.input)
+		}
+	})
+}
+
+// A failure reason quotes the input clipped at a character boundary,
+// never half of a UTF-8 sequence.
+func TestFailureReasonNeverCutsUTF8(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for shift := range 4 {
+			p := &scriptPane{draw: func(s string) string { return strings.Repeat("x", shift) + strings.Repeat("é👍🏽", 20) }}
+			err := fastDriver().Deliver(context.Background(), Target{Pane: p, Screen: scriptScreen{}}, "never drawn as pasted")
+			var f *Failure
+			if !errors.As(err, &f) || f.Stage != "landed" {
+				t.Fatalf("err = %v", err)
+			}
+			// %q would show a cut character as \x.. bytes.
+			if !utf8.ValidString(f.Reason) || !utf8.ValidString(err.Error()) || strings.Contains(f.Reason, `\x`) {
+				t.Fatalf("shift %d: reason is not valid UTF-8: %q", shift, f.Reason)
+			}
+		}
+	})
+	for _, s := range []string{"é", "👍🏽", "aé", "a👍"} {
+		for n := 0; n <= len(s); n++ {
+			if c := clip(strings.Repeat(s, 30), n); !utf8.ValidString(c) {
+				t.Errorf("clip(%q×30, %d) = %q", s, n, c)
+			}
+		}
+	}
 }
 
 // recordingPane is scriptPane plus a harness record: every submitted turn

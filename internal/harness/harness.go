@@ -292,10 +292,11 @@ type Compaction struct {
 	Refused string
 }
 
-// InputClearer is implemented by adapters whose TUI, interrupted before
-// the model answered, puts the interrupted message back into its input line
-// (claude): the tmux keys that clear that line, pressed by leo only while
-// the line holds leo's own message.
+// InputClearer is implemented by adapters whose TUI has a key that clears
+// its input line: the tmux keys that clear it, pressed by leo only while
+// the line holds leo's own text — a message an interrupted TUI put back
+// (claude does), or a paste of leo's whose delivery failed — never a
+// person's typing.
 type InputClearer interface {
 	ClearInputKeys() []string
 }

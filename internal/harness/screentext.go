@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The helpers below are how every adapter's ScreenReader reads a capture.
@@ -69,14 +71,51 @@ func ShowsMarker(lines, markers []string, skip func(line string) bool) bool {
 	return false
 }
 
+// Redraw is how a TUI draws a paste in its input line, as its captures
+// show (docs/harness-behaviour/<h>.md): the landed check compares the
+// input with the paste redrawn the same way, since what lands is drawn,
+// not echoed. White space never counts (a tab drawn as spaces, leading
+// spaces dropped, a line wrapped), so it needs no field here.
+type Redraw struct {
+	// Compose: decomposed characters are drawn composed (NFC), e.g.
+	// "cafe\u0301" shows as "café".
+	Compose bool
+	// DropModifiers: emoji skin-tone modifiers (U+1F3FB–U+1F3FF) are not
+	// drawn: "👍🏽" shows as "👍".
+	DropModifiers bool
+}
+
+// Apply returns s as the TUI draws it.
+func (r Redraw) Apply(s string) string {
+	if r.DropModifiers {
+		s = strings.Map(func(c rune) rune {
+			if IsSkinTone(c) {
+				return -1
+			}
+			return c
+		}, s)
+	}
+	if r.Compose {
+		s = norm.NFC.String(s)
+	}
+	return s
+}
+
+// IsSkinTone reports whether c is one of the five emoji skin-tone
+// modifiers (Fitzpatrick types 1-2 to 6).
+func IsSkinTone(c rune) bool { return c >= 0x1F3FB && c <= 0x1F3FF }
+
 // PasteLanded reports whether pasted shows in input, or the harness's
-// placeholder for a long paste does. The text is compared with every
-// character that draws nothing removed: white space (input lines wrap, and
-// a word too long for a row is broken across rows), and the non-graphic
-// ones — format characters (U+200B, U+FEFF, bidi marks), controls, the
-// line and paragraph separators U+2028/U+2029 — which a terminal may drop
-// from the screen (tmux 3.3a captures "e\u2028f" as "ef").
-func PasteLanded(input, pasted string, placeholder *regexp.Regexp) bool {
+// placeholder for a long paste does. Both sides are first redrawn the way
+// the TUI draws text (r; the input already is, and redrawing is
+// idempotent). Then they are compared with every character that draws
+// nothing removed: white space (input lines wrap, and a word too long for
+// a row is broken across rows), and the non-graphic ones — format
+// characters (U+200B, U+FEFF, bidi marks), controls, the line and
+// paragraph separators U+2028/U+2029 — which a terminal may drop from the
+// screen (tmux 3.3a captures "e\u2028f" as "ef").
+func PasteLanded(input, pasted string, placeholder *regexp.Regexp, r Redraw) bool {
+	input, pasted = r.Apply(input), r.Apply(pasted)
 	want, got := visible(pasted), visible(input)
 	if want == "" {
 		// Nothing visible: only the same invisible characters, shown as

@@ -87,7 +87,7 @@ func TestPasteLanded(t *testing.T) {
 		{"", "\x00", false},
 	}
 	for _, c := range cases {
-		if got := PasteLanded(c.input, c.pasted, placeholder); got != c.want {
+		if got := PasteLanded(c.input, c.pasted, placeholder, Redraw{}); got != c.want {
 			t.Errorf("PasteLanded(%q, %q) = %v, want %v", c.input, c.pasted, got, c.want)
 		}
 	}

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -45,6 +46,14 @@ var (
 	// acts on the answer. Answering again would press Enter on the home
 	// screen that follows, so such a screen is "starting".
 	answeredMark = "✔"
+	// placeholders are hints claude draws dimmed in an empty box; a plain
+	// capture cannot tell dim from typed, so they are matched literally, as
+	// the whole input. 2.1.332 puts the first into the box after a turn the
+	// API rejected (HTTP 429: "API Error: Request rejected (429) · …");
+	// 2.1.197 leaves the box empty there.
+	placeholders = []string{
+		"Resend your message to try again",
+	}
 	// pastedPlaceholder is how claude shows a long paste (or several);
 	// compiled on first use, not at every leo command's start-up.
 	pastedPlaceholder = sync.OnceValue(func() *regexp.Regexp {
@@ -82,6 +91,9 @@ func (screen) Classify(capture string) harness.Screen {
 	}
 	if !boxed {
 		return harness.Screen{State: harness.ScreenStarting}
+	}
+	if slices.Contains(placeholders, input) {
+		input = "" // a hint is never a draft
 	}
 	if spinning(lines[max(0, top-busyWindow):top]) || harness.ShowsMarker(lines[bottom+1:], footerBusy, nil) {
 		return harness.Screen{State: harness.ScreenBusy, Input: input}
@@ -147,9 +159,16 @@ func answered(lines []string) bool {
 // characters, however the box wrapped), or claude's [Pasted text #N]
 // placeholder for a long paste.
 // A 3-line paste shows in full; 4,000 characters show as "[Pasted text #1]".
+// The paste is compared as claude draws it (Redraw).
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder(), Redraw)
 }
+
+// Redraw is how claude's box draws a paste (2.1.197 and 2.1.332 alike,
+// testdata/screens/claude/ready-pasted-*): decomposed accents composed
+// ("cafe\u0301" as "café"), skin-tone modifiers dropped ("👍🏽" as "👍"),
+// a tab as four spaces, leading spaces dropped.
+var Redraw = harness.Redraw{Compose: true, DropModifiers: true}
 
 // findInputBox finds claude's input box: a ❯ line right under a rule, the
 // text's continuation lines, and a rule below them that has the top rule's

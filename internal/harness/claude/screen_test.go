@@ -67,6 +67,21 @@ var screenWant = map[string]harness.Screen{
 	"ready-after-rule-turn":    {State: harness.ScreenReady},
 	"ready-pasted-long-rule":   {State: harness.ScreenReady, Input: "line one MARKR3\n" + strings.Repeat("─", 76) + "\n" + strings.Repeat("─", 24) + "\nline three"},
 	"ready-pasted-linesep":     {State: harness.ScreenReady, Input: "uni MARKU1 ef and gh please"},
+	// How the box draws what it was pasted (harnesstest.RedrawnPastes):
+	// a skin-tone modifier dropped, a decomposed accent composed, a tab as
+	// four spaces, leading spaces dropped.
+	"ready-pasted-skintone":       {State: harness.ScreenReady, Input: "thumbs 👍 MARKU2"},
+	"ready-pasted-decomposed":     {State: harness.ScreenReady, Input: "caf\u00e9 MARKU3"},
+	"ready-pasted-tab":            {State: harness.ScreenReady, Input: "tab    here MARKU4"},
+	"ready-pasted-leading-spaces": {State: harness.ScreenReady, Input: "lead MARKU5"},
+	"ready-pasted-mixed":          {State: harness.ScreenReady, Input: "a    b 👋 na\u00efve MARKU6"},
+	// A turn answered HTTP 429 (after claude's ten retries): 2.1.332 puts
+	// the hint "Resend your message to try again" in the box, which is no
+	// input; 2.1.197 leaves the box empty. A paste over the hint shows
+	// alone, and the next turn goes through.
+	"ready-after-429":        {State: harness.ScreenReady},
+	"ready-after-429-pasted": {State: harness.ScreenReady, Input: "after the limit LEO-r430"},
+	"ready-after-429-turn":   {State: harness.ScreenReady},
 }
 
 // screenWantFile overrides screenWant for one capture.

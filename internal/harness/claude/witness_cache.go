@@ -180,19 +180,27 @@ func (s *transcriptState) finish(f *os.File) error {
 	return nil
 }
 
+// mayBeUser reports whether line can decode to an entry of type "user".
+// JSON writes that string as "user" or with escapes (\u0075ser); spacing
+// and key order do not matter here.
+func mayBeUser(line []byte) bool {
+	return bytes.Contains(line, []byte(`"user"`)) || bytes.Contains(line, []byte(`\u`))
+}
+
 // userTurnOfLine decodes one transcript line, ok when it is a user message.
 func userTurnOfLine(line []byte, fallbackID string) (harness.UserTurn, bool) {
-	// Cheap filters before decoding: most lines are not user entries, and
-	// most user entries of a long conversation are tool results — an array
-	// content without a single text part.
-	if !bytes.Contains(line, []byte(`"type":"user"`)) {
+	// The one filter before decoding, for lines that are no user entry
+	// (assistant replies, snapshots): the type's value "user" must be in
+	// the line as those six bytes, or spelt with a \u escape. It must never
+	// reject a line the decoder takes (TestPrefilterNeverRejectsADecodedLine).
+	if !mayBeUser(line) {
 		return harness.UserTurn{}, false
 	}
-	if i := bytes.Index(line, []byte(`"message":`)); i >= 0 &&
-		bytes.HasPrefix(line[i+len(`"message":`):], []byte(`{"role":"user","content":[`)) &&
-		!bytes.Contains(line, []byte(`"type":"text"`)) {
-		return harness.UserTurn{}, false
-	}
+	return decodeUserTurn(line, fallbackID)
+}
+
+// decodeUserTurn is userTurnOfLine without the filter.
+func decodeUserTurn(line []byte, fallbackID string) (harness.UserTurn, bool) {
 	var e transcriptEntry
 	if json.Unmarshal(line, &e) != nil || e.Type != "user" || e.IsMeta || e.IsSidechain || e.IsCompactSummary {
 		return harness.UserTurn{}, false

@@ -105,9 +105,16 @@ func (screen) Classify(capture string) harness.Screen {
 // Landed reports whether pasted shows in the composer (the same visible
 // characters, however wrapped: a word longer than the composer's width is
 // broken across rows), or as codex's [Pasted Content N chars] placeholder.
+// The paste is compared as codex draws it (Redraw).
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder(), Redraw)
 }
+
+// Redraw is how codex's composer draws a paste (0.171.0,
+// testdata/screens/codex/ready-pasted-*): skin-tone modifiers dropped
+// ("👍🏽" as "👍"), decomposed accents kept as they are, a tab as one
+// space, leading spaces dropped.
+var Redraw = harness.Redraw{DropModifiers: true}
 
 // captureLines splits a plain capture into lines without trailing blanks
 // (codex pads its composer rows with spaces) and drops the blank rows

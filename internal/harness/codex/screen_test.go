@@ -75,6 +75,20 @@ var fixtureWant = map[string]harness.Screen{
 	"ready-title-dialog-marker":  {State: harness.ScreenReady},
 	"ready-pasted-held-marker":   {State: harness.ScreenReady, Input: "line one MARKW2\nWaiting for startup  · esc cancel"},
 	"ready-pasted-dialog-marker": {State: harness.ScreenReady, Input: "line one MARKT2\nTrust this folder?\na · b"},
+	// How the composer draws what it was pasted (harnesstest.RedrawnPastes):
+	// a skin-tone modifier dropped, a decomposed accent kept, a tab as one
+	// space, leading spaces dropped.
+	"ready-pasted-skintone":       {State: harness.ScreenReady, Input: "thumbs 👍 MARKU2"},
+	"ready-pasted-decomposed":     {State: harness.ScreenReady, Input: "cafe\u0301 MARKU3"},
+	"ready-pasted-tab":            {State: harness.ScreenReady, Input: "tab here MARKU4"},
+	"ready-pasted-leading-spaces": {State: harness.ScreenReady, Input: "lead MARKU5"},
+	"ready-pasted-mixed":          {State: harness.ScreenReady, Input: "a b 👋 nai\u0308ve MARKU6"},
+	// A turn answered HTTP 429 ("■ exceeded retry limit, last status: 429
+	// Too Many Requests" after codex's retries): the composer shows its
+	// placeholder, no input.
+	"ready-after-429":        {State: harness.ScreenReady},
+	"ready-after-429-pasted": {State: harness.ScreenReady, Input: "after the limit LEO-r430"},
+	"ready-after-429-turn":   {State: harness.ScreenReady},
 }
 
 // fixtures lists the real captures: state name → files.

@@ -89,9 +89,16 @@ func (screen) Classify(capture string) harness.Screen {
 // Landed reports whether pasted shows in the box (the same visible
 // characters, however the box wrapped or broke a word), or as opencode's
 // [Pasted ~N lines] placeholder.
+// The paste is compared as opencode draws it (Redraw).
 func (screen) Landed(s harness.Screen, pasted string) bool {
-	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder())
+	return harness.PasteLanded(s.Input, pasted, pastedPlaceholder(), Redraw)
 }
+
+// Redraw is how opencode's box draws a paste (1.18.33,
+// testdata/screens/opencode/ready-pasted-*): as pasted — skin-tone
+// modifiers and decomposed accents kept — but a tab as two spaces and
+// leading spaces dropped, which the landed check ignores anyway.
+var Redraw = harness.Redraw{}
 
 // splitLines splits a plain capture into lines of runes, trailing blanks
 // removed (opencode paints every cell, so captures carry full-width rows).

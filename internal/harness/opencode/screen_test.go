@@ -49,6 +49,16 @@ var fixtureWant = map[string]harness.Screen{
 	// and spinner glyphs, is input.
 	"ready-pasted-placeholder-like-home": {State: harness.ScreenReady, Input: "Ask anything… MARKO1 you like"},
 	"ready-pasted-busy-words":            {State: harness.ScreenReady, Input: "two MARKO2\n■■⬝⬝ esc interrupt"},
+	// How the box draws what it was pasted (harnesstest.RedrawnPastes): as
+	// pasted, but a tab as two spaces and leading spaces dropped.
+	"ready-pasted-skintone-home":       {State: harness.ScreenReady, Input: "thumbs 👍🏽 MARKU2"},
+	"ready-pasted-decomposed-home":     {State: harness.ScreenReady, Input: "cafe\u0301 MARKU3"},
+	"ready-pasted-tab-home":            {State: harness.ScreenReady, Input: "tab  here MARKU4"},
+	"ready-pasted-leading-spaces-home": {State: harness.ScreenReady, Input: "lead MARKU5"},
+	"ready-pasted-mixed-home":          {State: harness.ScreenReady, Input: "a  b 👋🏿 nai\u0308ve MARKU6"},
+	// A turn answered HTTP 429: opencode retries, then shows the error
+	// above an empty box (no hint in it).
+	"ready-after-429": {State: harness.ScreenReady},
 }
 
 // fixtureState is the state part of a fixture's file name.

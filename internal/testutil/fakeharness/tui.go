@@ -381,9 +381,7 @@ func (t *tui) inputDisplay() string {
 		if p.label != "" {
 			b.WriteString(p.label)
 		} else {
-			// A tab is drawn as spaces, as the real TUIs draw it: a raw
-			// tab on the terminal would skip over stale cells.
-			b.WriteString(strings.ReplaceAll(p.text, "\t", "    "))
+			b.WriteString(drawText(t.role, p.text))
 		}
 	}
 	return b.String()
