@@ -491,6 +491,7 @@ func (m *Manager) target(a *agent) (delivery.Target, bool) {
 	if pt, ok := h.(harness.PasteTiming); ok {
 		t.EnterDelay = pt.EnterDelay()
 	}
+	t.Activity = m.turnActivity(a)
 	return t, true
 }
 

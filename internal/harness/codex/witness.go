@@ -50,6 +50,36 @@ func (Codex) UserTurns(ctx context.Context, q harness.SessionQuery, id string) (
 	return out, nil
 }
 
+var _ harness.TurnRecorder = Codex{}
+
+// TurnActivity reads the turn records of the rollouts UserTurns reads:
+// codex 0.171.0 writes event_msg task_started when a turn starts (before
+// the user message), and task_complete when it ends — also when the model
+// answered an error — or turn_aborted when it was interrupted. A message
+// submitted while a turn runs is folded into that turn, and while codex
+// streams the reply its screen looks idle: the rollout is the witness.
+func (Codex) TurnActivity(ctx context.Context, q harness.SessionQuery, id string) (harness.TurnActivity, error) {
+	since := q.Since.Truncate(time.Millisecond)
+	paths, err := rolloutsFor(ctx, q, id, since)
+	if err != nil {
+		return harness.TurnActivity{}, err
+	}
+	var out harness.TurnActivity
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return harness.TurnActivity{}, err
+		}
+		a, err := rolloutActivity(p, since)
+		if err != nil {
+			return harness.TurnActivity{}, err
+		}
+		out.Found = out.Found || a.Found
+		out.Running = out.Running || a.Running
+		out.Ended += a.Ended
+	}
+	return out, nil
+}
+
 // rolloutsFor are the rollouts a lookup reads: thread id's, or (id "")
 // every rollout of q.Workspace modified since then whose thread is not in
 // q.Exclude.
