@@ -53,6 +53,7 @@ var Steps = []string{
 	"spawn, ready",
 	"deliver, reply",
 	"3 back to back",
+	"streamed reply, 2 at once",
 	"3-line message",
 	"4000-char message",
 	"conversation id",

@@ -133,6 +133,7 @@ func runHarness(t *testing.T, h, bin string, versions map[string]string, deadlin
 	r.step("spawn, ready", r.spawnReady)
 	r.step("deliver, reply", r.deliverReply)
 	r.step("3 back to back", r.backToBack)
+	r.step("streamed reply, 2 at once", r.streamedTwoAtOnce)
 	r.step("3-line message", r.threeLines)
 	r.step("4000-char message", r.longMessage)
 	r.step("conversation id", r.conversationID)
