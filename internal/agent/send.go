@@ -308,6 +308,11 @@ func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context,
 // adapter keeps no such record or the template no longer resolves. It
 // reads the record on disk, so a daemon restarted mid-turn knows the turn
 // runs as well as the one that submitted it.
+//
+// Before the first turn's record names the agent's conversation, only
+// conversations begun since the launch are read (and none another agent
+// owns): the workspace may hold older ones — the one a reset left — whose
+// unfinished turns are none of this TUI's.
 func (m *Manager) turnActivity(a *agent) func(ctx context.Context) (harness.TurnActivity, error) {
 	h, rec, env, ok := m.recordLookup(a)
 	if !ok {
@@ -322,8 +327,7 @@ func (m *Manager) turnActivity(a *agent) func(ctx context.Context) (harness.Turn
 		id := a.rec.SessionID
 		var since time.Time
 		if a.rec.StartedAt != nil {
-			// The harness's clock may run a little behind leo's.
-			since = a.rec.StartedAt.Add(-time.Second)
+			since = *a.rec.StartedAt // the harness writes nothing before its launch
 		}
 		m.mu.Unlock()
 		q := harness.SessionQuery{Workspace: rec.Workspace, Env: env, Since: since, Exclude: m.claimedIDs(rec.Name)}

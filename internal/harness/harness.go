@@ -265,7 +265,8 @@ type TurnWitness interface {
 type TurnRecorder interface {
 	// TurnActivity reads the turn records at or after q.Since, scoped like
 	// TurnWitness.UserTurns (conversation id, or with id "" every
-	// conversation of q.Workspace not in q.Exclude).
+	// conversation of q.Workspace not in q.Exclude that began at or after
+	// q.Since: a launch's new conversation, never an older one).
 	TurnActivity(ctx context.Context, q SessionQuery, id string) (TurnActivity, error)
 }
 

@@ -3,6 +3,8 @@ package codex
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -64,5 +66,30 @@ func TestTurnActivityStartAndEnd(t *testing.T) {
 	q = harness.SessionQuery{Env: env, Workspace: "/w", Since: t0.Add(time.Second)}
 	if got, _ := (Codex{}).TurnActivity(ctx, q, "a2"); got.Running {
 		t.Fatalf("orphan start before Since: %+v", got)
+	}
+}
+
+// Before the agent's thread is known (id ""), only threads begun since the
+// launch are read: an older thread of the workspace — the one a reset
+// left, its last turn cut off by the kill — is none of the new TUI's.
+func TestTurnActivityOfAWorkspaceReadsOnlyNewThreads(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	env, _ := writeRollout(t, "old", "/w", markLine(t0.Add(2*time.Second), "task_started"))
+	launch := t0.Add(time.Second) // after the old thread began, before its cut-off turn
+	q := harness.SessionQuery{Env: env, Workspace: "/w", Since: launch}
+	if got, err := (Codex{}).TurnActivity(ctx, q, ""); err != nil || got.Found || got.Running {
+		t.Fatalf("older thread read: %+v, %v", got, err)
+	}
+	if got, _ := (Codex{}).TurnActivity(ctx, q, "old"); !got.Running {
+		t.Fatalf("by its id the thread is read: %+v", got)
+	}
+	dir := filepath.Join(env["CODEX_HOME"], "sessions", "2026", "11", "30")
+	meta := `{"timestamp":"2026-11-30T10:00:03.000Z","type":"session_meta","payload":{"id":"new","cwd":"/w","originator":"codex-tui"}}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "rollout-2026-11-30T10-00-03-new.jsonl"), []byte(meta+markLine(t0.Add(3*time.Second), "task_started")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := (Codex{}).TurnActivity(ctx, q, ""); !got.Found || !got.Running {
+		t.Fatalf("the launch's new thread: %+v", got)
 	}
 }
