@@ -67,6 +67,7 @@ var Steps = []Step{
 	{"spawn, ready", (*run).spawnReady},
 	{"deliver, reply", (*run).deliverReply},
 	{"3 back to back", (*run).backToBack},
+	{"streamed reply, 2 at once", (*run).streamedTwoAtOnce},
 	{"3-line message", (*run).threeLines},
 	{"4000-char message", (*run).longMessage},
 	{"conversation id", (*run).conversationID},

@@ -284,6 +284,8 @@ type harnessEvent struct {
 	Code    *int     `json:"code"`
 	// SessionID is the conversation a "session" or "start" event names.
 	SessionID string `json:"session_id"`
+	// Folded: codex took the message into the turn that was running.
+	Folded bool `json:"folded"`
 }
 
 func (e *testEnv) events() []harnessEvent {

@@ -494,6 +494,7 @@ func (m *Manager) target(a *agent) (delivery.Target, bool) {
 	if c, ok := h.(harness.InputClearer); ok {
 		t.ClearKeys = c.ClearInputKeys()
 	}
+	t.Activity = m.turnActivity(a)
 	return t, true
 }
 

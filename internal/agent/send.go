@@ -418,6 +418,39 @@ func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context,
 	}
 }
 
+// turnActivity reads a's harness's own record of turn starts and ends
+// (harness.TurnRecorder) for the TUI's current launch: a turn started
+// before it (one a killed TUI never ended) is not running. nil when the
+// adapter keeps no such record or the template no longer resolves. It
+// reads the record on disk, so a daemon restarted mid-turn knows the turn
+// runs as well as the one that submitted it.
+//
+// Before the first turn's record names the agent's conversation, only
+// conversations begun since the launch are read (and none another agent
+// owns): the workspace may hold older ones — the one a reset left — whose
+// unfinished turns are none of this TUI's.
+func (m *Manager) turnActivity(a *agent) func(ctx context.Context) (harness.TurnActivity, error) {
+	h, rec, env, ok := m.recordLookup(a)
+	if !ok {
+		return nil
+	}
+	r, ok := h.(harness.TurnRecorder)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context) (harness.TurnActivity, error) {
+		m.mu.Lock()
+		id := a.rec.SessionID
+		var since time.Time
+		if a.rec.StartedAt != nil {
+			since = *a.rec.StartedAt // the harness writes nothing before its launch
+		}
+		m.mu.Unlock()
+		q := harness.SessionQuery{Workspace: rec.Workspace, Env: env, Since: since, Exclude: m.claimedIDs(rec.Name)}
+		return r.TurnActivity(ctx, q, id)
+	}
+}
+
 // recordLookup is what reading a's harness's own record takes: the
 // adapter, a copy of the record and the environment the harness runs with.
 // ok is false when the harness is not registered or the template no longer
@@ -811,7 +844,8 @@ func (m *Manager) clearRestored(ctx context.Context, a *agent, r harness.ScreenR
 const restoreWait = 3 * time.Second
 
 // Busy reports whether the agent is working: a message queued or being
-// delivered, or its TUI showing a turn in flight. A stopped agent is idle.
+// delivered, its TUI showing a turn in flight, or the harness's record
+// saying a turn runs. A stopped agent is idle.
 // It costs one pane capture (the graceful-restart drain polls it).
 func (m *Manager) Busy(ctx context.Context, name string) (bool, error) {
 	a, err := m.lookup(name)
@@ -837,7 +871,16 @@ func (m *Manager) Busy(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, nil // a dead or vanished pane is not working
 	}
-	return t.Screen.Classify(text).State == harness.ScreenBusy, nil
+	if t.Screen.Classify(text).State == harness.ScreenBusy {
+		return true, nil
+	}
+	// codex streaming a reply looks idle: its record says otherwise.
+	if t.Activity != nil {
+		if rec, err := t.Activity(ctx); err == nil && rec.Found && rec.Running {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // enter registers a caller's work with the manager, so Close waits for it

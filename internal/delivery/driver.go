@@ -66,6 +66,13 @@ type Target struct {
 	// that the next message waits until that turn is over (nil: no memory,
 	// an idle empty input line is enough).
 	Turn *Turn
+	// Activity, when set, reads the harness's own record of turn starts
+	// and ends for the TUI's current launch (harness.TurnRecorder). While
+	// it says a turn runs, nothing is pasted, whatever the screen shows
+	// (codex hides its busy line while it streams a reply); a submitted
+	// turn is over when the record counts one more end than before its
+	// Enter. Without it the screen is the only witness.
+	Activity func(ctx context.Context) (harness.TurnActivity, error)
 	// Leftover is leo's own earlier paste that failed and may still sit in
 	// the input line: seen there, it is leo's (never a person's typing), so
 	// leo clears it with ClearKeys and goes on; without ClearKeys, or when
@@ -78,29 +85,56 @@ type Target struct {
 
 // Turn is what delivery remembers of the last message it submitted to a
 // TUI. Right after Enter some TUIs show an empty, idle input line before
-// their busy line (codex, for ~175 ms): pasting then folds the next message
-// into the running turn. So the next message waits until the turn is seen
-// over: a busy screen seen and gone, or, when no busy screen was ever seen
-// (a turn shorter than a look), an idle screen that stays idle for Settle.
+// their busy line (codex, for ~175 ms), and codex hides its busy line while
+// it streams the reply: pasting then folds the next message into the
+// running turn. So the next message waits until the turn is over. Where
+// the harness records turn ends (Target.Activity), the turn is over when
+// its end is recorded. Where the screen is the only witness: a busy screen
+// seen and gone, or, when no busy screen was ever seen (a turn shorter
+// than a look), an idle screen that stays idle for Settle.
 type Turn struct {
 	SubmittedAt time.Time
 	PID         int
 	SawBusy     bool
+	// Recorded: the harness's record was read right before Enter, and
+	// EndedBefore is the number of turn ends it held then.
+	Recorded    bool
+	EndedBefore int
 	over        bool
 	idleSince   time.Time
 }
 
+// recordGrace is how long after its submit a turn the harness's record
+// knows neither running nor ended is waited for before the screen decides
+// alone (a record that lags, or a submit the harness took as no turn).
+const recordGrace = 15 * time.Second
+
 // Over reports whether the remembered turn is finished.
 func (t *Turn) Over() bool { return t == nil || t.SubmittedAt.IsZero() || t.over }
 
-// observe updates the turn from one look at the TUI.
-func (t *Turn) observe(now time.Time, s harness.Screen, g Gates, settle time.Duration) {
+// observe updates the turn from one look at the TUI and, when rec is not
+// nil, at the harness's record of turns.
+func (t *Turn) observe(now time.Time, s harness.Screen, g Gates, settle time.Duration, rec *harness.TurnActivity) {
 	if t.Over() {
 		return
 	}
-	switch {
-	case g.PID != 0 && t.PID != 0 && g.PID != t.PID:
+	if g.PID != 0 && t.PID != 0 && g.PID != t.PID {
 		t.over = true // a relaunched TUI has no turn in flight
+		return
+	}
+	if rec != nil && rec.Found && t.Recorded {
+		switch {
+		case rec.Running:
+			t.SawBusy, t.idleSince = true, time.Time{}
+			return
+		case rec.Ended > t.EndedBefore:
+			t.over = true
+			return
+		case now.Sub(t.SubmittedAt) < recordGrace:
+			return // the record has not caught up with the submit yet
+		}
+	}
+	switch {
 	case s.State == harness.ScreenBusy || s.Held:
 		t.SawBusy = true
 		t.idleSince = time.Time{}
@@ -250,21 +284,41 @@ var ErrNotLanded = errors.New("daemon restarted during delivery; not known to ha
 // on; with no keys, or keys that do not clear it, it fails at once saying
 // so: no person is going to clear it. Text that is not leo's is never
 // cleared: it may be a person's typing.
+//
+// When t.Activity reads the harness's record, a turn the record says runs
+// is waited for whatever the screen shows: it may be a turn leo started
+// (before a daemon restart, too), a person's, or a task's.
 func (d *Driver) AwaitReady(ctx context.Context, t Target) (harness.Screen, error) {
-	return d.await(ctx, t, func(s harness.Screen) bool {
-		return s.State == harness.ScreenReady && s.Input == "" && t.Turn.Over()
+	return d.await(ctx, t, func(s harness.Screen, rec *harness.TurnActivity) bool {
+		return s.State == harness.ScreenReady && s.Input == "" && t.Turn.Over() && !recordRuns(rec)
 	})
 }
+
+// activity reads t.Activity; nil when there is none or the read failed
+// (the next look asks again).
+func (t Target) activity(ctx context.Context) *harness.TurnActivity {
+	if t.Activity == nil {
+		return nil
+	}
+	a, err := t.Activity(ctx)
+	if err != nil {
+		return nil
+	}
+	return &a
+}
+
+// recordRuns reports whether rec says a turn is running.
+func recordRuns(rec *harness.TurnActivity) bool { return rec != nil && rec.Found && rec.Running }
 
 // AwaitStarted waits until the TUI is up (its input line shows, idle or in a
 // turn), answering startup dialogs on the way.
 func (d *Driver) AwaitStarted(ctx context.Context, t Target) (harness.Screen, error) {
-	return d.await(ctx, t, func(s harness.Screen) bool {
+	return d.await(ctx, t, func(s harness.Screen, _ *harness.TurnActivity) bool {
 		return s.State == harness.ScreenReady || s.State == harness.ScreenBusy
 	})
 }
 
-func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen) bool) (harness.Screen, error) {
+func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen, *harness.TurnActivity) bool) (harness.Screen, error) {
 	c := d.clock()
 	deadline := c.Now().Add(d.readyTimeout())
 	var last harness.Screen
@@ -273,8 +327,10 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 	tries, cleared := 0, 0
 	for {
 		s, g, err := d.observe(ctx, t)
+		var rec *harness.TurnActivity
 		if err == nil {
-			t.Turn.observe(c.Now(), s, g, d.settle())
+			rec = t.activity(ctx)
+			t.Turn.observe(c.Now(), s, g, d.settle(), rec)
 		}
 		switch {
 		case err != nil:
@@ -302,7 +358,7 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 				}
 				continue
 			}
-		case accept(s):
+		case accept(s, rec):
 			return s, nil
 		case t.Leftover.in(t.Screen, s, cleared > 0) && len(t.ClearKeys) > 0 && cleared < t.Leftover.clearPresses():
 			// leo's own text, never a person's: clear it so the queue goes
@@ -332,7 +388,11 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 		}
 		last = s
 		if !c.Now().Before(deadline) {
-			return last, &Failure{Stage: "ready", Reason: notReadyReason(last, t.Turn, lastErr, d.readyTimeout()), Err: lastErr}
+			reason := notReadyReason(last, t.Turn, lastErr, d.readyTimeout())
+			if lastErr == nil && recordRuns(rec) && accept(s, nil) {
+				reason = fmt.Sprintf("the harness's record shows a turn still running after %s", d.readyTimeout())
+			}
+			return last, &Failure{Stage: "ready", Reason: reason, Err: lastErr}
 		}
 		if err := d.sleep(ctx, d.awaitBackoff(&tries)); err != nil {
 			return last, err
@@ -571,12 +631,14 @@ func (d *Driver) submit(ctx context.Context, t Target, text string) error {
 	if t.TurnsRecorded != nil {
 		known = t.recordedSince(ctx, text, since)
 	}
+	turn := t.newTurn(ctx, start, before.PID)
 	if err := t.Pane.SendKeys(ctx, "Enter"); err != nil {
 		return &Failure{Stage: "submit", Reason: "send Enter failed", Err: err}
 	}
 	confirmed := func(sawBusy bool) error {
 		if t.Turn != nil {
-			*t.Turn = Turn{SubmittedAt: start, PID: before.PID, SawBusy: sawBusy}
+			turn.SawBusy = sawBusy
+			*t.Turn = turn
 		}
 		return nil
 	}
@@ -684,6 +746,7 @@ func (d *Driver) Command(ctx context.Context, t Target, command string, record C
 	}
 	start := c.Now()
 	since := start.Add(-time.Second) // the record's clock may run a little behind
+	turn := t.newTurn(ctx, start, before.PID)
 	if err := t.Pane.SendKeys(ctx, "Enter"); err != nil {
 		return &Failure{Stage: "submit", Reason: "send Enter failed", Err: err}
 	}
@@ -702,7 +765,8 @@ func (d *Driver) Command(ctx context.Context, t Target, command string, record C
 			return false, &Failure{Stage: "command", Reason: fmt.Sprintf("the harness ran %s but refused it: %s", text, refused)}
 		case done:
 			if t.Turn != nil {
-				*t.Turn = Turn{SubmittedAt: start, PID: before.PID, SawBusy: sawBusy}
+				turn.SawBusy = sawBusy
+				*t.Turn = turn
 			}
 			return true, nil
 		}
@@ -761,6 +825,17 @@ func (d *Driver) Command(ctx context.Context, t Target, command string, record C
 			return err
 		}
 	}
+}
+
+// newTurn is the memory of a turn about to be submitted (Enter at start,
+// into the TUI of pid): with the harness's turn ends counted right before
+// Enter when the record can be read.
+func (t Target) newTurn(ctx context.Context, start time.Time, pid int) Turn {
+	turn := Turn{SubmittedAt: start, PID: pid}
+	if rec := t.activity(ctx); rec != nil {
+		turn.Recorded, turn.EndedBefore = true, rec.Ended
+	}
+	return turn
 }
 
 // recordedSince is TurnsRecorded with a read error counted as nothing

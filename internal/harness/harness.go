@@ -255,6 +255,34 @@ type TurnWitness interface {
 	UserTurns(ctx context.Context, q SessionQuery, id string) ([]UserTurn, error)
 }
 
+// TurnRecorder is implemented by adapters whose harness records both the
+// start and the end of every turn (codex's rollout: task_started, then
+// task_complete or turn_aborted). A turn runs from its start record to its
+// end record, whatever the screen shows — codex hides its busy line while
+// it streams a reply — so delivery pastes nothing while the record says a
+// turn runs. Adapters without such a record leave the screen as the only
+// witness.
+type TurnRecorder interface {
+	// TurnActivity reads the turn records at or after q.Since, scoped like
+	// TurnWitness.UserTurns (conversation id, or with id "" every
+	// conversation of q.Workspace not in q.Exclude that began at or after
+	// q.Since: a launch's new conversation, never an older one).
+	TurnActivity(ctx context.Context, q SessionQuery, id string) (TurnActivity, error)
+}
+
+// TurnActivity is what a harness's own record says of its turns since a
+// time.
+type TurnActivity struct {
+	// Found: there was a record to read. Without one (no conversation
+	// yet) nothing is known and the screen decides.
+	Found bool
+	// Running: the last turn record is a start with no end after it.
+	Running bool
+	// Ended counts the turns' end records (completed, failed or
+	// interrupted).
+	Ended int
+}
+
 // CommandPrefixer is implemented by adapters whose TUI runs input that
 // starts with certain characters as a command of its own, not a message to
 // the model ("/exit" quits, "!…" runs a shell command). leo delivers

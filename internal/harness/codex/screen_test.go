@@ -68,7 +68,11 @@ var fixtureWant = map[string]harness.Screen{
 	"starting-resuming":        {State: harness.ScreenStarting},
 	"starting-signin":          {State: harness.ScreenStarting}, // no provider configured: not leo's to answer
 	"ready-resumed":            {State: harness.ScreenReady},
-	"ready-pasted-wrapped":     {State: harness.ScreenReady, Input: landedOnly},
+	// Mid-turn, the reply streaming: no busy line, so the screen reads as
+	// idle (the rollout says the turn runs; TurnActivity).
+	"streaming":            {State: harness.ScreenReady},
+	"streaming-typed":      {State: harness.ScreenReady, Input: "typed while streaming"},
+	"ready-pasted-wrapped": {State: harness.ScreenReady, Input: landedOnly},
 	// The thread's title in the status line (the first message) and the
 	// composer's text may hold the dialog's or the held hint's words.
 	"ready-title-held-marker":    {State: harness.ScreenReady},

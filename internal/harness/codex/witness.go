@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,6 +48,50 @@ func (Codex) UserTurns(ctx context.Context, q harness.SessionQuery, id string) (
 		out = append(out, turns...)
 	}
 	slices.SortStableFunc(out, func(a, b harness.UserTurn) int { return a.At.Compare(b.At) })
+	return out, nil
+}
+
+var _ harness.TurnRecorder = Codex{}
+
+// TurnActivity reads the turn records of the rollouts UserTurns reads:
+// codex 0.171.0 writes event_msg task_started when a turn starts (before
+// the user message), and task_complete when it ends — also when the model
+// answered an error — or turn_aborted when it was interrupted. A message
+// submitted while a turn runs is folded into that turn, and while codex
+// streams the reply its screen looks idle: the rollout is the witness.
+//
+// With id "" only threads begun at or after q.Since are read: a TUI
+// launched then starts a new thread with its first message, and an older
+// thread of the workspace (the one a reset left, one a person runs) is
+// none of its turns.
+func (Codex) TurnActivity(ctx context.Context, q harness.SessionQuery, id string) (harness.TurnActivity, error) {
+	since := q.Since.Truncate(time.Millisecond)
+	paths, err := rolloutsFor(ctx, q, id, since)
+	if err != nil {
+		return harness.TurnActivity{}, err
+	}
+	var out harness.TurnActivity
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return harness.TurnActivity{}, err
+		}
+		if id == "" && !since.IsZero() {
+			info, err := os.Stat(p)
+			if err != nil {
+				continue
+			}
+			if meta, ok := cachedMeta(p, info); !ok || meta.when.Before(since) {
+				continue
+			}
+		}
+		a, err := rolloutActivity(p, since)
+		if err != nil {
+			return harness.TurnActivity{}, err
+		}
+		out.Found = out.Found || a.Found
+		out.Running = out.Running || a.Running
+		out.Ended += a.Ended
+	}
 	return out, nil
 }
 

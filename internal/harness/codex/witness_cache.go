@@ -44,6 +44,7 @@ type rolloutState struct {
 	since    time.Time
 	id       string // from the name, else the first session_meta
 	kinds    [3][]harness.UserTurn
+	marks    []turnMark // turn starts and ends, in file order
 
 	metaOK bool // meta read for this dev/ino
 	meta   rolloutMeta
@@ -229,7 +230,7 @@ func cachedMeta(path string, info fs.FileInfo) (rolloutMeta, bool) {
 
 func (s *rolloutState) reset(dev, ino uint64, since time.Time) {
 	s.dev, s.ino, s.since = dev, ino, since
-	s.started, s.offset, s.mark, s.id, s.kinds = false, 0, nil, "", [3][]harness.UserTurn{}
+	s.started, s.offset, s.mark, s.id, s.kinds, s.marks = false, 0, nil, "", [3][]harness.UserTurn{}, nil
 	s.metaOK, s.meta = false, rolloutMeta{}
 }
 
@@ -240,17 +241,47 @@ func (s *rolloutState) reset(dev, ino uint64, since time.Time) {
 // before any JSON is parsed; a line still being written (no newline yet,
 // or cut) is ignored until it is whole.
 func rolloutUserTurns(path string, since time.Time) ([]harness.UserTurn, error) {
+	var out []harness.UserTurn
+	err := withRollout(path, since, func(s *rolloutState) {
+		out = s.userTurns(since)
+	})
+	return out, err
+}
+
+// rolloutActivity reads the turn start and end records of one rollout at
+// or after since, through the same cache as rolloutUserTurns. found is
+// false when the file is gone.
+func rolloutActivity(path string, since time.Time) (a harness.TurnActivity, err error) {
+	err = withRollout(path, since, func(s *rolloutState) {
+		a.Found = true
+		for _, m := range s.marks {
+			if !since.IsZero() && m.at.Before(since) {
+				continue
+			}
+			a.Running = !m.end
+			if m.end {
+				a.Ended++
+			}
+		}
+	})
+	return a, err
+}
+
+// withRollout brings path's cached state up to date for since and calls
+// use with it, locked. A file that does not exist is no error, and use is
+// not called.
+func withRollout(path string, since time.Time, use func(*rolloutState)) error {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return nil
 		}
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s := cache.State(path)
 	s.mu.Lock()
@@ -265,8 +296,15 @@ func rolloutUserTurns(path string, since time.Time) ([]harness.UserTurn, error) 
 		s.meta, s.metaOK = meta, metaOK
 	}
 	if err := s.readFrom(f); err != nil {
-		return nil, err
+		return err
 	}
+	use(s)
+	return nil
+}
+
+// userTurns are the cached user turns at or after since, of the first
+// kind the rollout holds (see UserTurns).
+func (s *rolloutState) userTurns(since time.Time) []harness.UserTurn {
 	for _, k := range s.kinds {
 		var out []harness.UserTurn
 		for _, u := range k {
@@ -277,10 +315,10 @@ func rolloutUserTurns(path string, since time.Time) ([]harness.UserTurn, error) 
 			out = append(out, u)
 		}
 		if len(out) > 0 {
-			return out, nil
+			return out
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // still reports whether the cached state may be continued: same file, not
@@ -338,6 +376,9 @@ func (s *rolloutState) takeLine(line []byte, tooLong bool) {
 	if at, ok := leadingTimestamp(line); ok && !s.since.IsZero() && at.Before(s.since) {
 		old = true
 	}
+	if !tooLong && !old && mayHoldTurnMark(line) && s.takeMark(line) {
+		return
+	}
 	if tooLong || old || !mayHoldUserTurn(line) {
 		if s.id == "" && bytes.Contains(line, []byte(`"session_meta"`)) {
 			var m struct {
@@ -362,6 +403,49 @@ func (s *rolloutState) takeLine(line []byte, tooLong bool) {
 		return
 	}
 	s.kinds[kind] = append(s.kinds[kind], harness.UserTurn{Text: text, At: at})
+}
+
+// turnMark is one turn record: a start (task_started) or an end
+// (task_complete, also for a turn that failed; turn_aborted for one
+// interrupted).
+type turnMark struct {
+	at  time.Time
+	end bool
+}
+
+// mayHoldTurnMark is the byte test before a line is parsed for a turn
+// record; codex writes its event types unescaped.
+func mayHoldTurnMark(line []byte) bool {
+	return bytes.Contains(line, []byte(`"task_started"`)) ||
+		bytes.Contains(line, []byte(`"task_complete"`)) ||
+		bytes.Contains(line, []byte(`"turn_aborted"`))
+}
+
+// takeMark records line if it is a turn record, and reports whether it was.
+func (s *rolloutState) takeMark(line []byte) bool {
+	var l struct {
+		Timestamp string `json:"timestamp"`
+		Type      string `json:"type"`
+		Payload   struct {
+			Type string `json:"type"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &l) != nil || l.Type != "event_msg" {
+		return false
+	}
+	end := false
+	switch l.Payload.Type {
+	case "task_started":
+	case "task_complete", "turn_aborted":
+		end = true
+	default:
+		return false
+	}
+	at, err := time.Parse(time.RFC3339Nano, l.Timestamp)
+	if err == nil && (s.since.IsZero() || !at.Before(s.since)) {
+		s.marks = append(s.marks, turnMark{at: at, end: end})
+	}
+	return true
 }
 
 // leadingTimestamp reads the timestamp codex writes first on every line,

@@ -82,6 +82,16 @@ func (s *codexStore) reply(msg string) {
 	s.turn, s.inputs = "", nil
 }
 
+// abort ends the open turn as interrupted: codex 0.171.0 writes event_msg
+// turn_aborted (and no reply, no notify).
+func (s *codexStore) abort() {
+	if s.path == "" || s.turn == "" {
+		return
+	}
+	_ = appendJSONL(s.path, codexEvent(map[string]any{"type": "turn_aborted", "turn_id": s.turn, "reason": "interrupted"}))
+	s.turn, s.inputs = "", nil
+}
+
 func newThreadID() string {
 	if id, err := uuid.NewV7(); err == nil {
 		return id.String()
@@ -396,6 +406,20 @@ func (t *tui) codexSubmit(msg string) {
 	})
 }
 
+// codexStreamFrom is when, into a turn, the reply starts to stream
+// (FAKE_CODEX_STREAM_MS before the turn's end, FAKE_TURN_MS): from then on
+// the screen shows the reply growing and hides the busy line, as codex
+// 0.171.0 does while a model streams text — an idle-looking screen in a
+// running turn. 0 knob: no streaming phase.
+func (t *tui) codexStreamFrom() time.Duration {
+	return max(turnDuration()-envMS("FAKE_CODEX_STREAM_MS", 0), 0)
+}
+
+// codexStreaming reports whether the running turn is streaming its reply.
+func (t *tui) codexStreaming() bool {
+	return t.busy && envMS("FAKE_CODEX_STREAM_MS", 0) > 0 && time.Since(t.busySince) >= t.codexStreamFrom()
+}
+
 func (t *tui) codexBanner() []string {
 	header := []string{"", "  >_ OpenAI Codex (v" + codexVersion + ", fake)", "     " + cwd(), ""}
 	switch c := t.codex; {
@@ -429,7 +453,14 @@ func (t *tui) codexReplyLines(reply string) []string {
 func (t *tui) codexLayout(width int) (top, bottom []string, curLine, curCol int) {
 	c := t.codex
 	top = append(t.banner(), t.history...)
-	if t.busy {
+	streaming := t.codexStreaming()
+	if streaming {
+		// The reply so far, and no busy line: the screen looks idle.
+		reply := "echo: " + t.current
+		n := len([]rune(reply)) * int(time.Since(t.busySince)-t.codexStreamFrom()) / int(max(envMS("FAKE_CODEX_STREAM_MS", 0), 1))
+		top = append(top, indent("• ", "  ", string([]rune(reply)[:min(max(n, 1), len([]rune(reply)))]))...)
+	}
+	if t.busy && !streaming {
 		spin := "•"
 		secs := int(time.Since(t.busySince).Seconds())
 		if secs%2 == 1 {

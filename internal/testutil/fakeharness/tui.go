@@ -304,6 +304,9 @@ func (t *tui) handle(ev event) (int, bool) {
 				return 0, false
 			}
 			t.history = append(t.history, t.interruptedLine())
+			if cs, ok := t.store.(*codexStore); ok {
+				cs.abort()
+			}
 		}
 	}
 	return 0, false
@@ -456,6 +459,9 @@ func (t *tui) beginTurn(msg string) {
 		default:
 		}
 	})
+	if t.codex != nil && envMS("FAKE_CODEX_STREAM_MS", 0) > 0 {
+		t.after(t.codexStreamFrom(), func() {}) // redraw as the reply starts
+	}
 }
 
 // compact runs the TUI's /compact, as the real ones do: the tool records

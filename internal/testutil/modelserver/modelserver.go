@@ -117,6 +117,10 @@ type Reply struct {
 	// Delay holds the reply back (after the first streamed event, so the
 	// CLI shows a working turn) — for tests that need a turn in progress.
 	Delay time.Duration
+	// StreamFor spreads a streamed reply's text deltas evenly over this
+	// long (after Delay), as a real model streams a long answer: the CLI
+	// draws the text as it comes. Zero sends them at once.
+	StreamFor time.Duration
 	// Status, when not 0 or 200, answers with that HTTP status and an
 	// error body instead.
 	Status int

@@ -401,3 +401,41 @@ func TestCutDropsTheStreamBeforeAnyText(t *testing.T) {
 		}
 	}
 }
+
+// StreamFor spreads a reply's deltas over its duration, on every wire
+// protocol: the first comes at once, the last at the end.
+func TestStreamForPacesTheDeltas(t *testing.T) {
+	s := Start(t)
+	const text = "one two three four five six seven eight nine"
+	s.SetResponder(func(Request) Reply { return Reply{Text: text, StreamFor: 600 * time.Millisecond} })
+	for path, body := range map[string]string{
+		"/v1/messages":         `{"model":"m","stream":true,"tools":[{}],"messages":[{"role":"user","content":"hi"}]}`,
+		"/v1/responses":        `{"model":"m","stream":true,"tools":[{}],"input":[{"role":"user","content":"hi"}]}`,
+		"/v1/chat/completions": `{"model":"m","stream":true,"tools":[{}],"messages":[{"role":"user","content":"hi"}]}`,
+	} {
+		resp, err := http.Post(s.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first, last time.Time
+		deltas := 0
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			l := sc.Text()
+			if !strings.HasPrefix(l, "data:") {
+				continue
+			}
+			if strings.Contains(l, "text_delta") || strings.Contains(l, "output_text.delta") || strings.Contains(l, `"content":"`) && !strings.Contains(l, `"content":""`) {
+				if deltas == 0 {
+					first = time.Now()
+				}
+				last = time.Now()
+				deltas++
+			}
+		}
+		resp.Body.Close()
+		if deltas != 3 || last.Sub(first) < 550*time.Millisecond {
+			t.Errorf("%s: %d deltas over %s, want 3 over 600ms", path, deltas, last.Sub(first))
+		}
+	}
+}

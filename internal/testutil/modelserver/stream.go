@@ -56,6 +56,26 @@ func (s *sse) flush() {
 	}
 }
 
+// paced calls send for each of a reply's deltas, spread over
+// rep.StreamFor: a pause before every delta but the first. It stops when
+// ctx ends.
+func paced(ctx context.Context, rep Reply, send func(string)) {
+	cs := chunks(rep.Text)
+	var gap time.Duration
+	if len(cs) > 1 {
+		gap = rep.StreamFor / time.Duration(len(cs)-1)
+	}
+	for i, c := range cs {
+		if i > 0 {
+			wait(ctx, gap)
+			if ctx.Err() != nil {
+				return
+			}
+		}
+		send(c)
+	}
+}
+
 // chunks splits a reply into a few deltas, as a model streams it.
 func chunks(text string) []string {
 	words := strings.SplitAfter(text, " ")
@@ -136,9 +156,12 @@ func streamAnthropic(ctx context.Context, w http.ResponseWriter, id, model strin
 	}
 	cut(rep)
 	if rep.Text != "" || rep.ToolCall == nil {
-		for _, c := range chunks(rep.Text) {
+		paced(ctx, rep, func(c string) {
 			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 				"delta": map[string]any{"type": "text_delta", "text": c}})
+		})
+		if ctx.Err() != nil {
+			return
 		}
 	}
 	s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
@@ -231,8 +254,11 @@ func streamResponses(ctx context.Context, w http.ResponseWriter, id, model strin
 	cut(rep)
 	next := 0
 	if text {
-		for _, c := range chunks(rep.Text) {
+		paced(ctx, rep, func(c string) {
 			ev("response.output_text.delta", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "delta": c})
+		})
+		if ctx.Err() != nil {
+			return
 		}
 		ev("response.output_text.done", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "text": rep.Text})
 		ev("response.content_part.done", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0,
@@ -286,8 +312,11 @@ func streamChat(ctx context.Context, w http.ResponseWriter, id, model string, re
 	}
 	cut(rep)
 	if rep.Text != "" || rep.ToolCall == nil {
-		for _, c := range chunks(rep.Text) {
+		paced(ctx, rep, func(c string) {
 			s.event("", chunk(map[string]any{"content": c}, nil))
+		})
+		if ctx.Err() != nil {
+			return
 		}
 	}
 	finish := "stop"
