@@ -196,6 +196,39 @@ func TestStartingDaemonClearsStaleControlClients(t *testing.T) {
 		<-exited
 	})
 
+	// Another home's server of the same socket name (its own TMUX_TMPDIR)
+	// with a control client of its own: never this daemon's to kill.
+	otherDir, err := os.MkdirTemp("", "lh") // short: socket paths hold 104 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(otherDir) })
+	otherEnv := append(os.Environ(), "TMUX_TMPDIR="+otherDir)
+	otherTmux := func(args ...string) *exec.Cmd {
+		c := exec.Command(tmuxBin, append([]string{"-u", "-L", socket, "-f", "/dev/null"}, args...)...)
+		c.Env = otherEnv
+		return c
+	}
+	if out, err := otherTmux("new-session", "-d", "-s", "_leo", "cat").CombinedOutput(); err != nil {
+		t.Fatalf("other home's tmux: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = otherTmux("kill-server").Run() })
+	foreign := otherTmux("-C", "attach-session", "-t", "=_leo")
+	fstdin, err := foreign.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fstdin.Close()
+	if err := foreign.Start(); err != nil {
+		t.Fatal(err)
+	}
+	foreignExited := make(chan error, 1)
+	go func() { foreignExited <- foreign.Wait() }()
+	t.Cleanup(func() {
+		_ = foreign.Process.Kill()
+		<-foreignExited
+	})
+
 	r := startReady(t, h)
 	if got := r.deps.Load().Tmux.Socket(); got != socket {
 		t.Fatalf("daemon tmux socket %q, test used %q", got, socket)
@@ -209,6 +242,12 @@ func TestStartingDaemonClearsStaleControlClients(t *testing.T) {
 		exited <- err
 	case <-time.After(10 * time.Second):
 		t.Fatal("the starting daemon left a stale control client of its tmux server running")
+	}
+	select {
+	case err := <-foreignExited:
+		foreignExited <- err // for the clean-up's receive
+		t.Fatalf("the starting daemon ended another home's control client of the same socket name: %v", err)
+	default:
 	}
 }
 
