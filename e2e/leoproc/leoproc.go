@@ -674,30 +674,20 @@ func (w *World) killTmux() {
 	// A daemon SIGKILLed while its tmux client was starting the server can
 	// leave a server that comes up after kill-server ran; with its socket
 	// file removed below nothing could reach it again. Kill every process
-	// still running on this socket name.
-	killProcsOnSocket(w.TmuxSocket())
-	_ = os.Remove(tmux.SocketFile(w.TmuxSocket(), w.Env())) // kill-server leaves it
+	// still running on this server: by its socket file, never by the
+	// socket name alone (another home's server may share it).
+	env := w.Env()
+	pids, _ := tmux.ProcsOnSocket(w.TmuxSocket(), env)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if path := tmux.SocketPathOf(w.TmuxSocket(), env); path != "" {
+		_ = os.Remove(path)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for _, p := range panes {
 		for p.PID > 0 && syscall.Kill(p.PID, 0) == nil && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
-		}
-	}
-}
-
-// killProcsOnSocket SIGKILLs the tmux servers and clients whose command
-// line names `-L socket`.
-func killProcsOnSocket(socket string) {
-	want := "\x00-L\x00" + socket + "\x00"
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains("\x00"+string(cmdline), want) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }

@@ -242,6 +242,10 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 		r.SessionUsed = p.sessionID != ""
 		r.Resumed = p.resume
 		r.StartedAt = &now
+		// This launch carries out any pending restart. ExitedPID stays
+		// until the new TUI is up: a daemon killed before the respawn
+		// finds the same dead pane and must not count it again.
+		r.RestartDue = nil
 		// r.Error stays until the new TUI shows it is up (probe): a
 		// relaunch after a failed start keeps saying why.
 	}, false)
@@ -429,6 +433,7 @@ func (m *Manager) probe(a *agent, gen int) {
 		}
 		a.rec.State = api.StateRunning
 		a.rec.Error = ""
+		a.rec.ExitedPID = 0
 		// The save runs beside the job (the queue is free for messages at
 		// once) but counted in m.bg, so Close waits for it: no save of this
 		// manager may land on disk after Close returns, where it would
@@ -462,14 +467,19 @@ func (m *Manager) startupFailed(a *agent, gen int, err error) {
 	name := a.rec.Name
 	m.mu.Unlock()
 	delay := m.policy.Backoff(failures - 1)
+	due := m.clk.Now().Add(delay)
 	reason := fmt.Sprintf("startup: %v; relaunching in %s", err, delay)
-	if serr := m.commit(a, func(r *Record) { r.Failures, r.Error = failures, reason }, false); serr != nil {
+	if serr := m.commit(a, func(r *Record) {
+		r.Failures, r.Error = failures, reason
+		// Counted as an exit of this TUI: its death later is not another.
+		r.RestartDue, r.ExitedPID = &due, r.PanePID
+	}, false); serr != nil {
 		m.log.Error("recording a failed start failed", "agent", name, "err", serr)
 	}
 	m.mu.Lock()
 	if a.launchGen == gen {
 		a.exitHandled = true
-		a.nextRestart = m.clk.Now().Add(delay)
+		a.nextRestart = due
 	}
 	m.mu.Unlock()
 	m.log.Warn("agent TUI did not come up; relaunching", "agent", name, "err", err, "retry_in", delay)

@@ -591,6 +591,7 @@ func (m *Manager) stopLocked(ctx context.Context, a *agent, wake bool, why strin
 		r.WakeOnMessage = wake
 		r.PaneID = ""
 		r.PanePID = 0
+		r.RestartDue, r.ExitedPID = nil, 0
 		if !wake {
 			r.Error = ""
 			// Its waiting messages fail below (cancelled): off the disk

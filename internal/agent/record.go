@@ -62,6 +62,15 @@ type Record struct {
 	Failures int       `json:"failures,omitempty"`
 	LastExit *api.Exit `json:"last_exit,omitempty"`
 	Error    string    `json:"error,omitempty"`
+	// RestartDue is when the restart decided for the last counted exit
+	// (or failed start) is due; nil once the launch that carries it out
+	// begins, or the agent stops. A daemon restored meanwhile continues it
+	// at this time and never decides it again.
+	RestartDue *time.Time `json:"restart_due,omitempty"`
+	// ExitedPID is the TUI whose exit (or failed start) was counted last,
+	// until a TUI launched after it reports ready: a dead pane still
+	// showing this pid is that exit, never another one to count.
+	ExitedPID int `json:"exited_pid,omitempty"`
 
 	// InFlight is the message being delivered from just before its paste
 	// until its outcome is known: a daemon killed in between leaves it
@@ -125,6 +134,10 @@ func (r *Record) clone() *Record {
 	if r.LastExit != nil {
 		e := *r.LastExit
 		c.LastExit = &e
+	}
+	if r.RestartDue != nil {
+		t := *r.RestartDue
+		c.RestartDue = &t
 	}
 	if r.InFlight != nil {
 		f := *r.InFlight

@@ -20,6 +20,9 @@ type RestoreStats struct {
 	Skipped int
 	// Unclaimed counts leo-* sessions no record claims (left alone).
 	Unclaimed int
+	// Pending counts restarts the last daemon decided and had not carried
+	// out: continued at the time they were due.
+	Pending int
 	// Killed counts sessions of stopped records (an interrupted stop).
 	Killed int
 }
@@ -95,7 +98,22 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 			if wake {
 				relaunch = append(relaunch, a)
 			}
+		case r.RestartDue != nil && (!live || p.PID == r.ExitedPID):
+			// A restart the last daemon decided and did not carry out
+			// (the TUI it counted still shows, dead or stuck, or its
+			// session is gone): it runs when it was due, its exit
+			// counted once.
+			if live {
+				r.PaneID, r.PanePID = p.PaneID, p.PID
+			}
+			r.State = api.StateStarting
+			a.exitHandled = true
+			a.nextRestart = *r.RestartDue
+			a.lastLaunch = now.Add(-1)
+			st.Pending++
 		case live:
+			// A TUI launched after any restart the record names.
+			r.RestartDue = nil
 			r.PaneID, r.PanePID = p.PaneID, p.PID
 			// Launched before this daemon: the first sweep may judge it.
 			a.lastLaunch = now.Add(-1)
@@ -128,7 +146,7 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 	m.mu.Lock()
 	var probes []*agent
 	for _, a := range m.agents {
-		if a.rec.State == api.StateStarting && a.rec.PaneID != "" && !contains(relaunch, a) {
+		if a.rec.State == api.StateStarting && a.rec.PaneID != "" && !a.exitHandled && !contains(relaunch, a) {
 			probes = append(probes, a)
 		}
 	}
@@ -190,8 +208,10 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 				// Transient (tmux): the supervisor retries with backoff.
 				a.rec.State = api.StateStarting
 				a.rec.Error = err.Error()
+				due := m.clk.Now().Add(m.policy.Backoff(a.rec.Failures))
+				a.rec.RestartDue = &due
 				a.exitHandled = true
-				a.nextRestart = m.clk.Now().Add(m.policy.Backoff(a.rec.Failures))
+				a.nextRestart = due
 				st.Failed++
 			}
 			m.mu.Unlock()
@@ -208,7 +228,7 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 	if err := m.save(); err != nil {
 		return st, err
 	}
-	m.log.Info("agents restored", "adopted", st.Adopted, "relaunched", st.Relaunched, "stopped", st.Stopped, "failed", st.Failed,
+	m.log.Info("agents restored", "adopted", st.Adopted, "relaunched", st.Relaunched, "pending_restarts", st.Pending, "stopped", st.Stopped, "failed", st.Failed,
 		"killed", st.Killed, "skipped", st.Skipped, "unclaimed", st.Unclaimed)
 	return st, nil
 }

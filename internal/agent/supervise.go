@@ -165,6 +165,9 @@ const statusGrace = 2 * time.Second
 // onExit records how the TUI ended and schedules its restart.
 func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLeft bool) {
 	now := m.clk.Now()
+	if m.exitCounted(a, p, paneLeft) {
+		return
+	}
 	if paneLeft && !p.HasStatus && p.DeadSignal == 0 {
 		m.mu.Lock()
 		first := a.deadSince.IsZero() || a.deadPane != p.PaneID
@@ -222,11 +225,14 @@ func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLef
 	}
 	r.State = api.StateStarting
 	r.Resumed = false
+	due := now.Add(d.Delay)
+	r.RestartDue = &due
+	r.ExitedPID = exitedPID(r, p, paneLeft)
 	if !paneLeft {
 		r.PaneID, r.PanePID = "", 0
 	}
 	a.exitHandled = true
-	a.nextRestart = now.Add(d.Delay)
+	a.nextRestart = due
 	a.deadSince, a.deadPane = time.Time{}, ""
 	if a.probeCancel != nil {
 		a.probeCancel()
@@ -241,6 +247,50 @@ func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLef
 		m.log.Warn("agent exited right after resuming its conversation; the next launch starts fresh",
 			"agent", name, "dropped_session", dropped)
 	}
+}
+
+// exitedPID is the pid of the TUI whose exit this is: the dead pane's, or
+// the last one leo knew of when the session vanished (0 if none).
+func exitedPID(r *Record, p tmux.PaneInfo, paneLeft bool) int {
+	if paneLeft && p.PID != 0 {
+		return p.PID
+	}
+	return r.PanePID
+}
+
+// exitCounted continues, without counting it again, an exit that was
+// counted already: by a daemon killed since (its restart then runs when
+// it was due), or before a relaunch that was cut short (then now). An
+// exit counts once, however many daemons see its dead pane.
+func (m *Manager) exitCounted(a *agent, p tmux.PaneInfo, paneLeft bool) bool {
+	m.mu.Lock()
+	r := a.rec
+	pid := exitedPID(r, p, paneLeft)
+	if pid == 0 || pid != r.ExitedPID {
+		m.mu.Unlock()
+		return false
+	}
+	due := m.clk.Now()
+	if r.RestartDue != nil {
+		due = *r.RestartDue
+	}
+	r.State = api.StateStarting
+	r.RestartDue = &due
+	if !paneLeft {
+		r.PaneID, r.PanePID = "", 0
+	}
+	a.exitHandled = true
+	a.nextRestart = due
+	a.deadSince, a.deadPane = time.Time{}, ""
+	if a.probeCancel != nil {
+		a.probeCancel()
+		a.probeCancel = nil
+	}
+	name := r.Name
+	m.mu.Unlock()
+	m.save()
+	m.log.Info("agent exit already counted; its restart continues", "agent", name, "pid", pid, "restart_at", due)
+	return true
 }
 
 // restartDue relaunches after the backoff.
@@ -270,8 +320,10 @@ func (m *Manager) restartDue(ctx context.Context, a *agent) {
 	}
 	a.rec.Failures++
 	delay := m.policy.Backoff(a.rec.Failures - 1)
+	due := m.clk.Now().Add(delay)
+	a.rec.RestartDue = &due
 	a.exitHandled = true
-	a.nextRestart = m.clk.Now().Add(delay)
+	a.nextRestart = due
 	a.rec.Error = err.Error()
 	m.mu.Unlock()
 	m.save()

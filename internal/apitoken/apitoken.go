@@ -84,6 +84,19 @@ func Ensure(path string) (token string, minted bool, err error) {
 	return tok, true, nil
 }
 
+// Restore writes token to path (mode 0600, atomically) unless a usable
+// token file is there: the daemon putting back the token it serves with
+// after the file was deleted. A file that appeared meanwhile wins.
+func Restore(path, token string) error {
+	if _, err := Read(path); !errors.Is(err, ErrNone) {
+		return nil
+	}
+	if err := statefile.Write(path, []byte(token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write the API token %s: %w", path, err)
+	}
+	return nil
+}
+
 // unwrapPath drops the *fs.PathError wrapper, whose text repeats the path.
 func unwrapPath(err error) error {
 	var pe *fs.PathError

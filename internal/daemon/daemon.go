@@ -142,7 +142,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer lock.Release()
 
 	// 3. The log.
-	log, closeLog, err := openLog(opts)
+	log, logFile, closeLog, err := openLog(opts)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func Run(ctx context.Context, opts Options) error {
 		log.Warn(m.Warning())
 	}
 
-	d := &run{opts: opts, home: h, log: log, lock: lock}
+	d := &run{opts: opts, home: h, log: log, lock: lock, logFile: logFile}
 	err = d.serve(ctx)
 	switch {
 	case err == nil:
@@ -211,16 +211,17 @@ func (o *Options) applyManaged() {
 	}
 }
 
-// openLog returns the daemon's logger and what closes it.
-func openLog(opts Options) (*slog.Logger, func(), error) {
+// openLog returns the daemon's logger, its file (nil in the foreground,
+// where the log is stderr) and what closes it.
+func openLog(opts Options) (*slog.Logger, *rotatingFile, func(), error) {
 	if !opts.Supervised {
-		return slog.New(slog.NewTextHandler(opts.Stderr, nil)), func() {}, nil
+		return slog.New(slog.NewTextHandler(opts.Stderr, nil)), nil, func() {}, nil
 	}
 	f, err := openRotatingFile(opts.Home.ServiceLogPath(), serviceLogMaxBytes, serviceLogKeep)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return slog.New(slog.NewTextHandler(f, nil)), func() { f.Close() }, nil
+	return slog.New(slog.NewTextHandler(f, nil)), f, func() { f.Close() }, nil
 }
 
 // run is one daemon run, after the lock and the log.
@@ -229,6 +230,8 @@ type run struct {
 	home home.Home
 	log  *slog.Logger
 	lock *lockfile.Lock
+	// logFile is state/service.log when supervised (nil otherwise).
+	logFile *rotatingFile
 	// tmuxGuard is the tmux version guard's problem, for /health.
 	tmuxGuard string
 }
@@ -403,6 +406,7 @@ serving:
 				failed = err
 				break serving
 			}
+			d.checkStateFiles(webServer)
 			d.checkTmux(tm, &tmuxReported)
 			webServer.Retry()
 			store.Watch(ctx)
@@ -658,6 +662,22 @@ func (d *run) checkOwner(hs *http.Server, sock *socket, serveErr chan<- error, a
 	go serveOn(hs, fresh.ln, serveErr)
 	old.ln.Close()
 	return nil
+}
+
+// checkStateFiles runs with every owner check: the log and the API token
+// are files under state/ that a person (or a clean-up) may delete while the
+// daemon runs. The log is opened again where `leo service logs` looks for
+// it; the token file is written again with the token in use, so browsers
+// stay logged in and agents' MCP tools keep working (see web.RestoreToken).
+func (d *run) checkStateFiles(webServer *web.Server) {
+	if d.logFile != nil {
+		if reopened, err := d.logFile.reopenIfGone(); err != nil {
+			d.log.Error("could not open the service log again", "path", d.home.ServiceLogPath(), "err", err)
+		} else if reopened {
+			d.log.Warn("the service log was removed or replaced while the daemon ran; writing to a new one", "path", d.home.ServiceLogPath())
+		}
+	}
+	webServer.RestoreToken()
 }
 
 // serveOn serves the socket API on ln until it is closed. A listener

@@ -80,6 +80,31 @@ func (r *rotatingFile) rotate() error {
 	return r.open()
 }
 
+// reopenIfGone opens path again when it no longer names the file being
+// written (state/ or the log deleted, or the file replaced): the lines
+// would otherwise go to an unlinked file nobody can read. It reports
+// whether it reopened.
+func (r *rotatingFile) reopenIfGone() (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return false, nil
+	}
+	cur, err := r.f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("stat log: %w", err)
+	}
+	if fi, err := os.Stat(r.path); err == nil && os.SameFile(fi, cur) {
+		return false, nil
+	}
+	old := r.f
+	if err := r.open(); err != nil {
+		return false, err // keep writing where we were; tried again next time
+	}
+	_ = old.Close()
+	return true, nil
+}
+
 func (r *rotatingFile) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -3,6 +3,9 @@ package daemon_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blackpaw-studio/leo/internal/apitoken"
 	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
@@ -197,6 +201,39 @@ func TestStartingDaemonClearsStaleControlClients(t *testing.T) {
 		<-exited
 	})
 
+	// Another home's server of the same socket name (its own TMUX_TMPDIR)
+	// with a control client of its own: never this daemon's to kill.
+	otherDir, err := os.MkdirTemp("", "lh") // short: socket paths hold 104 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(otherDir) })
+	otherEnv := append(os.Environ(), "TMUX_TMPDIR="+otherDir)
+	otherTmux := func(args ...string) *exec.Cmd {
+		c := exec.Command(tmuxBin, append([]string{"-u", "-L", socket, "-f", "/dev/null"}, args...)...)
+		c.Env = otherEnv
+		return c
+	}
+	if out, err := otherTmux("new-session", "-d", "-s", "_leo", "cat").CombinedOutput(); err != nil {
+		t.Fatalf("other home's tmux: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = otherTmux("kill-server").Run() })
+	foreign := otherTmux("-C", "attach-session", "-t", "=_leo")
+	fstdin, err := foreign.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fstdin.Close()
+	if err := foreign.Start(); err != nil {
+		t.Fatal(err)
+	}
+	foreignExited := make(chan error, 1)
+	go func() { foreignExited <- foreign.Wait() }()
+	t.Cleanup(func() {
+		_ = foreign.Process.Kill()
+		<-foreignExited
+	})
+
 	r := startReady(t, h)
 	if got := r.deps.Load().Tmux.Socket(); got != socket {
 		t.Fatalf("daemon tmux socket %q, test used %q", got, socket)
@@ -210,6 +247,12 @@ func TestStartingDaemonClearsStaleControlClients(t *testing.T) {
 		exited <- err
 	case <-time.After(10 * time.Second):
 		t.Fatal("the starting daemon left a stale control client of its tmux server running")
+	}
+	select {
+	case err := <-foreignExited:
+		foreignExited <- err // for the clean-up's receive
+		t.Fatalf("the starting daemon ended another home's control client of the same socket name: %v", err)
+	default:
 	}
 }
 
@@ -238,4 +281,63 @@ func TestRemovedStateDirGetsTheAgentRecordsWrittenAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the records written again", func() bool { return calls.Load() > 0 })
+}
+
+// state/ removed while the daemon runs (issue 15 item 16): the service log
+// is opened again where `leo service logs` reads it, and api.token is
+// written again with the token in use (the same one, so browsers and the
+// agents' MCP tools keep working), both within an owner check or two.
+func TestRemovedStateDirGetsTheLogAndTheTokenBack(t *testing.T) {
+	h := newHome(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	writeFile(t, h.ConfigPath, validConfig+fmt.Sprintf("web:\n  enabled: true\n  bind: 127.0.0.1\n  port: %d\n", port))
+	fake := daemontest.New()
+	opts := options(t, h, fake, nil)
+	opts.Supervised = true
+	opts.OwnerCheck = 20 * time.Millisecond
+	r := start(t, opts, fake)
+	r.WaitReady(t, 10*time.Second)
+	tok, err := apitoken.Read(h.TokenPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(h.StateDir()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "api.token and service.log written again", func() bool {
+		got, err := apitoken.Read(h.TokenPath())
+		if err != nil {
+			return false
+		}
+		if got != tok {
+			t.Fatalf("api.token written again with another token")
+		}
+		data, err := os.ReadFile(h.ServiceLogPath())
+		return err == nil && strings.Contains(string(data), "the service log was removed or replaced")
+	})
+	if fi, err := os.Stat(h.TokenPath()); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("api.token: %v %v, want mode 0600", fi, err)
+	}
+	// The token still opens the API.
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/api/health", port), nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/health with the token: %s", resp.Status)
+	}
+	// Later lines go to the new file.
+	r.Stop(t)
+	data, _ := os.ReadFile(h.ServiceLogPath())
+	if !strings.Contains(string(data), "leo daemon stopped") {
+		t.Fatalf("the new service.log lacks the daemon's last line:\n%s", data)
+	}
 }

@@ -47,7 +47,7 @@ func NewTmux(t testing.TB, opts ...func(*tmux.Options)) *tmux.Server {
 			t.Errorf("kill-server on %s: %v", o.Socket, err)
 		}
 		_ = s.Close()
-		removeSocketFile(t, s.SocketFile())
+		removeSocketFile(t, s.SocketPath())
 	})
 	return s
 }
@@ -68,7 +68,7 @@ func KillTmux(t testing.TB, socket string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = exec.CommandContext(ctx, "tmux", "-L", socket, "kill-server").Run()
-	removeSocketFile(t, tmux.SocketFile(socket, os.Environ()))
+	removeSocketFile(t, tmux.SocketPathOf(socket, os.Environ()))
 }
 
 func removeSocketFile(t testing.TB, path string) {

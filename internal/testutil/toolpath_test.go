@@ -84,7 +84,7 @@ func TestTmuxServersLeaveNoSocketFile(t *testing.T) {
 		if out, err := exec.Command("tmux", "-L", other, "-f", "/dev/null", "new-session", "-d", "sleep 600").CombinedOutput(); err != nil {
 			t.Fatalf("tmux new-session: %v %s", err, out)
 		}
-		files = []string{s.SocketFile(), tmux.SocketFile(other, os.Environ())}
+		files = []string{s.SocketPath(), tmux.SocketPathOf(other, os.Environ())}
 		for _, f := range files {
 			if _, err := os.Stat(f); err != nil {
 				t.Fatalf("no socket file where tmux keeps it: %v", err)

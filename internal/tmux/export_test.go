@@ -34,3 +34,9 @@ func ControlStdin(s *Server) *os.File {
 	}
 	return os.NewFile(f.Fd(), "control-stdin")
 }
+
+// SocketPathFor exposes socketPath.
+func SocketPathFor(env []string, uid int, name string) string { return socketPath(env, uid, name) }
+
+// ParseProcArgs2 exposes parseProcArgs2.
+var ParseProcArgs2 = parseProcArgs2

@@ -3,7 +3,9 @@ package tmux_test
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,25 +116,17 @@ func TestControlClientDiesWithItsDaemon(t *testing.T) {
 	testutil.WaitFor(t, 10*time.Second, func() bool { return !alive(pid) }, "the control client to die with its daemon")
 }
 
-// ClearStaleControlClients kills another leo control client of the same
-// server, never the Server's own, nor a client of another socket.
-func TestClearStaleControlClientsKillsOnlyOthersOfThisServer(t *testing.T) {
-	s := testutil.NewTmux(t)
-	other := testutil.NewTmux(t)
-	c := ctx(t)
-	for _, srv := range []*tmux.Server{s, other} {
-		if _, err := srv.NewSession(c, tmux.SessionSpec{Name: "leo-x", Argv: []string{"cat"}}); err != nil {
-			t.Fatal(err)
-		}
-		testutil.WaitFor(t, 10*time.Second, func() bool { _, _ = srv.Running(c); return tmux.ControlPID(srv) != 0 }, "control client")
-	}
-	own, otherOwn := tmux.ControlPID(s), tmux.ControlPID(other)
-	stale := exec.Command(s.Binary(), "-u", "-L", s.Socket(), "-f", "/dev/null", "-C", "attach-session", "-t", "="+tmux.ControlSession)
+// startStale starts a control client of srv as a killed daemon would have
+// left it (same argv, same environment), attached, and returns it.
+func startStale(t *testing.T, srv *tmux.Server) *exec.Cmd {
+	t.Helper()
+	stale := exec.Command(srv.Binary(), "-u", "-L", srv.Socket(), "-f", "/dev/null", "-C", "attach-session", "-t", "="+tmux.ControlSession)
+	stale.Env = srv.AttachEnv()
 	stdin, err := stale.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stdin.Close()
+	t.Cleanup(func() { _ = stdin.Close() })
 	stdout, err := stale.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -140,11 +134,42 @@ func TestClearStaleControlClientsKillsOnlyOthersOfThisServer(t *testing.T) {
 	if err := stale.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = stale.Process.Kill() })
+	t.Cleanup(func() { _ = stale.Process.Kill(); _ = stale.Wait() })
 	// Attached once tmux answers the attach.
 	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
+	return stale
+}
+
+// withControl starts srv's own control client (a session makes the server).
+func withControl(t *testing.T, srv *tmux.Server) int {
+	t.Helper()
+	c := ctx(t)
+	if _, err := srv.NewSession(c, tmux.SessionSpec{Name: "leo-x", Argv: []string{"cat"}}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, func() bool { _, _ = srv.Running(c); return tmux.ControlPID(srv) != 0 }, "control client")
+	return tmux.ControlPID(srv)
+}
+
+// killedBySIGKILL waits for cmd and reports whether SIGKILL ended it.
+func killedBySIGKILL(cmd *exec.Cmd) error {
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		return fmt.Errorf("stale client %d ended with %v, want SIGKILL", cmd.Process.Pid, err)
+	}
+	return nil
+}
+
+// ClearStaleControlClients kills another leo control client of the same
+// server, never the Server's own, nor a client of another socket.
+func TestClearStaleControlClientsKillsOnlyOthersOfThisServer(t *testing.T) {
+	s := testutil.NewTmux(t)
+	other := testutil.NewTmux(t)
+	own, otherOwn := withControl(t, s), withControl(t, other)
+	stale := startStale(t, s)
 	killed, err := s.ClearStaleControlClients()
 	if err != nil {
 		t.Fatal(err)
@@ -152,13 +177,136 @@ func TestClearStaleControlClientsKillsOnlyOthersOfThisServer(t *testing.T) {
 	if !slices.Equal(killed, []int{stale.Process.Pid}) {
 		t.Fatalf("killed %v, want only the stale client %d (own %d, other server's %d)", killed, stale.Process.Pid, own, otherOwn)
 	}
-	err = stale.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("stale client ended with %v", err)
+	if err := killedBySIGKILL(stale); err != nil {
+		t.Fatal(err)
 	}
 	if tmux.ControlPID(s) != own || !alive(own) || !alive(otherOwn) {
 		t.Fatal("a Server's own control client was killed")
+	}
+}
+
+// Two homes whose tmux servers have the same socket name (another HOME and
+// TMUX_TMPDIR, as a test's or a second checkout's ~/.leo has) are two
+// servers: clearing one's stale clients never touches the other's clients,
+// its own or stale (issue 15 item 5).
+func TestClearStaleControlClientsLeavesAnotherHomesServerOfTheSameName(t *testing.T) {
+	name := testutil.UniqueSocket()
+	home := func() *tmux.Server {
+		// Short: a socket path holds at most 104 bytes.
+		dir, err := os.MkdirTemp("", "lh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.RemoveAll(dir) })
+		return testutil.NewTmux(t, func(o *tmux.Options) {
+			o.Socket = name
+			o.Env = append(os.Environ(), "TMUX_TMPDIR="+dir)
+		})
+	}
+	a, b := home(), home()
+	if a.SocketPath() == b.SocketPath() {
+		t.Fatalf("both homes resolve %s", a.SocketPath())
+	}
+	ownA, ownB := withControl(t, a), withControl(t, b)
+	staleA, staleB := startStale(t, a), startStale(t, b)
+
+	// The listing a test's clean-up kills from is A's alone too.
+	onA, err := tmux.ProcsOnSocket(name, a.AttachEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(onA, ownA) || !slices.Contains(onA, staleA.Process.Pid) || slices.Contains(onA, ownB) || slices.Contains(onA, staleB.Process.Pid) {
+		t.Fatalf("ProcsOnSocket(A) = %v (A own %d, A stale %d, B own %d, B stale %d)", onA, ownA, staleA.Process.Pid, ownB, staleB.Process.Pid)
+	}
+
+	killed, err := a.ClearStaleControlClients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(killed, []int{staleA.Process.Pid}) {
+		t.Fatalf("home A killed %v, want only its stale client %d (B's own %d, B's stale %d)", killed, staleA.Process.Pid, ownB, staleB.Process.Pid)
+	}
+	if err := killedBySIGKILL(staleA); err != nil {
+		t.Fatal(err)
+	}
+	if !alive(ownB) || !alive(staleB.Process.Pid) || !alive(ownA) {
+		t.Fatalf("home A's clearing touched a client it does not own (A own alive %v, B own alive %v, B stale alive %v)", alive(ownA), alive(ownB), alive(staleB.Process.Pid))
+	}
+
+	killed, err = b.ClearStaleControlClients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(killed, []int{staleB.Process.Pid}) {
+		t.Fatalf("home B killed %v, want only its stale client %d (A's own %d)", killed, staleB.Process.Pid, ownA)
+	}
+	if err := killedBySIGKILL(staleB); err != nil {
+		t.Fatal(err)
+	}
+	if !alive(ownA) || !alive(ownB) {
+		t.Fatal("a home's own control client was killed")
+	}
+	// Both servers still answer their own clients.
+	for _, srv := range []*tmux.Server{a, b} {
+		if _, err := srv.Running(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// socketPath mirrors tmux: TMUX_TMPDIR when it resolves, else /tmp; a
+// relative one cannot be told from another process.
+func TestSocketPathResolvesAsTmuxDoes(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := filepath.EvalSymlinks("/tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"TMUX_TMPDIR=" + dir}, filepath.Join(real, "tmux-7", "leo")},
+		{[]string{"TMUX_TMPDIR=" + link}, filepath.Join(real, "tmux-7", "leo")},
+		{[]string{"TMUX_TMPDIR=/nonexistent/x"}, filepath.Join(tmp, "tmux-7", "leo")},
+		{[]string{"TMUX_TMPDIR="}, filepath.Join(tmp, "tmux-7", "leo")},
+		{nil, filepath.Join(tmp, "tmux-7", "leo")},
+		{[]string{"TMUX_TMPDIR=/nonexistent", "TMUX_TMPDIR=" + dir}, filepath.Join(real, "tmux-7", "leo")},
+		{[]string{"TMUX_TMPDIR=rel/dir"}, ""},
+	} {
+		if got := tmux.SocketPathFor(c.env, 7, "leo"); got != c.want {
+			t.Errorf("socketPath(%q) = %q, want %q", c.env, got, c.want)
+		}
+	}
+}
+
+// A kern.procargs2 record (macOS) decodes to its argv and environment,
+// however the padding falls, and a truncated one yields what it holds.
+func TestParseProcArgs2(t *testing.T) {
+	rec := func(argc uint32, body string) []byte {
+		b := binary.NativeEndian.AppendUint32(nil, argc)
+		return append(b, body...)
+	}
+	argv, env, err := tmux.ParseProcArgs2(rec(3, "/usr/local/bin/tmux\x00\x00\x00\x00tmux\x00-L\x00leo x\x00HOME=/u\x00TMUX_TMPDIR=/t\x00\x00ptr_munge=\x00"))
+	if err != nil || !slices.Equal(argv, []string{"tmux", "-L", "leo x"}) || !slices.Equal(env, []string{"HOME=/u", "TMUX_TMPDIR=/t"}) {
+		t.Fatalf("got %q %q %v", argv, env, err)
+	}
+	argv, env, err = tmux.ParseProcArgs2(rec(3, "/bin/tmux\x00tmux\x00-L"))
+	if err != nil || !slices.Equal(argv, []string{"tmux", "-L"}) || env != nil {
+		t.Fatalf("truncated: got %q %q %v", argv, env, err)
+	}
+	for _, bad := range [][]byte{nil, {1, 0}, rec(1, "no-nul")} {
+		if _, _, err := tmux.ParseProcArgs2(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,24 +128,6 @@ func New(opts Options) (*Server, error) {
 
 // Socket returns the -L name.
 func (s *Server) Socket() string { return s.opts.Socket }
-
-// SocketFile is the path of the server's socket: tmux makes it as
-// tmux-<uid>/<socket> under the client's $TMUX_TMPDIR (else /tmp).
-// kill-server leaves the file behind; whoever kills a server for good
-// removes it.
-func (s *Server) SocketFile() string { return SocketFile(s.opts.Socket, s.env) }
-
-// SocketFile is where tmux keeps the socket of -L socket for a client with
-// environment env.
-func SocketFile(socket string, env []string) string {
-	dir := "/tmp"
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMUX_TMPDIR="); ok && v != "" {
-			dir = v
-		}
-	}
-	return filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), socket)
-}
 
 // Binary returns the tmux executable in use.
 func (s *Server) Binary() string { return s.opts.Binary }

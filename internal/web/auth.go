@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -56,6 +57,30 @@ func (s *Server) loadToken() error {
 	}
 	s.token.Store(newSecret(tok))
 	return nil
+}
+
+// RestoreToken writes the token in use back to state/api.token when the
+// file is gone (state/ deleted while the daemon ran). It is the same
+// token, not a new one: a new token would log every browser out and leave
+// each running agent's MCP tools with a token that no longer works, for
+// no gain (deleting the file revokes nothing: the token is still the one
+// served). A file
+// that is there (even a different token a person wrote) is left to the
+// reload that reads it.
+func (s *Server) RestoreToken() {
+	path := s.opts.Home.TokenPath()
+	if _, err := apitoken.Read(path); !errors.Is(err, apitoken.ErrNone) {
+		return
+	}
+	sec := s.token.Load()
+	if sec == nil {
+		return // none in use (web disabled, or no usable file): Sync loads one
+	}
+	if err := apitoken.Restore(path, string(sec.token)); err != nil {
+		s.opts.Log.Error("could not write the API token file again", "file", path, "err", err)
+		return
+	}
+	s.opts.Log.Warn("the API token file was removed while the daemon ran; wrote the token in use to it again", "file", path)
 }
 
 func equal(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }
