@@ -371,7 +371,6 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 			if err := t.Pane.SendKeys(ctx, t.ClearKeys...); err != nil {
 				lastErr = err
 			}
-			last = s
 			if err := d.sleep(ctx, 10*d.poll()); err != nil {
 				return s, err
 			}
