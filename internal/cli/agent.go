@@ -352,6 +352,12 @@ func writeDeliveries(w io.Writer, a api.Agent) {
 		if d.Kind != "" {
 			line += " (" + d.Kind + ")"
 		}
+		if d.From != "" {
+			line += " from " + cell(d.From, 40)
+		}
+		if d.FirstLine != "" {
+			line += " \u201c" + cell(d.FirstLine, 60) + "\u201d"
+		}
 		if d.Error != "" {
 			line += "  " + d.Error
 		}
