@@ -399,7 +399,10 @@ func TestBrowserAgentsTasksService(t *testing.T) {
 	s.clean(t, "task page", b.html())
 	b.shoot(shots, "task")
 	b.do("open the run's log", chromedp.Click(chromedp.CSS("#task-main a.run-log")))
-	b.waitJS("the run log", `!!document.querySelector("#run-log") && document.querySelector("#run-log").innerText.includes("report on the garden")`, 10*time.Second)
+	// 14: the prompt and the outcome first, the raw stream folded below.
+	b.waitJS("the run log", `!!document.querySelector("#run-prompt") && document.querySelector("#run-prompt").innerText.includes("report on the garden") && document.querySelector("#run-outcome").innerText.includes("succeeded") && !document.querySelector("#run-raw").open`, 10*time.Second)
+	b.do("unfold the raw stream", chromedp.Click(chromedp.CSS("#run-raw summary")))
+	b.waitJS("the raw stream", `document.querySelector("#run-raw").open && document.querySelector("#run-log").innerText.includes("report on the garden")`, 10*time.Second)
 	s.clean(t, "run log", b.html())
 	b.shoot(shots, "runlog")
 

@@ -83,3 +83,32 @@ func TestMessagesToOneAgentArriveInOrder(t *testing.T) {
 		})
 	}
 }
+
+// The agent's recent deliveries say what each message was and who signed
+// it, so a page can show more than an id.
+func TestDeliveryRecordsFirstLineAndSender(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	const h = "claude"
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: h}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Send(context.Background(), h, "\nfix the build\nthen run the tests"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Send(context.Background(), h, api.MessagePrefix+"agent reviewer] looks good\nmerge it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDelivered(t, m, h, res.ID)
+	ds := mustGet(t, m, h).Deliveries
+	if len(ds) != 2 {
+		t.Fatalf("deliveries %+v", ds)
+	}
+	if ds[0].FirstLine != "fix the build" || ds[0].From != "" {
+		t.Fatalf("unsigned: %+v", ds[0])
+	}
+	if ds[1].FirstLine != "looks good" || ds[1].From != "agent reviewer" {
+		t.Fatalf("signed: %+v", ds[1])
+	}
+}

@@ -240,7 +240,9 @@ func (m *Manager) lostInFlight(a *agent, why string) {
 	f := a.rec.InFlight
 	a.rec.InFlight = nil
 	msg := fmt.Sprintf("%v (%s)", delivery.ErrNotLanded, why)
-	a.deliveries = append(a.deliveries, api.Delivery{ID: f.ID, Status: "failed", Error: msg, At: m.clk.Now()})
+	d := api.Delivery{ID: f.ID, Status: "failed", Error: msg, At: m.clk.Now()}
+	d.From, d.FirstLine = api.DescribeMessage(f.Text)
+	a.deliveries = append(a.deliveries, d)
 	m.keepOutcome(a, delivery.NewDone(f.ID, f.Text, fmt.Errorf("%w (%s)", delivery.ErrNotLanded, why)))
 	m.log.Warn("message not delivered", "agent", a.rec.Name, "id", f.ID, "err", msg)
 }
@@ -289,7 +291,9 @@ func (m *Manager) checkSavedQueue(a *agent) {
 func (m *Manager) failSaved(a *agent, q Queued, reason string) {
 	err := errors.New(reason)
 	m.keepOutcome(a, delivery.NewDone(q.ID, q.Text, err))
-	a.deliveries = append(a.deliveries, api.Delivery{ID: q.ID, Status: "failed", Error: reason, At: m.clk.Now()})
+	d := api.Delivery{ID: q.ID, Status: "failed", Error: reason, At: m.clk.Now()}
+	d.From, d.FirstLine = api.DescribeMessage(q.Text)
+	a.deliveries = append(a.deliveries, d)
 	if len(a.deliveries) > recentDeliveries {
 		a.deliveries = a.deliveries[len(a.deliveries)-recentDeliveries:]
 	}

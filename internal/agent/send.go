@@ -610,6 +610,8 @@ func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
 	what := "message"
 	if it.Command {
 		d.Kind, what = api.DeliveryCompact, "compaction"
+	} else {
+		d.From, d.FirstLine = api.DescribeMessage(it.Message)
 	}
 	m.mu.Lock()
 	m.keepOutcome(a, it)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/names"
@@ -213,10 +214,43 @@ type Delivery struct {
 	// Kind is "" for a message, DeliveryCompact for a compaction
 	// (POST /agents/{name}/compact).
 	Kind string `json:"kind,omitempty"`
+	// From is who signed the message: "agent x" or "task y", from the
+	// MessagePrefix line the MCP tool puts first; "" for an unsigned one (a
+	// person's leo agent send or the web, a persistent task's prompt).
+	From string `json:"from,omitempty"`
+	// FirstLine is the message's first line that is not blank, without the
+	// signature, cut at FirstLineRunes.
+	FirstLine string `json:"first_line,omitempty"`
 }
 
 // DeliveryCompact is the Kind of a compaction's outcome.
 const DeliveryCompact = "compact"
+
+// MessagePrefix starts a message an agent or task signed (leo_send_message),
+// before the sender: "[message from agent x] text".
+const MessagePrefix = "[message from "
+
+// FirstLineRunes bounds Delivery.FirstLine.
+const FirstLineRunes = 120
+
+// DescribeMessage is a message's sender and first line for its Delivery.
+func DescribeMessage(text string) (from, firstLine string) {
+	if rest, ok := strings.CutPrefix(text, MessagePrefix); ok {
+		if who, after, ok := strings.Cut(rest, "] "); ok && !strings.ContainsAny(who, "\n]") {
+			from, text = who, after
+		}
+	}
+	for l := range strings.SplitSeq(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			firstLine = l
+			break
+		}
+	}
+	if r := []rune(firstLine); len(r) > FirstLineRunes {
+		firstLine = string(r[:FirstLineRunes-1]) + "…"
+	}
+	return from, firstLine
+}
 
 // Exit is how an agent's TUI last ended abnormally.
 type Exit struct {

@@ -184,3 +184,21 @@ func TestCheckMessageID(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeMessage(t *testing.T) {
+	long := strings.Repeat("é", FirstLineRunes+10)
+	for _, c := range []struct{ in, from, first string }{
+		{"hello\nworld", "", "hello"},
+		{"  \n\t\n  second  \nthird", "", "second"},
+		{MessagePrefix + "agent a] hi there\nmore", "agent a", "hi there"},
+		{MessagePrefix + "task nightly] \nreport ready", "task nightly", "report ready"},
+		{MessagePrefix + "no closing bracket", "", MessagePrefix + "no closing bracket"},
+		{"", "", ""},
+		{long, "", string([]rune(long)[:FirstLineRunes-1]) + "…"},
+	} {
+		from, first := DescribeMessage(c.in)
+		if from != c.from || first != c.first {
+			t.Errorf("DescribeMessage(%q) = %q, %q; want %q, %q", c.in, from, first, c.from, c.first)
+		}
+	}
+}

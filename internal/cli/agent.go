@@ -19,6 +19,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/humantime"
 )
 
 func init() { register(newAgentCmd) }
@@ -262,18 +263,7 @@ func lastExitText(e *api.Exit, now time.Time) string {
 }
 
 // ago is a coarse, human duration.
-func ago(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	default:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	}
-}
+func ago(d time.Duration) string { return humantime.Ago(d) }
 
 // --- status ---
 
@@ -361,6 +351,12 @@ func writeDeliveries(w io.Writer, a api.Agent) {
 		line := fmt.Sprintf("  %s  %-9s  %s", d.At.Local().Format(time.RFC3339), d.Status, d.ID)
 		if d.Kind != "" {
 			line += " (" + d.Kind + ")"
+		}
+		if d.From != "" {
+			line += " from " + cell(d.From, 40)
+		}
+		if d.FirstLine != "" {
+			line += " \u201c" + cell(d.FirstLine, 60) + "\u201d"
 		}
 		if d.Error != "" {
 			line += "  " + d.Error

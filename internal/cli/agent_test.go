@@ -167,6 +167,7 @@ func TestAgentListAndStatusShowWhatAUserNeeds(t *testing.T) {
 		Deliveries: []api.Delivery{
 			{ID: "m-1", Status: "delivered", At: exitAt},
 			{ID: "m-2", Status: "failed", At: exitAt, Error: "landed: pasted text did not show in the input within 5s"},
+			{ID: "m-3", Status: "delivered", At: exitAt, From: "agent reviewer", FirstLine: "looks good"},
 		},
 	})
 	fake.Put(api.Agent{Name: "parked", Template: "assistant", Harness: "claude", State: api.StateStopped, WakeOnMessage: true})
@@ -187,7 +188,8 @@ func TestAgentListAndStatusShowWhatAUserNeeds(t *testing.T) {
 	mustContain(t, "agent status", r.stdout,
 		"session id:", "0199aa11-2222-7333-8444-555566667777", "restarts:", "3",
 		"env keys:", "API_TOKEN, REGION", "last exit:", "status 3", "stderr tail:", "  | panic: boom", "  | exit now",
-		"messages: 1 queued", "delivered  m-1", "failed     m-2  landed: pasted text did not show in the input within 5s")
+		"messages: 1 queued", "delivered  m-1", "failed     m-2  landed: pasted text did not show in the input within 5s",
+		"delivered  m-3 from agent reviewer \u201clooks good\u201d")
 }
 
 func TestAgentSendReportsFailedDeliveryAsAFailure(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/humantime"
 )
 
 func init() { register(newTaskCmd) }
@@ -171,35 +172,11 @@ func lastRunText(t api.Task, now time.Time) string {
 	return cell(what, 40) + " " + relTime(r.Start, now)
 }
 
-// whenText is a time as a person reads it in a listing: the local clock
-// time (with the weekday or date when not today) and how far it is.
-func whenText(t, now time.Time) string {
-	lt, ln := t.Local(), now.Local()
-	var abs string
-	switch d := t.Sub(now); {
-	case sameDay(lt, ln):
-		abs = lt.Format("15:04")
-	case d > -6*24*time.Hour && d < 6*24*time.Hour:
-		abs = lt.Format("Mon 15:04")
-	default:
-		abs = lt.Format("2006-01-02 15:04")
-	}
-	return abs + " (" + relTime(t, now) + ")"
-}
-
-func sameDay(a, b time.Time) bool {
-	ay, am, ad := a.Date()
-	by, bm, bd := b.Date()
-	return ay == by && am == bm && ad == bd
-}
+// whenText is a time as a person reads it in a listing (humantime.When).
+func whenText(t, now time.Time) string { return humantime.When(t, now) }
 
 // relTime is "in 5m" or "3h ago".
-func relTime(t, now time.Time) string {
-	if d := t.Sub(now); d >= 0 {
-		return "in " + ago(d)
-	}
-	return ago(now.Sub(t)) + " ago"
-}
+func relTime(t, now time.Time) string { return humantime.Rel(t, now) }
 
 // cell makes text from the daemon (a harness's error message, a reply)
 // safe for one table cell: control characters become spaces and a long
@@ -308,22 +285,7 @@ func runTaskHistory(ctx context.Context, opts *TaskHistoryOptions) error {
 	return tw.Flush()
 }
 
-func tookText(r api.TaskRun) string {
-	if r.End.IsZero() || r.Start.IsZero() || r.End.Before(r.Start) {
-		return "-"
-	}
-	return roundTook(r.End.Sub(r.Start))
-}
-
-func roundTook(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
-}
+func tookText(r api.TaskRun) string { return humantime.Took(r.Start, r.End) }
 
 // runDetail is why a run ended as it did, in one cell.
 func runDetail(r api.TaskRun) string {

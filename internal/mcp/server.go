@@ -77,7 +77,7 @@ func (s Sender) Label() string {
 }
 
 // MessagePrefix is what every message starts with, before the sender.
-const MessagePrefix = "[message from "
+const MessagePrefix = api.MessagePrefix
 
 // NewServer builds the server with every tool.
 func NewServer(opts Options) *sdk.Server {

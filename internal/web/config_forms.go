@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -22,6 +21,8 @@ import (
 //	POST /web/config/templates/new          create it (field "name")
 //	GET  /web/config/templates/{name}       a template's form
 //	POST /web/config/templates/{name}       save it
+//	GET  /web/config/tasks/new              form of a new task
+//	POST /web/config/tasks/new              create it (field "name")
 //	GET  /web/config/tasks/{name}           a task's form
 //	POST /web/config/tasks/{name}           save it
 //	GET  /web/partials/harness-options?scope=…&harness=…[&model=…]
@@ -37,13 +38,15 @@ func (s *Server) configRoutes(mux *http.ServeMux, auth func(http.HandlerFunc) ht
 	mux.HandleFunc("POST /web/config/defaults", auth(func(w http.ResponseWriter, r *http.Request) {
 		s.handleScopeSave(w, r, config.DefaultsScope(), false)
 	}))
-	mux.HandleFunc("GET /web/config/templates/new", auth(func(w http.ResponseWriter, r *http.Request) {
-		s.handleScopePage(w, r, config.ScopePath{Section: config.SectionTemplates}, true)
-	}))
-	mux.HandleFunc("POST /web/config/templates/new", auth(func(w http.ResponseWriter, r *http.Request) {
-		s.handleScopeSave(w, r, config.TemplateScope(strings.TrimSpace(r.PostFormValue("name"))), true)
-	}))
 	for _, section := range []string{config.SectionTemplates, config.SectionTasks} {
+		// "new" before {name}: the more specific pattern wins, so a
+		// scope named "new" is edited by hand.
+		mux.HandleFunc("GET /web/config/"+section+"/new", auth(func(w http.ResponseWriter, r *http.Request) {
+			s.handleScopePage(w, r, config.ScopePath{Section: section}, true)
+		}))
+		mux.HandleFunc("POST /web/config/"+section+"/new", auth(func(w http.ResponseWriter, r *http.Request) {
+			s.handleScopeSave(w, r, config.ScopePath{Section: section, Name: strings.TrimSpace(r.PostFormValue("name"))}, true)
+		}))
 		mux.HandleFunc("GET /web/config/"+section+"/{name}", auth(func(w http.ResponseWriter, r *http.Request) {
 			s.handleScopePage(w, r, config.ScopePath{Section: section, Name: r.PathValue("name")}, false)
 		}))
@@ -439,7 +442,7 @@ func (s *Server) handleScopeSave(w http.ResponseWriter, r *http.Request, scope c
 	if err == nil {
 		switch {
 		case isNew && scope.Name == "":
-			err = errors.New("templates: a new template needs a name")
+			err = fmt.Errorf("%s: a new %s needs a name", scope.Section, strings.TrimSuffix(scope.Section, "s"))
 		case isNew && scopeExists(c, scope):
 			err = fmt.Errorf("%s: already in leo.yaml; edit it instead", scope)
 		}
@@ -540,7 +543,7 @@ func parseScope(text string) (config.ScopePath, bool) {
 	case config.SectionTemplates:
 		return config.ScopePath{Section: section, Name: name}, true
 	case config.SectionTasks:
-		return config.ScopePath{Section: section, Name: name}, name != ""
+		return config.ScopePath{Section: section, Name: name}, true
 	}
 	return config.ScopePath{}, false
 }

@@ -307,7 +307,7 @@ func TestConfigFormsHarnessOptionsPartial(t *testing.T) {
 		t.Errorf("review's own sandbox not shown: %+v", o)
 	}
 
-	for _, q := range []string{"scope=nope", "scope=tasks", "scope=templates.assistant&harness=nope"} {
+	for _, q := range []string{"scope=nope", "scope=templates.assistant&harness=nope"} {
 		if status, _, _ := s.do("GET", "/web/partials/harness-options?"+q, nil, nil); status != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400", q, status)
 		}
@@ -594,5 +594,41 @@ func TestConfigFormsNeedLoginAndCSRF(t *testing.T) {
 		if status, _, _ := s.do("GET", path, nil, nil); status != http.StatusSeeOther {
 			t.Errorf("%s without a login: %d", path, status)
 		}
+	}
+}
+
+// A new task goes through the same EditScope path as a template: created
+// after the last task, comments kept, validated (a task without a prompt
+// is refused and the file stays as it was).
+func TestConfigFormsNewTask(t *testing.T) {
+	s := newFormsSite(t)
+	mustHave(t, "config page", s.get("/web/config"), `href="/web/config/tasks/new"`)
+	page := s.get("/web/config/tasks/new")
+	mustHave(t, "new task form", page, "New task", `name="name"`, `name="schedule"`, `name="prompt_file"`, `action="/web/config/tasks/new"`)
+	before := s.file()
+	status, _, body := s.postForm("/web/config/tasks/new", formFor(map[string]string{"name": "weekly", "harness": "", "schedule": "0 9 * * 1"}))
+	if status != http.StatusUnprocessableEntity || s.file() != before {
+		t.Fatalf("a task without a prompt = %d, file changed: %v\n%s", status, s.file() != before, body)
+	}
+	mustHave(t, "refused new task", html.UnescapeString(body), "tasks.weekly")
+	status, h, body := s.postForm("/web/config/tasks/new", formFor(map[string]string{
+		"name": "weekly", "harness": "", "schedule": "0 9 * * 1", "prompt_file": "p.md", "workspace": regexp.MustCompile(`workspace: (\S+)`).FindStringSubmatch(before)[1]}))
+	if status != http.StatusSeeOther || h.Get("Location") != "/web/config/tasks/weekly" {
+		t.Fatalf("create = %d %s\n%s", status, h.Get("Location"), body)
+	}
+	file := s.file()
+	mustHave(t, "leo.yaml", file, "# leo config — this comment stays", `"0 7 * * 1-5"   # weekdays`, "  weekly:\n", `schedule: "0 9 * * 1"`, "API_KEY: "+formsSecret)
+	if strings.Index(file, "weekly:") < strings.Index(file, "codex-nightly:") {
+		t.Fatalf("the new task is not after the last one:\n%s", file)
+	}
+	if _, err := config.LoadValid(s.home.ConfigPath); err != nil {
+		t.Fatal(err)
+	}
+	status, _, body = s.postForm("/web/config/tasks/new", formFor(map[string]string{"name": "morning", "harness": ""}))
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "tasks.morning: already in leo.yaml") {
+		t.Fatalf("a task that exists = %d\n%s", status, body)
+	}
+	if s.reloads.Load() != 1 {
+		t.Fatalf("reloads = %d, want 1", s.reloads.Load())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/humantime"
 )
 
 // The agents, tasks and service pages. Every read and action goes through
@@ -24,7 +25,9 @@ import (
 //	POST /web/agents/spawn              template, name → 303 + flash
 //	GET  /web/agents/{name}             details, send form, the pane's screen
 //	GET  /web/agents/{name}/screen      the screen alone (htmx polls it)
-//	POST /web/agents/{name}/{verb}      start|stop|restart|reset → 303 + flash
+//	GET  /web/agents/{name}/panel       the details alone (htmx polls it)
+//	GET  /web/agents/{name}/confirm/{verb}  reset|delete: what it discards, confirm
+//	POST /web/agents/{name}/{verb}      start|stop|restart|reset|delete → 303 + flash
 //	POST /web/agents/{name}/send        message → 303 + flash
 //	GET  /web/tasks                     the task list
 //	GET  /web/tasks/{name}              details, history
@@ -58,6 +61,8 @@ func (s *Server) pageRoutes(mux *http.ServeMux, auth func(http.HandlerFunc) http
 	mux.HandleFunc("POST /web/agents/spawn", auth(s.spawnAgent))
 	mux.HandleFunc("GET /web/agents/{name}", auth(s.agentPage))
 	mux.HandleFunc("GET /web/agents/{name}/screen", auth(s.screenPartial))
+	mux.HandleFunc("GET /web/agents/{name}/panel", auth(s.panelPartial))
+	mux.HandleFunc("GET /web/agents/{name}/confirm/{verb}", auth(s.confirmPage))
 	mux.HandleFunc("POST /web/agents/{name}/send", auth(s.sendToAgent))
 	mux.HandleFunc("POST /web/agents/{name}/{verb}", auth(s.agentAction))
 
@@ -152,9 +157,11 @@ func (s *Server) spawnAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 type agentData struct {
+	CSRF      string
 	Agent     api.Agent
 	Screen    string
 	ScreenErr string
+	Err       string // the details could not be read (the panel's poll)
 }
 
 func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
@@ -164,9 +171,49 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, "agent", agentData{Agent: api.Agent{Name: name}}, err)
 		return
 	}
-	d := agentData{Agent: a}
+	d := agentData{CSRF: s.csrfValue(r), Agent: a}
 	d.Screen, d.ScreenErr = s.screen(r.Context(), name)
 	s.render(w, r, "agent", d)
+}
+
+// panelPartial is the agent's details, deliveries and buttons alone: the
+// page polls it, so a state change shows without a reload. An agent that
+// is gone answers 286, which tells htmx to stop polling.
+func (s *Server) panelPartial(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	a, err := s.client.Get(r.Context(), name)
+	d := agentData{CSRF: s.csrfValue(r), Agent: a}
+	if err != nil {
+		d.Agent, d.Err = api.Agent{Name: name}, errText(err)
+		if api.HasCode(err, api.CodeNotFound) {
+			w.WriteHeader(286)
+		}
+	}
+	s.partial(w, "agent-panel", d)
+}
+
+// confirmVerbs are the actions that discard something: each is offered
+// as a link to a page saying what, whose form posts it with confirm=yes.
+var confirmVerbs = map[string]string{
+	"reset":  "Reset discards the agent's conversation: it starts over with a new one, and what it was told so far is gone from its context.",
+	"delete": "Delete removes the stopped agent from leo: its record, its conversation id and its recent deliveries. Its workspace and files stay.",
+}
+
+type confirmData struct {
+	CSRF  string
+	Agent string
+	Verb  string
+	What  string
+}
+
+func (s *Server) confirmPage(w http.ResponseWriter, r *http.Request) {
+	name, verb := r.PathValue("name"), r.PathValue("verb")
+	what, ok := confirmVerbs[verb]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	s.render(w, r, "confirm", confirmData{CSRF: s.csrfValue(r), Agent: name, Verb: verb, What: what})
 }
 
 // screen is the pane's recent lines, or why they could not be read.
@@ -209,7 +256,7 @@ func (s *Server) sendToAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 // agentVerbs are the lifecycle actions a page may post.
-var agentVerbs = []string{"start", "stop", "restart", "reset"}
+var agentVerbs = []string{"start", "stop", "restart", "reset", "delete"}
 
 func (s *Server) agentAction(w http.ResponseWriter, r *http.Request) {
 	name, verb := r.PathValue("name"), r.PathValue("verb")
@@ -218,12 +265,34 @@ func (s *Server) agentAction(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if _, confirm := confirmVerbs[verb]; confirm && r.PostFormValue("confirm") != "yes" {
+		// A post that skipped the confirmation page (a stale form, a
+		// script) discards nothing.
+		done(w, r, agentURL(name)+"/confirm/"+verb, "error", verb+" "+name+": not confirmed; it discards what this page says")
+		return
+	}
 	var (
 		a   api.Agent
 		err error
 	)
 	ctx := r.Context()
 	switch verb {
+	case "delete":
+		// Only a stopped agent: a running one is stopped first, by a
+		// person who saw it stop.
+		if a, err := s.client.Get(ctx, name); err != nil || a.State != api.StateStopped {
+			if err == nil {
+				err = fmt.Errorf("delete %s: it is %s; stop it first", name, a.State)
+			}
+			failed(w, r, agentURL(name), err)
+			return
+		}
+		if err := s.client.Delete(ctx, name); err != nil {
+			failed(w, r, agentURL(name), err)
+			return
+		}
+		done(w, r, "/web/agents", "ok", fmt.Sprintf("Deleted %s.", name))
+		return
 	case "start":
 		a, err = s.client.Start(ctx, name)
 	case "stop":
@@ -268,7 +337,7 @@ func (s *Server) tasksPage(w http.ResponseWriter, r *http.Request) {
 
 type taskData struct {
 	Task    api.Task
-	Runs    []api.TaskRun // newest first
+	Runs    []api.TaskRun // oldest first, as leo task history lists them
 	Dropped []string
 	HistErr string
 }
@@ -285,17 +354,24 @@ func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		d.HistErr = errText(err)
 	}
-	d.Runs = slices.Clone(h.Runs)
-	slices.Reverse(d.Runs)
+	d.Runs = h.Runs
 	d.Dropped = h.Dropped
 	s.render(w, r, "task", d)
 }
 
 type runLogData struct {
-	Task string
-	Log  api.TaskLog
+	Task      string
+	Log       api.TaskLog
+	Run       *api.TaskRun // the run's history record, when found
+	Prompt    string       // the task's prompt file as it reads now
+	PromptErr string
 }
 
+// promptBytes bounds the prompt a run log page shows.
+const promptBytes = 64 << 10
+
+// runLogPage shows a run as a person reads it first: the prompt, the
+// reply and the outcome; the raw stream the harness wrote is folded below.
 func (s *Server) runLogPage(w http.ResponseWriter, r *http.Request) {
 	name, run := r.PathValue("name"), r.PathValue("run")
 	l, err := s.client.TaskLog(r.Context(), name, run)
@@ -305,7 +381,41 @@ func (s *Server) runLogPage(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, "runlog", d, err)
 		return
 	}
+	if h, err := s.client.TaskHistory(r.Context(), name, historyLimit); err == nil {
+		for i := range h.Runs {
+			if h.Runs[i].ID == run {
+				d.Run = &h.Runs[i]
+			}
+		}
+	}
+	d.Prompt, d.PromptErr = s.taskPrompt(name)
 	s.render(w, r, "runlog", d)
+}
+
+// taskPrompt is the task's prompt file, bounded, or why it cannot be shown.
+func (s *Server) taskPrompt(name string) (string, string) {
+	res, err := s.config().ResolveTask(name)
+	if err != nil {
+		return "", err.Error()
+	}
+	if res.PromptFile == "" {
+		return "", "the task names no prompt_file"
+	}
+	f, err := os.Open(res.PromptFile)
+	if err != nil {
+		return "", err.Error()
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, promptBytes+1))
+	if err != nil {
+		return "", err.Error()
+	}
+	cut := len(data) > promptBytes
+	text := strings.ToValidUTF8(string(data[:min(len(data), promptBytes)]), "\uFFFD")
+	if cut {
+		text += "\n… (cut at 64 KiB)"
+	}
+	return text, ""
 }
 
 func (s *Server) taskAction(w http.ResponseWriter, r *http.Request) {
@@ -425,20 +535,26 @@ func init() {
 	funcs["agentURL"] = agentURL
 	funcs["taskURL"] = taskURL
 	funcs["uptime"] = uptime
-	funcs["duration"] = runDuration
+	funcs["duration"] = func(r api.TaskRun) string { return humantime.Took(r.Start, r.End) }
 	funcs["exitText"] = exitText
 	funcs["usageText"] = usageText
 	funcs["at"] = func(t time.Time) string {
 		if t.IsZero() {
 			return ""
 		}
-		return t.Local().Format("2006-01-02 15:04:05")
+		return humantime.Stamp(t)
 	}
 	funcs["age"] = func(t time.Time) string {
 		if t.IsZero() {
 			return ""
 		}
-		return roundAge(time.Since(t))
+		return humantime.Ago(time.Since(t))
+	}
+	funcs["ago"] = func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return humantime.Rel(t, time.Now())
 	}
 	funcs["actions"] = func(csrf string, a api.Agent, back, target string) agentActions {
 		return agentActions{CSRF: csrf, Agent: a, Back: back, Target: target}
@@ -482,34 +598,7 @@ func uptime(a api.Agent) string {
 	if a.State != api.StateRunning || a.StartedAt == nil || a.StartedAt.IsZero() {
 		return ""
 	}
-	return roundAge(time.Since(*a.StartedAt))
-}
-
-// roundAge keeps an age readable: "42s", "5m", "3h7m", "2d4h".
-func roundAge(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return d.Round(time.Second).String()
-	case d < time.Hour:
-		return strconv.Itoa(int(d.Round(time.Minute)/time.Minute)) + "m"
-	case d < 48*time.Hour:
-		d = d.Round(time.Minute)
-		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-		if m == 0 {
-			return strconv.Itoa(h) + "h"
-		}
-		return fmt.Sprintf("%dh%dm", h, m)
-	default:
-		d = d.Round(time.Hour)
-		return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
-	}
-}
-
-func runDuration(r api.TaskRun) string {
-	if r.End.IsZero() || r.Start.IsZero() {
-		return ""
-	}
-	return r.End.Sub(r.Start).Round(100 * time.Millisecond).String()
+	return humantime.Ago(time.Since(*a.StartedAt))
 }
 
 // exitText is how a TUI last ended: "signal SIGKILL" or "status 2", with
@@ -522,7 +611,7 @@ func exitText(e *api.Exit) string {
 	if e.Signal != "" {
 		how = "signal " + e.Signal
 	}
-	return how + ", " + roundAge(time.Since(e.At)) + " ago"
+	return how + ", " + humantime.Rel(e.At, time.Now())
 }
 
 func usageText(u *api.Usage, cost *float64) string {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/humantime"
 )
 
 // fakeDaemon is a socket handler with the daemon's agent, task, health
@@ -87,6 +88,14 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		api.WriteJSON(w, 200, a)
+	})
+	mux.HandleFunc("DELETE /agents/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := f.agents[r.PathValue("name")]; !ok {
+			notFound("agent", r.PathValue("name"))
+			return
+		}
+		delete(f.agents, r.PathValue("name"))
+		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /agents/{name}/logs", func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
@@ -329,14 +338,14 @@ func TestAgentButtonsReachTheDaemonAndReturn(t *testing.T) {
 		{"reset", "//evil.example/web/", "/web/agents/coder", "running"},
 		{"stop", "https://evil.example/", "/web/agents/coder", "stopped"},
 	} {
-		page := s.post("/web/agents/coder/"+c.verb, url.Values{"back": {c.back}}, c.to)
+		page := s.post("/web/agents/coder/"+c.verb, url.Values{"back": {c.back}, "confirm": {"yes"}}, c.to)
 		if !f.called("POST /agents/coder/" + c.verb) {
 			t.Fatalf("%s did not reach the daemon: %q", c.verb, f.Calls())
 		}
 		mustHave(t, c.verb+" flash", flashOf(page), "flash-ok", "coder: now "+c.state)
 	}
 	n := len(f.Calls())
-	status, _, _ := s.postForm("/web/agents/coder/delete", nil)
+	status, _, _ := s.postForm("/web/agents/coder/kill", nil)
 	if status != http.StatusNotFound || len(f.Calls()) != n {
 		t.Fatalf("an unknown verb = %d and reached the daemon: %q", status, f.Calls()[n:])
 	}
@@ -384,7 +393,7 @@ func TestAgentPageShowsDetailsAndTheScreen(t *testing.T) {
 	body := s.get("/web/agents/coder", http.StatusOK)
 	mustHave(t, "agent page", body, `<span class="badge">opencode</span>`, "/w/coder", "ses_1", "leo-coder", "<code>API_KEY</code>",
 		"the pane never got ready", `id="send-form"`, `<textarea id="message" name="message"`,
-		`action="/web/agents/coder/reset"`, `hx-get="/web/agents/coder/screen" hx-trigger="every 2s"`,
+		`href="/web/agents/coder/confirm/reset"`, `hx-get="/web/agents/coder/screen" hx-trigger="every 2s"`,
 		"echo: hello &lt;script&gt;alert(1)&lt;/script&gt;")
 	mustLack(t, "agent page", body, "<script>alert", "\x00")
 	if !f.called("GET /agents/coder/logs?lines=60") {
@@ -424,7 +433,7 @@ func TestHTMXPostsLandOnPagesHoldingTheirTargets(t *testing.T) {
 	mustHave(t, "page after htmx stop", page, `<div id="agents-list"`, `<div id="flash"><p class="flash flash-ok"`, "Stop coder: now stopped.",
 		`hx-target="#agents-list" hx-select="#agents-list" hx-swap="outerHTML" hx-select-oob="#flash"`)
 	agent := s.get("/web/agents/coder", http.StatusOK)
-	mustHave(t, "agent page", agent, `<div id="agent-panel">`, `hx-target="#agent-panel"`, `hx-select-oob="#flash,#agent-panel"`, `hx-target="#send-form" hx-select="#send-form"`)
+	mustHave(t, "agent page", agent, `<div id="agent-panel" `, `hx-target="#agent-panel"`, `hx-select-oob="#flash,#agent-panel"`, `hx-target="#send-form" hx-select="#send-form"`)
 	task := s.get("/web/tasks/nightly", http.StatusOK)
 	mustHave(t, "task page", task, `<div id="task-body">`, `hx-target="#task-body" hx-select="#task-body"`)
 	// The CSRF value htmx sends as a header is in the page (the body's
@@ -485,14 +494,24 @@ func TestTaskPageShowsHistoryAndRunLogs(t *testing.T) {
 	body := s.get("/web/tasks/nightly", http.StatusOK)
 	mustHave(t, "task page", body, "1200 in / 340 out, $0.0123", "1m23s", "claude exited with status 1", "(exit_status)",
 		`href="/web/tasks/nightly/runs/20260301T030000.000Z"`)
-	if strings.Index(body, `data-run="20260302T030000.000Z"`) > strings.Index(body, `data-run="20260301T030000.000Z"`) {
-		t.Fatal("history is not newest first")
+	// Oldest first, as leo task history lists them.
+	if strings.Index(body, `data-run="20260302T030000.000Z"`) < strings.Index(body, `data-run="20260301T030000.000Z"`) {
+		t.Fatal("history is not oldest first")
+	}
+	// Times say their zone.
+	mustHave(t, "task page", body, humantime.Stamp(t0))
+	if !strings.Contains(humantime.Stamp(t0), " ") || strings.HasSuffix(humantime.Stamp(t0), ":00") {
+		t.Fatalf("stamp %q has no zone", humantime.Stamp(t0))
 	}
 	if !f.called("GET /tasks/nightly/history?limit=50") {
 		t.Fatalf("history not asked for: %q", f.Calls())
 	}
 	log := s.get("/web/tasks/nightly/runs/20260301T030000.000Z", http.StatusOK)
 	mustHave(t, "run log", log, `<pre class="log" id="run-log">the reply`+"\n"+`&lt;img src=x onerror=alert(1)&gt;</pre>`)
+	// The raw stream is folded below the outcome.
+	if i, j := strings.Index(log, `id="run-outcome"`), strings.Index(log, `<details id="run-raw">`); i < 0 || j < i || j > strings.Index(log, `id="run-log"`) {
+		t.Fatalf("the raw log is not folded below the outcome:\n%s", log)
+	}
 	mustHave(t, "missing run", s.get("/web/tasks/nightly/runs/nope", http.StatusNotFound), `task nightly has no run &#34;nope&#34;`)
 	mustHave(t, "missing task", s.get("/web/tasks/ghost", http.StatusNotFound), `task &#34;ghost&#34; not found`)
 }
@@ -507,7 +526,7 @@ func TestServicePageShowsHealthAndTheLogTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := s.get("/web/service", http.StatusOK)
-	mustHave(t, "service page", body, "v-daemon", "4242", "1h30m (since", "tmux 3.4", "not found", api.ClaudeNotFoundMessage,
+	mustHave(t, "service page", body, "v-daemon", "4242", "1h (since", "tmux 3.4", "not found", api.ClaudeNotFoundMessage,
 		"serving at <code>http://127.0.0.1:8370</code>", "state/x.json was not understood", `id="reload-form"`,
 		"msg=line-0999</pre>", "msg=line-0800\n")
 	mustLack(t, "service page", body, "msg=line-0799")
@@ -594,17 +613,6 @@ func TestNoPageCarriesTheTokenOrEnvValues(t *testing.T) {
 	}
 }
 
-func TestRoundAge(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		42 * time.Second: "42s", 5*time.Minute + 20*time.Second: "5m", time.Hour: "1h",
-		3*time.Hour + 7*time.Minute: "3h7m", 52 * time.Hour: "2d4h",
-	} {
-		if got := roundAge(d); got != want {
-			t.Errorf("roundAge(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 // Under Referrer-Policy no-referrer a browser posts forms with "Origin:
 // null", which the guard refuses: every form of the UI would fail (the
 // browser test found it). same-origin keeps the real Origin on our own
@@ -614,5 +622,129 @@ func TestReferrerPolicyKeepsTheOriginOfFormPosts(t *testing.T) {
 	_, hdr, _ := s.do("GET", "/login", nil, nil)
 	if got := hdr.Get("Referrer-Policy"); got != "same-origin" {
 		t.Fatalf("Referrer-Policy = %q, want same-origin", got)
+	}
+}
+
+// Recent messages say what each message was, who sent it, what became
+// of it and why; a compaction is labelled, never shown as a message.
+func TestAgentPageRecentMessagesSayWhatAndWho(t *testing.T) {
+	s, f := pagesSite(t, pagesYAML)
+	at := time.Now().Add(-3 * time.Minute)
+	f.agents["coder"] = api.Agent{Name: "coder", Harness: "claude", State: api.StateRunning, Deliveries: []api.Delivery{
+		{ID: "m1", Status: "delivered", At: at, FirstLine: "fix the <b>build</b>"},
+		{ID: "m2", Status: "failed", At: at, From: "agent reviewer", FirstLine: "looks good", Error: "the pane never got ready"},
+		{ID: "c1", Status: "delivered", At: at, Kind: api.DeliveryCompact},
+	}}
+	body := s.get("/web/agents/coder", http.StatusOK)
+	mustHave(t, "recent messages", body, "fix the &lt;b&gt;build&lt;/b&gt;", "you (leo agent send or the web)",
+		"looks good", "<td>agent reviewer</td>", "the pane never got ready", `<span class="badge">compaction</span>`,
+		"3m ago", humantime.Stamp(at))
+	mustLack(t, "recent messages", body, "<b>build")
+}
+
+// The agent page's details poll their own partial, which follows the
+// agent's state; a deleted agent stops the poll (286).
+func TestAgentPanelRefreshesWithTheState(t *testing.T) {
+	s, f := pagesSite(t, pagesYAML)
+	f.agents["coder"] = api.Agent{Name: "coder", Harness: "claude", State: api.StateRunning}
+	mustHave(t, "agent page", s.get("/web/agents/coder", http.StatusOK), `hx-get="/web/agents/coder/panel" hx-trigger="every 3s"`)
+	panel := s.get("/web/agents/coder/panel", http.StatusOK)
+	mustHave(t, "panel", panel, `<div id="agent-panel"`, "state-running", `data-action="stop"`, `name="csrf" value="`+s.csrf()+`"`)
+	mustLack(t, "panel", panel, "<html", "<header")
+	f.mu.Lock()
+	a := f.agents["coder"]
+	a.State, a.LastError = api.StateStopped, "claude exited"
+	f.agents["coder"] = a
+	f.mu.Unlock()
+	panel = s.get("/web/agents/coder/panel", http.StatusOK)
+	mustHave(t, "panel after a stop", panel, "state-stopped", "claude exited", `data-action="start"`)
+	f.mu.Lock()
+	delete(f.agents, "coder")
+	f.mu.Unlock()
+	mustHave(t, "panel of a gone agent", s.get("/web/agents/coder/panel", 286), "not found")
+}
+
+// Only the actions that apply: no start on a running agent, no stop,
+// restart or reset on a stopped one; delete only when stopped.
+func TestAgentActionsFollowTheState(t *testing.T) {
+	s, f := pagesSite(t, pagesYAML)
+	f.agents["up"] = api.Agent{Name: "up", Harness: "claude", State: api.StateRunning}
+	f.agents["down"] = api.Agent{Name: "down", Harness: "claude", State: api.StateStopped}
+	f.agents["booting"] = api.Agent{Name: "booting", Harness: "claude", State: api.StateStarting}
+	for _, c := range []struct {
+		name       string
+		have, lack []string
+	}{
+		{"up", []string{`data-action="stop"`, `data-action="restart"`, `data-action="reset"`}, []string{`data-action="start"`, `data-action="delete"`}},
+		{"down", []string{`data-action="start"`, `data-action="delete"`}, []string{`data-action="stop"`, `data-action="restart"`, `data-action="reset"`}},
+		{"booting", []string{`data-action="stop"`}, []string{`data-action="start"`, `data-action="restart"`, `data-action="reset"`, `data-action="delete"`}},
+	} {
+		body := s.get("/web/agents/"+c.name+"/panel", http.StatusOK)
+		mustHave(t, c.name, body, c.have...)
+		mustLack(t, c.name, body, c.lack...)
+	}
+}
+
+// Reset and delete discard something: each goes through a page saying
+// what, and a post without confirm=yes reaches nothing.
+func TestResetAndDeleteAreConfirmed(t *testing.T) {
+	s, f := pagesSite(t, pagesYAML)
+	f.agents["up"] = api.Agent{Name: "up", Harness: "claude", State: api.StateRunning}
+	f.agents["down"] = api.Agent{Name: "down", Harness: "claude", State: api.StateStopped}
+
+	page := s.get("/web/agents/up/confirm/reset", http.StatusOK)
+	mustHave(t, "reset confirmation", page, "discards the agent&#39;s conversation", `action="/web/agents/up/reset"`,
+		`name="confirm" value="yes"`, `name="csrf" value="`+s.csrf()+`"`)
+	page = s.post("/web/agents/up/reset", url.Values{}, "/web/agents/up/confirm/reset")
+	mustHave(t, "unconfirmed reset", flashOf(page), "flash-error", "not confirmed")
+	if f.called("POST /agents/up/reset") {
+		t.Fatal("an unconfirmed reset reached the daemon")
+	}
+	page = s.post("/web/agents/up/reset", url.Values{"confirm": {"yes"}}, "/web/agents/up")
+	mustHave(t, "reset", flashOf(page), "flash-ok", "Reset up: now running.")
+
+	// Delete: refused while running, done when stopped.
+	page = s.post("/web/agents/up/delete", url.Values{"confirm": {"yes"}}, "/web/agents/up")
+	mustHave(t, "delete of a running agent", flashOf(page), "flash-error", "it is running; stop it first")
+	if f.called("DELETE") {
+		t.Fatal("a running agent was deleted")
+	}
+	mustHave(t, "delete confirmation", s.get("/web/agents/down/confirm/delete", http.StatusOK), "Its workspace and files stay")
+	s.post("/web/agents/down/delete", url.Values{}, "/web/agents/down/confirm/delete")
+	if f.called("DELETE") {
+		t.Fatal("an unconfirmed delete reached the daemon")
+	}
+	page = s.post("/web/agents/down/delete", url.Values{"confirm": {"yes"}}, "/web/agents")
+	mustHave(t, "delete", flashOf(page), "flash-ok", "Deleted down.")
+	if !f.called("DELETE /agents/down") {
+		t.Fatalf("the daemon got %q", f.Calls())
+	}
+	s.get("/web/agents/up/confirm/start", http.StatusNotFound)
+	// Without the CSRF value nothing is deleted.
+	f.agents["down"] = api.Agent{Name: "down", Harness: "claude", State: api.StateStopped}
+	n := len(f.Calls())
+	status, _, _ := s.do("POST", "/web/agents/down/delete", strings.NewReader("confirm=yes"), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	if status != http.StatusForbidden || len(f.Calls()) != n {
+		t.Fatalf("delete without CSRF = %d, daemon got %q", status, f.Calls()[n:])
+	}
+}
+
+// The run log leads with the prompt, the reply and the outcome.
+func TestRunLogShowsPromptReplyAndOutcomeFirst(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "p.md"), []byte("Summarise <today>."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, f := pagesSite(t, pagesYAML+"tasks:\n  nightly:\n    schedule: \"0 3 * * *\"\n    prompt_file: p.md\n    workspace: "+ws+"\n")
+	t0 := time.Date(2026, 3, 1, 3, 0, 0, 0, time.UTC)
+	f.tasks["nightly"] = api.Task{Name: "nightly", Runtime: "oneshot", Harness: "claude", Timezone: "UTC", Enabled: true}
+	f.runs["nightly"] = []api.TaskRun{{ID: "r1", Task: "nightly", Trigger: api.TriggerSchedule, Start: t0, End: t0.Add(1500 * time.Millisecond),
+		Outcome: api.OutcomeFailed, Reason: api.ReasonExitStatus, Message: "claude exited with status 1", Reply: "All quiet."}}
+	f.logs["nightly/r1"] = `{"type":"system","subtype":"init"}` + "\n" + `{"type":"result","result":"All quiet."}`
+	body := s.get("/web/tasks/nightly/runs/r1", http.StatusOK)
+	mustHave(t, "run log", body, `<pre class="log" id="run-prompt">Summarise &lt;today&gt;.</pre>`, `<pre class="log" id="run-reply">All quiet.</pre>`,
+		"claude exited with status 1", "(exit_status)", "<dd>1.5s</dd>", humantime.Stamp(t0), `<details id="run-raw">`)
+	if strings.Index(body, "run-prompt") > strings.Index(body, "run-raw") || strings.Index(body, "run-reply") > strings.Index(body, "run-raw") {
+		t.Fatal("the raw stream comes before the prompt and reply")
 	}
 }

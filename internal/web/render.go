@@ -11,6 +11,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/blackpaw-studio/leo/internal/humantime"
 )
 
 // The UI's templates and static files are embedded: the binary serves the
@@ -55,13 +57,13 @@ var funcs = template.FuncMap{
 		if t == nil || t.IsZero() {
 			return ""
 		}
-		return time.Since(*t).Round(time.Second).String()
+		return humantime.Ago(time.Since(*t))
 	},
 	"when": func(t *time.Time) string {
 		if t == nil || t.IsZero() {
 			return ""
 		}
-		return t.Local().Format("2006-01-02 15:04:05")
+		return humantime.Stamp(*t)
 	},
 }
 
