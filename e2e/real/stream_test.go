@@ -45,7 +45,12 @@ func (r *run) streamedTwoAtOnce(s *step) {
 	}
 	var before harness.TurnActivity
 	if recorded {
-		before = ended()
+		// The previous step's last turn may still be ending (its reply shows
+		// before codex records task_complete): count once no turn runs.
+		s.poll(time.Minute, "the previous turn's end in the harness's record", func() (bool, string) {
+			before = ended()
+			return !before.Running, fmt.Sprintf("%+v", before)
+		})
 	}
 	resA := s.send(r.h, "Stream a long answer "+a+" please")
 	s.delivered(r.h, resA.ID, a, 3*time.Minute)
@@ -87,8 +92,13 @@ func (r *run) streamedTwoAtOnce(s *step) {
 	}
 	// Where the harness records its turns' ends, it ended three more.
 	if recorded {
-		after := ended()
-		if after.Running || after.Ended-before.Ended != 3 {
+		// C's reply shows before its end is recorded: wait for that first.
+		var after harness.TurnActivity
+		s.poll(time.Minute, "C's turn end in the harness's record", func() (bool, string) {
+			after = ended()
+			return !after.Running && after.Ended-before.Ended >= 3, fmt.Sprintf("%+v", after)
+		})
+		if after.Ended-before.Ended != 3 {
 			s.Fatalf("the harness's record: %d turns ended before A, %+v after C; want three more ended, none running", before.Ended, after)
 		}
 	}
