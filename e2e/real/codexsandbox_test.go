@@ -55,7 +55,7 @@ func TestRealCodexWritableRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { realcli.KillUnder(home) })
-	env := []string{"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}
+	env := []string{"PATH=" + testutil.ToolPATH(t, bin), "LANG=C.UTF-8"}
 	for k, v := range realcli.Dirs(home) {
 		env = append(env, k+"="+v)
 	}

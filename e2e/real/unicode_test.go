@@ -55,15 +55,17 @@ func (r *run) rateLimited(s *step) {
 			scr.State.String() + " input " + scr.Input + ":\n" + lastLines(text, 15)
 	})
 	// Let the TUI settle on its error screen (and its hint, if any) first.
-	s.poll(time.Minute, r.h+"'s TUI stays idle", func() (bool, string) {
-		start := time.Now()
-		for time.Since(start) < 3*time.Second {
-			if scr, _ := s.screen(h, r.h); scr.State != harness.ScreenReady {
-				return false, scr.State.String()
-			}
-			time.Sleep(200 * time.Millisecond) // sampling the pane, bounded by the loop
+	var readySince time.Time
+	s.poll(time.Minute, r.h+"'s TUI idle for 3 s in a row", func() (bool, string) {
+		scr, _ := s.screen(h, r.h)
+		if scr.State != harness.ScreenReady {
+			readySince = time.Time{}
+			return false, scr.State.String()
 		}
-		return true, ""
+		if readySince.IsZero() {
+			readySince = time.Now()
+		}
+		return time.Since(readySince) >= 3*time.Second, "ready since " + readySince.Format(time.TimeOnly)
 	})
 	// The next turn may carry the rate-limited message too (claude sends
 	// both as one user turn): answer its own marker only.
