@@ -223,11 +223,27 @@ func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLef
 		e := exit
 		r.LastExit = &e
 	}
-	r.State = api.StateStarting
 	r.Resumed = false
-	due := now.Add(d.Delay)
-	r.RestartDue = &due
 	r.ExitedPID = exitedPID(r, p, paneLeft)
+	m.scheduleRestart(a, now.Add(d.Delay), paneLeft)
+	name := r.Name
+	m.mu.Unlock()
+	m.save()
+	m.log.Warn("agent exited; restarting", "agent", name, "status", exit.Status, "signal", exit.Signal,
+		"up", now.Sub(launched).Round(time.Millisecond), "restart_in", d.Delay)
+	if dropped != "" {
+		m.log.Warn("agent exited right after resuming its conversation; the next launch starts fresh",
+			"agent", name, "dropped_session", dropped)
+	}
+}
+
+// scheduleRestart records, under m.mu, a's exit as handled and its
+// restart as due at due (kept in the record, so a restored daemon
+// continues it then). A pane that is still there keeps its ids.
+func (m *Manager) scheduleRestart(a *agent, due time.Time, paneLeft bool) {
+	r := a.rec
+	r.State = api.StateStarting
+	r.RestartDue = &due
 	if !paneLeft {
 		r.PaneID, r.PanePID = "", 0
 	}
@@ -237,15 +253,6 @@ func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLef
 	if a.probeCancel != nil {
 		a.probeCancel()
 		a.probeCancel = nil
-	}
-	name := r.Name
-	m.mu.Unlock()
-	m.save()
-	m.log.Warn("agent exited; restarting", "agent", name, "status", exit.Status, "signal", exit.Signal,
-		"up", now.Sub(launched).Round(time.Millisecond), "restart_in", d.Delay)
-	if dropped != "" {
-		m.log.Warn("agent exited right after resuming its conversation; the next launch starts fresh",
-			"agent", name, "dropped_session", dropped)
 	}
 }
 
@@ -274,18 +281,7 @@ func (m *Manager) exitCounted(a *agent, p tmux.PaneInfo, paneLeft bool) bool {
 	if r.RestartDue != nil {
 		due = *r.RestartDue
 	}
-	r.State = api.StateStarting
-	r.RestartDue = &due
-	if !paneLeft {
-		r.PaneID, r.PanePID = "", 0
-	}
-	a.exitHandled = true
-	a.nextRestart = due
-	a.deadSince, a.deadPane = time.Time{}, ""
-	if a.probeCancel != nil {
-		a.probeCancel()
-		a.probeCancel = nil
-	}
+	m.scheduleRestart(a, due, paneLeft)
 	name := r.Name
 	m.mu.Unlock()
 	m.save()
