@@ -155,12 +155,18 @@ func (h *harness) enter() {
 	}
 }
 
-// submit pastes text, waits for it to show, waits out codex's paste-burst
-// window, and presses Enter.
+// submit pastes text, waits until the screen draws it, waits out codex's
+// paste-burst window, and presses Enter. "Draws it" is "shows it more often
+// than before the paste": an earlier turn may show the same text already (a
+// second /compact), and an Enter sent before this paste is drawn could fall
+// inside the burst window and be taken as a newline.
 func (h *harness) submit(text, shown string) {
 	h.t.Helper()
+	before := strings.Count(h.screen(), shown)
 	h.send(text)
-	h.waitFor(shown)
+	testutil.WaitFor(h.t, 10*time.Second, func() bool {
+		return strings.Count(h.screen(), shown) > before
+	}, "the screen to draw the paste "+strconvQuote(shown))
 	h.pastBurstWindow(time.Now())
 	h.enter()
 }
