@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/delivery"
 	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/launch"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
@@ -60,13 +60,6 @@ func (m *Manager) lookupBinary(binary, harnessName string) (string, error) {
 	return m.opts.Resolver.LookupHarness(binary, harnessName)
 }
 
-// bridge wires leo's MCP server into the harness: the one bridge every
-// launch gets (config.MCPBridge), for this daemon's home and config file,
-// speaking for agent name.
-func (m *Manager) bridge(cfg *config.Config, name string) *harness.MCPBridge {
-	return cfg.MCPBridge(m.opts.Home, m.opts.LeoBinary).For(harness.BridgeAgentEnv, name)
-}
-
 // launchPlan is everything a launch decided before touching tmux.
 type launchPlan struct {
 	res       *config.Resolved
@@ -77,25 +70,16 @@ type launchPlan struct {
 	resume    bool
 }
 
-// sessionEnv is the environment session lookups see: the launch env over
-// leo's own (adapters fall back to the process env), with the PATH panes get.
+// sessionEnv is the environment session lookups see (launch.SessionEnv):
+// the launch env, with the PATH panes get.
 func (m *Manager) sessionEnv(res *config.Resolved) map[string]string {
-	env := make(map[string]string, len(res.Env)+1)
-	for k, v := range res.Env {
-		env[k] = v
-	}
-	if _, ok := env["PATH"]; !ok {
-		env["PATH"] = m.opts.Resolver.SearchPath()
-	}
-	return env
+	return launch.SessionEnv(nil, res.Env, m.opts.Resolver)
 }
 
-// plan resolves the template and walks the harness's session ladder:
-//   - a stored id whose conversation exists → resume it;
-//   - a stored id without one → pinning harness (claude): launch pinned on
-//     that id (it was chosen but never used); others: start fresh, clearing it;
-//   - no id → pinning harness: a new pinned id; others: fresh (the id is
-//     discovered after the first turn).
+// plan resolves the template and takes the launch steps every harness
+// start shares (internal/launch): the program, the workspace by its real
+// path, the session ladder (launch.Plan.ChooseSession), argv and env. The
+// agent's own part is the harness's preparation and its turn-end signal.
 func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	cfg := m.opts.Config()
 	if cfg == nil {
@@ -105,82 +89,48 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin, err := m.lookupBinary(res.Harness.Binary(), res.HarnessName)
+	lp, err := launch.New(launch.Request{
+		Mode:     launch.Interactive,
+		Scope:    res,
+		Name:     rec.Name,
+		Bridge:   cfg.MCPBridge(m.opts.Home, m.opts.LeoBinary),
+		Resolver: m.opts.Resolver,
+		Home:     m.opts.Home.Root,
+	})
+	var wsErr *launch.WorkspaceError
+	if errors.As(err, &wsErr) {
+		return nil, api.Errorf(api.CodeConfigError, "%s: workspace %s: %v", rec.scope(), wsErr.Dir, wsErr.Err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	// Every harness checks trust, keys its sessions and reports its cwd by
-	// the real path: a workspace reached through a symlink (on macOS /tmp
-	// is one) is launched, trusted and looked up by the path it resolves to.
-	if err := os.MkdirAll(res.Workspace, 0o755); err != nil {
-		return nil, api.Errorf(api.CodeConfigError, "%s: workspace %s: %v", rec.scope(), res.Workspace, err)
-	}
-	if real, err := filepath.EvalSymlinks(res.Workspace); err == nil {
-		res.Workspace = real
-	}
+	res.Workspace = lp.Spec.Workspace // the record and the pane take the real path
 	h := res.Harness
-	pol := h.Sessions()
-	spec := res.LaunchSpec()
-	spec.Name = rec.Name
-	q := harness.SessionQuery{Workspace: res.Workspace, Env: m.sessionEnv(res)}
 
-	id, resume := rec.SessionID, false
-	if id != "" {
-		ok, err := pol.Exists(ctx, q, id)
-		switch {
-		case err != nil:
-			// An unanswered check (a harness CLI slow on a loaded box) is
-			// not "gone": dropping the conversation here would start the
-			// agent fresh behind the user's back. Resume it; a resume of a
-			// conversation that really is gone exits at once, and the
-			// quick-exit rule then starts fresh.
-			m.log.Warn("cannot check the stored conversation; resuming it anyway", "agent", rec.Name, "session", id, "err", err)
-			resume = true
-		case ok:
-			resume = true
-		case !pol.PinsID():
-			m.log.Warn("stored conversation not found; starting fresh", "agent", rec.Name, "harness", res.HarnessName, "session", id)
-			id = ""
-		}
+	s := lp.ChooseSession(ctx, rec.SessionID)
+	switch {
+	case s.Stored == launch.Unchecked:
+		m.log.Warn("cannot check the stored conversation; resuming it anyway", "agent", rec.Name, "session", rec.SessionID, "err", s.CheckErr)
+	case s.Stored == launch.Gone && s.ID == "":
+		m.log.Warn("stored conversation not found; starting fresh", "agent", rec.Name, "harness", res.HarnessName, "session", rec.SessionID)
 	}
-	if id == "" && pol.PinsID() {
-		id = pol.NewID()
-	}
-	spec.SessionID, spec.Resume = id, resume
-	spec.Bridge = m.bridge(cfg, rec.Name)
 
 	if p, ok := h.(harness.Preparer); ok {
-		if err := p.Prepare(ctx, spec); err != nil {
+		if err := p.Prepare(ctx, lp.Spec); err != nil {
 			// Not fatal: a dialog it would have prevented is answered
 			// from the pane.
 			m.log.Warn("preparing the harness failed", "agent", rec.Name, "harness", res.HarnessName, "err", err)
 		}
 	}
-	cmd, err := h.Interactive(spec)
+	cmd, err := lp.Command()
+	if errors.Is(err, launch.ErrEmptyCommand) {
+		return nil, api.Errorf(api.CodeInternal, "harness %s built an empty command", res.HarnessName)
+	}
 	if err != nil {
 		return nil, api.Errorf(api.CodeConfigError, "%s: %v", rec.scope(), err)
 	}
-	if len(cmd.Argv) == 0 {
-		return nil, api.Errorf(api.CodeInternal, "harness %s built an empty command", res.HarnessName)
-	}
-	cmd = m.withTurnEnd(ctx, h, spec, cmd, rec.Name)
-	// Run the very program the lookup found.
-	if cmd.Argv[0] == h.Binary() {
-		cmd.Argv = append([]string{bin}, cmd.Argv[1:]...)
-	}
-	env := make(map[string]string, len(spec.Env)+len(cmd.Env)+2)
-	for k, v := range spec.Env {
-		env[k] = v
-	}
-	for k, v := range cmd.Env {
-		env[k] = v
-	}
-	if _, ok := env["PATH"]; !ok {
-		env["PATH"] = m.opts.Resolver.SearchPath()
-	}
-	env["LEO_AGENT"] = rec.Name
-	env["LEO_HOME"] = m.opts.Home.Root
-	return &launchPlan{res: res, spec: spec, cmd: cmd, env: env, sessionID: id, resume: resume}, nil
+	cmd = m.withTurnEnd(ctx, h, lp.Spec, cmd, rec.Name)
+	return &launchPlan{res: res, spec: lp.Spec, cmd: cmd, env: lp.Env(cmd).Map(), sessionID: s.ID, resume: s.Resume}, nil
 }
 
 // withTurnEnd has the harness run `leo hook turn-end` at the end of every
