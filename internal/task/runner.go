@@ -3,6 +3,7 @@ package task
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/launch"
 	"github.com/blackpaw-studio/leo/internal/names"
 )
 
@@ -163,176 +165,190 @@ func (a attempt) summary() string {
 // returns early: a cancelled ctx (leo stopping) kills the run's process
 // group and the record says interrupted.
 func (r *Runner) Run(ctx context.Context, j Job) Record {
-	clk := r.clock()
-	start := clk.Now()
+	start := r.clock().Now()
 	if j.ID == "" {
 		j.ID = RunID(start)
 	}
-	rec := Record{ID: j.ID, Task: j.Task, Trigger: j.Trigger, Due: j.Due, Start: start, Attempt: 1}
-	end := func(a attempt) Record {
-		rec.Outcome, rec.Reason, rec.Message, rec.ExitCode = a.outcome, a.reason, a.message, a.exitCode
-		if a.outcome == OutcomeSucceeded {
-			rec.Reason, rec.Message = "", ""
-		}
-		rec.End = clk.Now() // the service logs the run as it records it
-		return rec
+	f := &firing{r: r, j: j, rec: Record{ID: j.ID, Task: j.Task, Trigger: j.Trigger, Due: j.Due, Start: start, Attempt: 1}}
+	if msg := checkJob(j); msg != "" {
+		return f.end(attempt{outcome: OutcomeFailed, reason: ReasonConfigError, message: msg})
 	}
-	configError := func(format string, args ...any) Record {
-		return end(attempt{outcome: OutcomeFailed, reason: ReasonConfigError, message: fmt.Sprintf(format, args...)})
-	}
-	if !names.Valid(j.Task) {
-		return configError("task %q: %s", j.Task, names.Rule)
-	}
-	if !ValidRunID(j.ID) {
-		return configError("tasks.%s: run id %q is not a UTC start time like %s", j.Task, j.ID, RunIDLayout)
-	}
-	if j.Scope == nil || j.Scope.Harness == nil {
-		return configError("tasks.%s: the task has no resolved harness", j.Task)
-	}
-	if j.Scope.Runtime == config.RuntimePersistent {
-		return configError("%s: a persistent task delivers into an agent; it has no headless run", j.Scope.Scope)
-	}
-	h := j.Scope.Harness
-	rec.Harness = j.Scope.HarnessName
-	if rec.Harness == "" {
-		rec.Harness = h.Name()
-	}
+	f.rec.Harness = cmp.Or(j.Scope.HarnessName, j.Scope.Harness.Name())
 
-	lg, err := openRunLog(r.LogDir, j.Task, j.ID)
+	f.openLog()
+	defer f.closeLog()
+	f.say("task %s, run %s, trigger %s, harness %s", j.Task, j.ID, j.Trigger, f.rec.Harness)
+
+	p, failed := f.prepare(ctx)
+	if p == nil {
+		f.say("%s", failed.summary())
+		return f.end(failed)
+	}
+	a := f.attempts(ctx, p)
+	f.rec.SessionID = cmp.Or(a.res.SessionID, p.resumed)
+	f.rec.Reply = FirstLines(a.res.Reply, ReplyMaxLines, ReplyMaxBytes)
+	f.rec.Warnings = append(f.rec.Warnings, a.res.Warnings...)
+	f.rec.Usage, f.rec.CostUSD = a.res.Usage, a.res.CostUSD
+	return f.end(a)
+}
+
+// checkJob is why j cannot run at all ("" when it can).
+func checkJob(j Job) string {
+	switch {
+	case !names.Valid(j.Task):
+		return fmt.Sprintf("task %q: %s", j.Task, names.Rule)
+	case !ValidRunID(j.ID):
+		return fmt.Sprintf("tasks.%s: run id %q is not a UTC start time like %s", j.Task, j.ID, RunIDLayout)
+	case j.Scope == nil || j.Scope.Harness == nil:
+		return fmt.Sprintf("tasks.%s: the task has no resolved harness", j.Task)
+	case j.Scope.Runtime == config.RuntimePersistent:
+		return fmt.Sprintf("%s: a persistent task delivers into an agent; it has no headless run", j.Scope.Scope)
+	}
+	return ""
+}
+
+// firing is one Run under way: the record it builds and the run's log.
+type firing struct {
+	r   *Runner
+	j   Job
+	rec Record
+	lg  *runLog
+}
+
+func (f *firing) openLog() {
+	lg, err := openRunLog(f.r.LogDir, f.j.Task, f.j.ID)
 	if err != nil {
-		rec.Warnings = append(rec.Warnings, "no run log: "+err.Error())
-		r.log().Warn("task run log", "task", j.Task, "run", j.ID, "err", err)
+		f.rec.Warnings = append(f.rec.Warnings, "no run log: "+err.Error())
+		f.r.log().Warn("task run log", "task", f.j.Task, "run", f.j.ID, "err", err)
 	}
-	defer func() {
-		lg.close()
-		if err := PruneLogs(r.LogDir, j.Task, r.LogsKeep); err != nil {
-			r.log().Warn("pruning task run logs", "task", j.Task, "err", err)
-		}
-	}()
-	say := func(format string, args ...any) {
-		lg.meta(fmt.Sprintf("[leo %s] ", clk.Now().UTC().Format(time.RFC3339)) + fmt.Sprintf(format, args...))
-	}
-	say("task %s, run %s, trigger %s, harness %s", j.Task, j.ID, j.Trigger, rec.Harness)
+	f.lg = lg
+}
 
-	fail := func(a attempt) Record {
-		say("%s", a.summary())
-		return end(a)
+func (f *firing) closeLog() {
+	f.lg.close()
+	if err := PruneLogs(f.r.LogDir, f.j.Task, f.r.LogsKeep); err != nil {
+		f.r.log().Warn("pruning task run logs", "task", f.j.Task, "err", err)
 	}
+}
 
-	bin, err := r.Resolver.LookupHarness(h.Binary(), rec.Harness)
-	if err != nil {
-		reason := ReasonHarnessNotFound
-		if api.HasCode(err, api.CodeClaudeNotFound) {
-			reason = ReasonClaudeNotFound
-		}
-		return fail(attempt{outcome: OutcomeFailed, reason: reason, message: err.Error()})
+// say writes a line of leo's own to the run's log.
+func (f *firing) say(format string, args ...any) {
+	f.lg.meta(fmt.Sprintf("[leo %s] ", f.r.clock().Now().UTC().Format(time.RFC3339)) + fmt.Sprintf(format, args...))
+}
+
+// end is the record of the firing, decided by a.
+func (f *firing) end(a attempt) Record {
+	rec := f.rec
+	rec.Outcome, rec.Reason, rec.Message, rec.ExitCode = a.outcome, a.reason, a.message, a.exitCode
+	if a.outcome == OutcomeSucceeded {
+		rec.Reason, rec.Message = "", ""
 	}
-	streamer, ok := h.(harness.EventStreamer)
+	rec.End = f.r.clock().Now() // the service logs the run as it records it
+	return rec
+}
+
+// prepared is a run ready to start: what each attempt starts and reads,
+// and the conversation it resumes ("" for a fresh one).
+type prepared struct {
+	streamer harness.EventStreamer
+	proc     process
+	resumed  string
+}
+
+// prepare takes the launch steps every harness start shares
+// (internal/launch) for a headless run of j, and checks that exec can
+// take its arguments. Without a run, the attempt says why (nothing was
+// started, and no retry can change it).
+func (f *firing) prepare(ctx context.Context) (*prepared, attempt) {
+	j, r := f.j, f.r
+	failed := func(reason Reason, format string, args ...any) (*prepared, attempt) {
+		return nil, attempt{outcome: OutcomeFailed, reason: reason, message: fmt.Sprintf(format, args...)}
+	}
+	streamer, ok := j.Scope.Harness.(harness.EventStreamer)
 	if !ok {
-		return fail(attempt{outcome: OutcomeFailed, reason: ReasonHarnessError,
-			message: fmt.Sprintf("harness %s has no headless event stream: leo cannot tell how its runs end", rec.Harness)})
+		return failed(ReasonHarnessError, "harness %s has no headless event stream: leo cannot tell how its runs end", f.rec.Harness)
+	}
+	base := r.Environ
+	if base == nil {
+		base = os.Environ()
+	}
+	lp, err := launch.New(launch.Request{
+		Mode:     launch.Headless,
+		Scope:    j.Scope,
+		Name:     j.Task,
+		Prompt:   j.Prompt,
+		Bridge:   j.Bridge,
+		Resolver: r.Resolver,
+		Base:     base,
+	})
+	var wsErr *launch.WorkspaceError
+	switch {
+	case errors.As(err, &wsErr):
+		return failed(ReasonConfigError, "%s.workspace: %v", j.Scope.Scope, wsErr.Err)
+	case api.HasCode(err, api.CodeClaudeNotFound):
+		return failed(ReasonClaudeNotFound, "%s", err)
+	case err != nil:
+		return failed(ReasonHarnessNotFound, "%s", err)
 	}
 
-	// Every harness keys its sessions by the real workspace path.
-	ws := j.Scope.Workspace
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		return fail(attempt{outcome: OutcomeFailed, reason: ReasonConfigError, message: fmt.Sprintf("%s.workspace: %v", j.Scope.Scope, err)})
+	s := lp.ChooseSession(ctx, j.SessionID)
+	switch s.Stored {
+	case launch.Unchecked:
+		f.rec.Warnings = append(f.rec.Warnings, fmt.Sprintf("cannot check session %s (%v): started a fresh one", j.SessionID, s.CheckErr))
+	case launch.Gone:
+		f.rec.Warnings = append(f.rec.Warnings, fmt.Sprintf("session %s no longer exists: started a fresh one", j.SessionID))
 	}
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
-	}
-	spec := j.Scope.LaunchSpec()
-	spec.Name = j.Task
-	spec.Workspace = ws
-	spec.Prompt = j.Prompt
-	spec.Bridge = j.Bridge
-
-	env := newEnv(r.Environ)
-	env.overlay(spec.Env)
-	if _, set := spec.Env["PATH"]; !set {
-		env.set("PATH", r.Resolver.SearchPath())
-	}
-	// Marks the run as leo's own, as LEO_AGENT marks agents: what runs in
-	// it (an agent's tool call) may not move the daemon (handover).
-	env.set("LEO_TASK", j.Task)
-	if j.SessionID != "" {
-		q := harness.SessionQuery{Workspace: ws, Env: env.asMap()}
-		exists, err := h.Sessions().Exists(ctx, q, j.SessionID)
-		switch {
-		case err != nil:
-			rec.Warnings = append(rec.Warnings, fmt.Sprintf("cannot check session %s (%v): started a fresh one", j.SessionID, err))
-		case !exists:
-			rec.Warnings = append(rec.Warnings, fmt.Sprintf("session %s no longer exists: started a fresh one", j.SessionID))
-		default:
-			spec.SessionID, spec.Resume = j.SessionID, true
-		}
-	}
-	cmd, err := h.Headless(spec)
-	if err == nil && len(cmd.Argv) == 0 {
-		err = errors.New("the adapter built an empty command")
-	}
+	cmd, err := lp.Command()
 	if err != nil {
-		return fail(attempt{outcome: OutcomeFailed, reason: ReasonConfigError, message: fmt.Sprintf("%s: %v", j.Scope.Scope, err)})
+		return failed(ReasonConfigError, "%s: %v", j.Scope.Scope, err)
 	}
-	// Run the very program the lookup found.
-	argv := append([]string(nil), cmd.Argv...)
-	if argv[0] == h.Binary() {
-		argv[0] = bin
-	}
-	if err := checkArgs(argv, j.Prompt); err != nil {
+	if err := checkArgs(cmd.Argv, j.Prompt); err != nil {
 		field := j.Scope.Scope
 		if err.prompt {
 			field += ".prompt_file"
 		}
-		return fail(attempt{outcome: OutcomeFailed, reason: ReasonConfigError, message: fmt.Sprintf("%s: %v", field, err)})
+		return failed(ReasonConfigError, "%s: %v", field, err)
 	}
-	env.overlay(cmd.Env)
-	dir := cmd.Dir
-	if dir == "" {
-		dir = ws
+	p := &prepared{streamer: streamer, proc: process{
+		argv: cmd.Argv, env: lp.Env(cmd).List(), dir: cmp.Or(cmd.Dir, lp.Spec.Workspace),
+		timeout: j.Scope.Timeout, started: j.Started,
+	}}
+	if p.proc.timeout <= 0 {
+		p.proc.timeout = DefaultTimeout
 	}
-	timeout := j.Scope.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
+	if s.Resume {
+		p.resumed = s.ID
+		f.say("resuming session %s", s.ID)
 	}
-	if spec.Resume {
-		say("resuming session %s", spec.SessionID)
+	for _, w := range f.rec.Warnings {
+		f.say("warning: %s", w)
 	}
-	for _, w := range rec.Warnings {
-		say("warning: %s", w)
-	}
+	return p, attempt{}
+}
 
-	attempts := 1 + max(j.Scope.Retries, 0)
-	var a attempt
+// attempts starts p as many times as the task's retries allow, with the
+// backoff between attempts, and returns how the last one ended.
+func (f *firing) attempts(ctx context.Context, p *prepared) attempt {
+	attempts := 1 + max(f.j.Scope.Retries, 0)
 	for n := 1; ; n++ {
-		rec.Attempt = n
+		f.rec.Attempt = n
 		if ctx.Err() != nil {
-			a = attempt{outcome: OutcomeFailed, reason: ReasonInterrupted, message: "leo stopped before the run started"}
-			break
+			return attempt{outcome: OutcomeFailed, reason: ReasonInterrupted, message: "leo stopped before the run started"}
 		}
-		say("attempt %d of %d: %s in %s, timeout %s", n, attempts, argv[0], dir, timeout)
-		a = r.attempt(ctx, streamer, process{argv: argv, env: env.list(), dir: dir, timeout: timeout, started: j.Started}, lg)
-		say("attempt %d: %s", n, a.summary())
+		f.say("attempt %d of %d: %s in %s, timeout %s", n, attempts, p.proc.argv[0], p.proc.dir, p.proc.timeout)
+		a := f.r.attempt(ctx, p.streamer, p.proc, f.lg)
+		f.say("attempt %d: %s", n, a.summary())
 		if a.final() || n == attempts {
-			break
+			return a
 		}
-		rec.Warnings = append(rec.Warnings, fmt.Sprintf("attempt %d: %s", n, a.summary()))
-		wait := r.backoff(n)
-		say("retrying in %s", wait)
-		if !r.sleep(ctx, wait) {
-			a = attempt{outcome: OutcomeFailed, reason: ReasonInterrupted,
+		f.rec.Warnings = append(f.rec.Warnings, fmt.Sprintf("attempt %d: %s", n, a.summary()))
+		wait := f.r.backoff(n)
+		f.say("retrying in %s", wait)
+		if !f.r.sleep(ctx, wait) {
+			return attempt{outcome: OutcomeFailed, reason: ReasonInterrupted,
 				message: fmt.Sprintf("leo stopped while waiting to retry (attempt %d of %d)", n+1, attempts)}
-			break
 		}
 	}
-	rec.SessionID = a.res.SessionID
-	if rec.SessionID == "" && spec.Resume {
-		rec.SessionID = spec.SessionID
-	}
-	rec.Reply = FirstLines(a.res.Reply, ReplyMaxLines, ReplyMaxBytes)
-	rec.Warnings = append(rec.Warnings, a.res.Warnings...)
-	rec.Usage, rec.CostUSD = a.res.Usage, a.res.CostUSD
-	return end(a)
 }
 
 // maxArgBytes is Linux's limit on one argument, its NUL included
@@ -584,55 +600,6 @@ func readLines(rd io.Reader, max int, fn func(line []byte, cut bool)) {
 			return
 		}
 	}
-}
-
-// env is an environment as an ordered set of variables: later writes win.
-type env struct {
-	keys []string
-	vals map[string]string
-}
-
-func newEnv(base []string) *env {
-	if base == nil {
-		base = os.Environ()
-	}
-	e := &env{vals: make(map[string]string, len(base)+8)}
-	for _, kv := range base {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && k != "" {
-			e.set(k, v)
-		}
-	}
-	return e
-}
-
-func (e *env) set(k, v string) {
-	if _, ok := e.vals[k]; !ok {
-		e.keys = append(e.keys, k)
-	}
-	e.vals[k] = v
-}
-
-func (e *env) overlay(m map[string]string) {
-	for k, v := range m {
-		e.set(k, v)
-	}
-}
-
-func (e *env) list() []string {
-	out := make([]string, 0, len(e.keys))
-	for _, k := range e.keys {
-		out = append(out, k+"="+e.vals[k])
-	}
-	return out
-}
-
-func (e *env) asMap() map[string]string {
-	out := make(map[string]string, len(e.vals))
-	for k, v := range e.vals {
-		out[k] = v
-	}
-	return out
 }
 
 // tailBuffer keeps the last max bytes written to it.
