@@ -24,6 +24,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/managed"
+	"github.com/blackpaw-studio/leo/internal/task"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 	"github.com/blackpaw-studio/leo/internal/turnend"
 	"github.com/blackpaw-studio/leo/internal/web"
@@ -240,14 +241,9 @@ func (d *run) serve(ctx context.Context) error {
 	h := d.home
 
 	// 4. The config.
-	cfg, sum, err := d.startupConfig(ctx)
+	cfg, store, err := d.openConfig(ctx)
 	if err != nil {
 		return err
-	}
-	store := &configStore{path: h.ConfigPath, getenv: d.opts.Getenv, load: readValid, log: d.log}
-	store.start(cfg, sum)
-	for _, w := range warnings(cfg) {
-		d.log.Warn("config", "warning", w)
 	}
 
 	// 5. tmux.
@@ -303,41 +299,56 @@ func (d *run) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := &server{
-		version:  d.opts.Version,
-		homeRoot: h.Root,
-		pid:      os.Getpid(),
-		started:  time.Now().UTC(),
-		tmux:     tm.CheckedVersion().Raw,
-		resolver: d.opts.Resolver,
-		agents:   agents,
-		tasks:    tasks,
-		config:   store.Get,
-		turnEnds: turnEnds,
-		reload:   store.Reload,
-		setEnabled: func(name string, enabled bool) error {
-			return config.SetTaskEnabled(h.ConfigPath, name, enabled, config.WithGetenv(d.opts.Getenv))
-		},
-		log:       d.log.With("component", "api"),
-		drainer:   newDrainer(agents, persistentAwaiting(persistent), d.opts.DrainPoll, d.log.With("component", "drain")),
-		ready:     make(chan struct{}),
-		stopping:  make(chan struct{}),
-		readyWait: d.opts.ReadyWait,
-		problems: func() []string {
-			out := d.problems(agents, tm)
-			if p := store.Problem(); p != "" {
-				out = append(out, p)
-			}
-			if persistent != nil && persistent.Problem != "" {
-				out = append(out, persistent.Problem)
-			}
-			return out
-		},
+	l := &live{store: store, tm: tm, agents: agents, sock: sock, serveErr: make(chan error, 1)}
+	l.srv = d.newServer(l, tasks, persistent, turnEnds)
+	if err := d.startServers(l); err != nil {
+		return err
 	}
-	routes := srv.routes()
-	webServer, err := web.New(web.Options{
+	syncWeb := l.web.Sync
+	webSync.Store(&syncWeb)
+	l.web.Sync()
+	// After Sync: it mints the token the bridge (and so the nudge) needs.
+	prepareHarnesses(ctx, cfg, d.bridged(cfg, h), d.opts.Getenv, d.log)
+
+	// 7. Boot restore, then ready.
+	stopRun := d.restoreThenRun(ctx, l.srv, agents, tasks)
+
+	// 8. Serve until told to stop. SIGHUP reloads leo.yaml, like `leo
+	// service reload`; it stays caught until the shutdown is done (its
+	// default action would end the daemon halfway).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	failed := d.serveUntilStopped(ctx, l, hup)
+	d.shutdown(ctx, l)
+	stopRun()
+	return failed
+}
+
+// openConfig loads and validates leo.yaml (startupConfig) into the store
+// every reader and reload goes through.
+func (d *run) openConfig(ctx context.Context) (*config.Config, *configStore, error) {
+	cfg, sum, err := d.startupConfig(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	store := &configStore{path: d.home.ConfigPath, getenv: d.opts.Getenv, load: readValid, log: d.log}
+	store.start(cfg, sum)
+	for _, w := range warnings(cfg) {
+		d.log.Warn("config", "warning", w)
+	}
+	return cfg, store, nil
+}
+
+// startServers starts the web server (not yet listening: Sync does) and
+// serves the socket API on l.sock.
+func (d *run) startServers(l *live) error {
+	h := d.home
+	routes := l.srv.routes()
+	var err error
+	l.web, err = web.New(web.Options{
 		Home:    h,
-		Config:  store.Get,
+		Config:  l.store.Get,
 		API:     routes,
 		Version: d.opts.Version,
 		LogPath: h.ServiceLogPath(),
@@ -346,23 +357,72 @@ func (d *run) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start the web server: %w", err)
 	}
-	srv.web = webServer.State
-	hs := &http.Server{
+	l.srv.web = l.web.State
+	l.hs = &http.Server{
 		Handler:           routes,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
-	serveErr := make(chan error, 1)
-	go serveOn(hs, sock.ln, serveErr)
-	d.log.Info("listening", "socket", h.SocketPath(), "tmux_socket", tm.Socket())
-	syncWeb := webServer.Sync
-	webSync.Store(&syncWeb)
-	webServer.Sync()
-	// After Sync: it mints the token the bridge (and so the nudge) needs.
-	prepareHarnesses(ctx, cfg, d.bridged(cfg, h), d.opts.Getenv, d.log)
+	go serveOn(l.hs, l.sock.ln, l.serveErr)
+	d.log.Info("listening", "socket", h.SocketPath(), "tmux_socket", l.tm.Socket())
+	return nil
+}
 
-	// 7. Boot restore, then ready.
+// live is what a daemon that listens runs: checked at every owner check,
+// stopped at shutdown.
+type live struct {
+	store    *configStore
+	tm       *tmux.Server
+	agents   Agents
+	srv      *server
+	web      *web.Server
+	hs       *http.Server
+	sock     socket
+	serveErr chan error
+}
+
+// newServer is the socket API's server over the daemon's parts.
+func (d *run) newServer(l *live, tasks *task.Service, persistent *task.Persistent, turnEnds *turnend.Hub) *server {
+	h := d.home
+	return &server{
+		version:  d.opts.Version,
+		homeRoot: h.Root,
+		pid:      os.Getpid(),
+		started:  time.Now().UTC(),
+		tmux:     l.tm.CheckedVersion().Raw,
+		resolver: d.opts.Resolver,
+		agents:   l.agents,
+		tasks:    tasks,
+		config:   l.store.Get,
+		turnEnds: turnEnds,
+		reload:   l.store.Reload,
+		setEnabled: func(name string, enabled bool) error {
+			return config.SetTaskEnabled(h.ConfigPath, name, enabled, config.WithGetenv(d.opts.Getenv))
+		},
+		log:       d.log.With("component", "api"),
+		drainer:   newDrainer(l.agents, persistentAwaiting(persistent), d.opts.DrainPoll, d.log.With("component", "drain")),
+		ready:     make(chan struct{}),
+		stopping:  make(chan struct{}),
+		readyWait: d.opts.ReadyWait,
+		problems: func() []string {
+			out := d.problems(l.agents, l.tm)
+			if p := l.store.Problem(); p != "" {
+				out = append(out, p)
+			}
+			if persistent != nil && persistent.Problem != "" {
+				out = append(out, persistent.Problem)
+			}
+			return out
+		},
+	}
+}
+
+// restoreThenRun brings the recorded agents back (boot restore), then,
+// unless ctx ended meanwhile, marks the daemon ready and runs supervision
+// and the scheduler. The returned stop ends them and waits until they
+// have; they outlive ctx until then, so shutdown can stop serving first.
+func (d *run) restoreThenRun(ctx context.Context, srv *server, agents Agents, tasks *task.Service) (stop func()) {
 	restoreStart := time.Now()
 	if err := agents.Restore(ctx); err != nil && ctx.Err() == nil {
 		// One agent that cannot come back must not keep the rest down.
@@ -387,60 +447,60 @@ func (d *run) serve(ctx context.Context) error {
 	} else {
 		close(runDone)
 	}
+	return func() {
+		stopRun()
+		<-runDone
+	}
+}
 
-	// 8. Serve until told to stop; SIGHUP reloads leo.yaml, like
-	// `leo service reload`, and so does an edit of the file (store.Watch,
-	// at each owner check).
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+// serveUntilStopped serves until ctx ends, the socket server fails or
+// another daemon takes the home (the error says which of the last two).
+// A signal on hup reloads leo.yaml, and so does an edit of the file
+// (store.Watch, at each owner check).
+func (d *run) serveUntilStopped(ctx context.Context, l *live, hup <-chan os.Signal) error {
 	owner := time.NewTicker(d.opts.OwnerCheck)
 	defer owner.Stop()
 	tmuxReported := false
-	var failed error
-serving:
 	for {
 		select {
 		case <-owner.C:
-			if err := d.checkOwner(hs, &sock, serveErr, agents); err != nil {
-				failed = err
-				break serving
+			if err := d.checkOwner(l.hs, &l.sock, l.serveErr, l.agents); err != nil {
+				return err
 			}
-			d.checkStateFiles(webServer)
-			d.checkTmux(tm, &tmuxReported)
-			webServer.Retry()
-			store.Watch(ctx)
+			d.checkStateFiles(l.web)
+			d.checkTmux(l.tm, &tmuxReported)
+			l.web.Retry()
+			l.store.Watch(ctx)
 		case <-hup:
-			if res, err := store.Reload(ctx); err != nil {
+			if res, err := l.store.Reload(ctx); err != nil {
 				d.log.Error("reload on SIGHUP", "err", err)
 			} else {
 				d.log.Info("config reloaded on SIGHUP", "warnings", len(res.Warnings))
 			}
 		case <-ctx.Done():
 			d.log.Info("shutting down", "reason", context.Cause(ctx))
-			break serving
-		case err := <-serveErr:
-			failed = fmt.Errorf("socket server: %w", err)
-			break serving
+			return nil
+		case err := <-l.serveErr:
+			return fmt.Errorf("socket server: %w", err)
 		}
 	}
-	// Stop taking requests first (Shutdown closes the listener; leo.sock is
-	// then removed if it is still the one we made), then supervision;
-	// the deferred Close calls leave every agent's tmux session running.
-	srv.stopServing()
+}
+
+// shutdown stops taking requests (Shutdown closes the listener; leo.sock
+// is then removed if it is still the one we made). Supervision stops after
+// it; the deferred Close calls leave every agent's tmux session running.
+func (d *run) shutdown(ctx context.Context, l *live) {
+	l.srv.stopServing()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.ShutdownTimeout)
 	defer cancel()
-	if err := webServer.Close(sctx); err != nil {
+	if err := l.web.Close(sctx); err != nil {
 		d.log.Warn("web server shutdown", "err", err)
 	}
-	if err := hs.Shutdown(sctx); err != nil {
+	if err := l.hs.Shutdown(sctx); err != nil {
 		d.log.Warn("socket server shutdown", "err", err)
-		hs.Close()
+		l.hs.Close()
 	}
-	sock.remove()
-	stopRun()
-	<-runDone
-	return failed
+	l.sock.remove()
 }
 
 // startupConfig loads leo.yaml; a missing default file goes through the
