@@ -10,8 +10,8 @@ import (
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/config"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 )
 
 // What `leo status` and `leo pair` tell about the install around the

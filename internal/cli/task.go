@@ -17,9 +17,9 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/config"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/humantime"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 )
 
 func init() { register(newTaskCmd) }

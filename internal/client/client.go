@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 )
 
 // Client talks to one home's daemon. It is safe for concurrent use.

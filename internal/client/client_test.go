@@ -16,9 +16,10 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/testutil"
+	"github.com/blackpaw-studio/leo/internal/testutil/imports"
 )
 
 func newHome(t *testing.T) home.Home {
@@ -383,5 +384,17 @@ func TestSendWithoutAnAnswerIsOutcomeUnknown(t *testing.T) {
 	_, err = client.New(h).SendMessage(ctx, "bob", api.SendRequest{Message: "a\xffb"})
 	if !client.IsInvalidArgs(err) {
 		t.Fatalf("invalid UTF-8: %v, want invalid_args", err)
+	}
+}
+
+// The client sits below the daemon: it probes the daemon's lock through
+// internal/lockfile, and nothing it imports, directly or not, is the
+// daemon's package or one under it.
+func TestClientImportsNothingOfTheDaemon(t *testing.T) {
+	daemon := imports.Module + "/internal/daemon"
+	for _, p := range imports.Deps(t, imports.Module+"/internal/client") {
+		if imports.Under(p, daemon) {
+			t.Errorf("internal/client imports %s", p)
+		}
 	}
 }

@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/managed"
 )
 
