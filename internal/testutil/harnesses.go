@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"slices"
 
-	// config is the one place the adapters are wired in: whatever it
-	// registers is what the tests run against.
-	_ "github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/harness"
+	// all is the one place the adapters are wired in: whatever it
+	// registers is what the tests run against.
+	_ "github.com/blackpaw-studio/leo/internal/harness/all"
 )
 
 // Harnesses are the names of every registered adapter, sorted. Tests that
