@@ -18,9 +18,6 @@ import (
 // largest is a message to send.
 const MaxRequestBody = 4 << 20
 
-// ClaudeNotFoundMessage is the contract text of spec/managed-install.md.
-const ClaudeNotFoundMessage = "claude CLI not found; install it from https://claude.com/claude-code"
-
 // Error is an error with a stable code. It is what every route returns as
 // JSON: {"error": code, "message": text}.
 type Error struct {
