@@ -15,6 +15,20 @@ import (
 // covered the moment it is registered.
 func Harnesses() []string { return harness.Names() }
 
+// HarnessesWhere are the registered harnesses whose adapter passes does,
+// sorted. A test that needs what an adapter does (ids it discovers, a
+// workspace it prepares) picks the harnesses by that, not by name, so a new
+// adapter that does it is covered too.
+func HarnessesWhere(does func(harness.Harness) bool) []string {
+	var out []string
+	for _, h := range harness.All() {
+		if does(h) {
+			out = append(out, h.Name())
+		}
+	}
+	return out
+}
+
 // FakeHarnessNames are the programs the fake harness impersonates: the
 // binary of every registered adapter.
 func FakeHarnessNames() []string {
