@@ -160,7 +160,7 @@ func statusConfig(h home.Home, getenv func(string) string) (*config.Config, bool
 		}
 		_, rerr := readConfig(h, getenv)
 		if rerr == nil {
-			rerr = api.Errorf(api.CodeConfigError, "%s: %v", h.ConfigPath, err)
+			rerr = api.Errorf(api.CodeConfigError, "%s: %w", h.ConfigPath, err)
 		}
 		return nil, false, rerr
 	}

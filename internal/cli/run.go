@@ -359,7 +359,7 @@ func runRun(opts *RunOptions) error {
 	}
 	prompt, err := os.ReadFile(task.PromptFile)
 	if err != nil {
-		return api.Errorf(api.CodeConfigError, "%s.prompt_file: cannot read %s: %v", task.Scope, task.PromptFile, err)
+		return api.Errorf(api.CodeConfigError, "%s.prompt_file: cannot read %s: %w", task.Scope, task.PromptFile, err)
 	}
 
 	out := dryRunJSON{
@@ -391,7 +391,7 @@ func runRun(opts *RunOptions) error {
 		cmd, err = launch.Harness.Headless(spec)
 	}
 	if err != nil {
-		return api.Errorf(api.CodeConfigError, "%s: the %s harness cannot build the launch: %v", launch.Scope, launch.HarnessName, err)
+		return api.Errorf(api.CodeConfigError, "%s: the %s harness cannot build the launch: %w", launch.Scope, launch.HarnessName, err)
 	}
 
 	out.Harness, out.HarnessInherited = launch.HarnessName, launch.HarnessInherited

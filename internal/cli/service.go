@@ -109,7 +109,7 @@ func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceQueryO
 	h, err := c.Health(ctx)
 	if err != nil {
 		if reg != nil && api.HasCode(err, api.CodeDaemonDown) {
-			return api.Errorf(api.CodeDaemonDown, "%v (%s)", err, registrationLine(reg))
+			return api.Errorf(api.CodeDaemonDown, "%w (%s)", err, registrationLine(reg))
 		}
 		return err
 	}

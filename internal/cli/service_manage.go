@@ -95,7 +95,7 @@ func serviceFor(f *Factory) (home.Home, service.Manager, error) {
 	}
 	m, err := f.serviceManager(h)
 	if err != nil {
-		return h, nil, api.Errorf(api.CodeServiceFailed, "%v", err)
+		return h, nil, api.Errorf(api.CodeServiceFailed, "%w", err)
 	}
 	return h, m, nil
 }
@@ -152,7 +152,7 @@ Running it again changes nothing unless the job would differ.`,
 				if msg, ok := noUserManager(m, err); ok {
 					return api.Errorf(api.CodeServiceFailed, "install: %s", msg)
 				}
-				return api.Errorf(api.CodeServiceFailed, "install: %v", err)
+				return api.Errorf(api.CodeServiceFailed, "install: %w", err)
 			}
 			if !res.Wrote {
 				fmt.Fprintf(f.IO.Out, "%s already up to date\n", res.Path)
@@ -187,7 +187,7 @@ func newServiceUninstallCmd(f *Factory) *cobra.Command {
 			}
 			res, err := m.Uninstall(cmd.Context())
 			if err != nil {
-				return api.Errorf(api.CodeServiceFailed, "uninstall: %v", err)
+				return api.Errorf(api.CodeServiceFailed, "uninstall: %w", err)
 			}
 			switch {
 			case res.Removed:
@@ -213,14 +213,14 @@ func stopAllAgents(ctx context.Context, f *Factory, h home.Home) error {
 	c := client.New(h)
 	agents, err := c.List(ctx)
 	if err != nil {
-		return api.Errorf(api.CodeDaemonDown, "uninstall --stop-agents: the daemon must run to stop the agents (start it with 'leo service start'): %v", err)
+		return api.Errorf(api.CodeDaemonDown, "uninstall --stop-agents: the daemon must run to stop the agents (start it with 'leo service start'): %w", err)
 	}
 	for _, a := range agents {
 		if a.State == api.StateStopped {
 			continue
 		}
 		if _, err := c.Stop(ctx, a.Name); err != nil {
-			return api.Errorf(api.CodeServiceFailed, "uninstall --stop-agents: stopping agent %s: %v (nothing was uninstalled)", a.Name, err)
+			return api.Errorf(api.CodeServiceFailed, "uninstall --stop-agents: stopping agent %s: %w (nothing was uninstalled)", a.Name, err)
 		}
 		fmt.Fprintf(f.IO.Out, "stopped agent %s\n", a.Name)
 	}
@@ -241,7 +241,7 @@ func serviceVerbCmd(f *Factory, use, short, done string, verb func(service.Manag
 				if msg, ok := noUserManager(m, err); ok {
 					return api.Errorf(api.CodeServiceFailed, "%s: %s", use, msg)
 				}
-				return api.Errorf(api.CodeServiceFailed, "%s: %v", use, err)
+				return api.Errorf(api.CodeServiceFailed, "%s: %w", use, err)
 			}
 			fmt.Fprintf(f.IO.Out, "%s %s\n", describe(m), done)
 			return nil
@@ -283,7 +283,7 @@ func newServiceLogsCmd(f *Factory) *cobra.Command {
 			}
 			err = service.Tail(cmd.Context(), h.ServiceLogPath(), opts.Lines, opts.Follow, opts.IO.Out, 0)
 			if err != nil {
-				return api.Errorf(api.CodeNotFound, "%v", err)
+				return api.Errorf(api.CodeNotFound, "%w", err)
 			}
 			return nil
 		},
@@ -363,14 +363,14 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 	}
 	m, err := f.serviceManager(h)
 	if err != nil {
-		return api.Errorf(api.CodeRestartFailed, "%v", err)
+		return api.Errorf(api.CodeRestartFailed, "%w", err)
 	}
 	loaded, err := m.Loaded(ctx)
 	if msg, ok := noUserManager(m, err); ok {
 		return api.Errorf(api.CodeNotRegistered, "%s", msg)
 	}
 	if err != nil {
-		return api.Errorf(api.CodeRestartFailed, "cannot tell whether the %s is loaded: %v", describe(m), err)
+		return api.Errorf(api.CodeRestartFailed, "cannot tell whether the %s is loaded: %w", describe(m), err)
 	}
 	if !loaded {
 		return api.Errorf(api.CodeNotRegistered, "the %s is not loaded; register it with `leo service install`", describe(m))
@@ -388,7 +388,7 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 		// hand) holds the home's lock: the job's daemon could never start.
 		st, err := m.Status(ctx)
 		if err != nil {
-			return api.Errorf(api.CodeRestartFailed, "cannot read the %s: %v", describe(m), err)
+			return api.Errorf(api.CodeRestartFailed, "cannot read the %s: %w", describe(m), err)
 		}
 		if !st.Running || st.PID != old.PID {
 			return api.Errorf(api.CodeRestartFailed,
@@ -407,7 +407,7 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 		case api.HasCode(err, api.CodeDaemonDown):
 			up = false // it went away meanwhile: a plain start
 		default:
-			return api.Errorf(api.CodeDrainFailed, "drain: %v", err)
+			return api.Errorf(api.CodeDrainFailed, "drain: %w", err)
 		}
 	}
 
@@ -419,7 +419,7 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 				fmt.Fprintf(opts.IO.ErrOut, "could not resume deliveries: %v\n", rerr)
 			}
 		}
-		return api.Errorf(api.CodeRestartFailed, "%v", err)
+		return api.Errorf(api.CodeRestartFailed, "%w", err)
 	}
 	fresh, err := awaitNewDaemon(ctx, c, old, readyWait, poll)
 	if err != nil {
@@ -467,7 +467,7 @@ func awaitNewDaemon(ctx context.Context, c *client.Client, old api.Health, withi
 		}
 		select {
 		case <-ctx.Done():
-			return api.Health{}, api.Errorf(api.CodeRestartFailed, "interrupted while waiting for the new daemon: %v", last)
+			return api.Health{}, api.Errorf(api.CodeRestartFailed, "interrupted while waiting for the new daemon: %w", last)
 		case <-deadline.C:
 			msg := "no new daemon reported ready within " + within.String()
 			if last != nil {

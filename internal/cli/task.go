@@ -448,7 +448,7 @@ func setEnabledInFile(opts *TaskSetEnabledOptions) (api.Task, error) {
 		if cfg, rerr := readConfig(opts.Home, opts.Getenv); rerr == nil {
 			return api.Task{}, unknownScopeError("task", opts.Name, cfg.TaskNames())
 		}
-		return api.Task{}, api.Errorf(api.CodeNotFound, "%v", err)
+		return api.Task{}, api.Errorf(api.CodeNotFound, "%w", err)
 	}
 	if err != nil {
 		return api.Task{}, configEditError(opts.Home, err)

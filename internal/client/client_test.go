@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,6 +56,9 @@ func TestDaemonDownSaysWhy(t *testing.T) {
 		if !client.IsDaemonDown(err) || err.Error() != want {
 			t.Fatalf("got %v, want daemon_down %q", err, want)
 		}
+		if !errors.Is(err, syscall.ENOENT) {
+			t.Errorf("errors.Is(%v, ENOENT) = false: the dial's error is not kept", err)
+		}
 	})
 
 	t.Run("stale socket", func(t *testing.T) {
@@ -62,6 +67,10 @@ func TestDaemonDownSaysWhy(t *testing.T) {
 		_, err := client.New(h).List(ctx)
 		if !client.IsDaemonDown(err) || !strings.Contains(err.Error(), "leo daemon is not running (stale socket at "+h.SocketPath()) || !strings.HasSuffix(err.Error(), "; "+client.StartHint) {
 			t.Fatalf("got %v", err)
+		}
+		var op *net.OpError
+		if !errors.Is(err, syscall.ECONNREFUSED) || !errors.As(err, &op) || op.Op != "dial" {
+			t.Errorf("the dial's error is not kept behind %v", err)
 		}
 	})
 
