@@ -126,18 +126,21 @@ var Codes = []CodeInfo{
 	{CodeManagedJobLoaded, 0, 0, "the app's launchd job is still registered"},
 }
 
-var codeInfo = func() map[Code]CodeInfo {
-	m := make(map[Code]CodeInfo, len(Codes))
+// info is code's row; the zero row for a code not in Codes. A scan of a
+// few dozen rows, so nothing is built at init (cmd/leo's start-up budget).
+func info(code Code) CodeInfo {
 	for _, c := range Codes {
-		m[c.Code] = c
+		if c.Code == code {
+			return c
+		}
 	}
-	return m
-}()
+	return CodeInfo{}
+}
 
 // HTTPStatus maps a code to its HTTP status (Codes), 500 for a code no
 // route answers or one not in the table.
 func HTTPStatus(code Code) int {
-	if c := codeInfo[code]; c.HTTP != 0 {
+	if c := info(code); c.HTTP != 0 {
 		return c.HTTP
 	}
 	return http.StatusInternalServerError
@@ -146,7 +149,7 @@ func HTTPStatus(code Code) int {
 // ExitStatus maps a code to the CLI's exit status (Codes), 1 for a code
 // without its own.
 func ExitStatus(code Code) int {
-	if c := codeInfo[code]; c.Exit != 0 {
+	if c := info(code); c.Exit != 0 {
 		return c.Exit
 	}
 	return 1
