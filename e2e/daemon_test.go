@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 )
 
 func TestSecondDaemonRefused(t *testing.T) {
@@ -48,7 +49,7 @@ func TestClaudeFoundWithoutRestart(t *testing.T) {
 		t.Fatalf("health without claude: %+v %v", h, err)
 	}
 	_, err = w.Client.Spawn(ctx, api.SpawnRequest{Template: "claude"})
-	if !api.HasCode(err, api.CodeClaudeNotFound) || !strings.Contains(err.Error(), api.ClaudeNotFoundMessage) {
+	if !api.HasCode(err, api.CodeClaudeNotFound) || !strings.Contains(err.Error(), claude.NotFoundMessage) {
 		t.Fatalf("spawn claude without claude: %v", err)
 	}
 	if _, err := w.Client.Spawn(ctx, api.SpawnRequest{Template: "codex"}); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/proc"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
@@ -126,7 +127,7 @@ func TestTaskFailuresThroughDaemon(t *testing.T) {
 	w.startDaemon()
 
 	rec, r := runJSON(t, w, "run", "noclaude")
-	if r.code == 0 || rec.Outcome != api.OutcomeFailed || rec.Reason != api.ReasonClaudeNotFound || rec.Message != api.ClaudeNotFoundMessage {
+	if r.code == 0 || rec.Outcome != api.OutcomeFailed || rec.Reason != api.ReasonClaudeNotFound || rec.Message != claude.NotFoundMessage {
 		t.Fatalf("claude missing: %+v\n%s", rec, r)
 	}
 	rec, r = runJSON(t, w, "run", "errexit0")
@@ -270,7 +271,7 @@ func TestPersistentTaskWithoutClaude(t *testing.T) {
 	}
 	w.startDaemon()
 	rec, r := runJSON(t, w, "run", "remind")
-	if r.code == 0 || rec.Outcome != api.OutcomeFailed || rec.Reason != api.ReasonClaudeNotFound || rec.Message != api.ClaudeNotFoundMessage || rec.Agent != "remind" {
+	if r.code == 0 || rec.Outcome != api.OutcomeFailed || rec.Reason != api.ReasonClaudeNotFound || rec.Message != claude.NotFoundMessage || rec.Agent != "remind" {
 		t.Fatalf("persistent run without claude: %+v\n%s", rec, r)
 	}
 }

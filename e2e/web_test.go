@@ -14,6 +14,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
@@ -65,8 +66,8 @@ func TestDaemonServesTheHTTPAPI(t *testing.T) {
 	status, body := apiCall(t, base, token, "POST", "/api/agent/spawn", `{"template":"claude"}`)
 	var e api.Error
 	_ = json.Unmarshal([]byte(body), &e)
-	if status != http.StatusFailedDependency || e.Code != api.CodeClaudeNotFound || e.Message != api.ClaudeNotFoundMessage {
-		t.Fatalf("spawn claude without claude over HTTP = %d %s; want 424 claude_not_found %q", status, body, api.ClaudeNotFoundMessage)
+	if status != http.StatusFailedDependency || e.Code != api.CodeClaudeNotFound || e.Message != claude.NotFoundMessage {
+		t.Fatalf("spawn claude without claude over HTTP = %d %s; want 424 claude_not_found %q", status, body, claude.NotFoundMessage)
 	}
 	status, body = apiCall(t, base, token, "POST", "/api/agent/spawn", `{"template":"codex","name":"web-one"}`)
 	if status != 200 || !strings.Contains(body, `"name":"web-one"`) {

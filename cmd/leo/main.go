@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/blackpaw-studio/leo/internal/cli"
+	_ "github.com/blackpaw-studio/leo/internal/harness/all" // every adapter leo ships
 )
 
 // version is set at build time: go build -ldflags "-X main.version=v1.2.3".

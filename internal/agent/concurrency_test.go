@@ -60,7 +60,7 @@ func (e *testEnv) sessionOwner() map[string]int {
 // own TUI started: neither may take the other's (it would resume someone
 // else's conversation) nor be left without one (it would restart fresh).
 func TestTwoAgentsInOneWorkspaceEachDiscoverTheirOwnConversation(t *testing.T) {
-	for _, h := range []string{"codex", "opencode"} {
+	for _, h := range testutil.HarnessesWhere(discoversIDs) {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)

@@ -28,7 +28,7 @@ func ensure(t *testing.T, m *Manager, name string, target EnsureTarget, want str
 // spawned under the template's name; running → nothing; stopped by hand →
 // started, resuming its conversation.
 func TestEnsureLadderTemplate(t *testing.T) {
-	for _, h := range []string{"claude", "codex"} {
+	for _, h := range []string{firstHarness(t, pinsIDs), firstHarness(t, discoversIDs)} {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)

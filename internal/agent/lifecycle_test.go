@@ -148,9 +148,10 @@ func TestTrustDialogAnsweredFromPane(t *testing.T) {
 	}
 }
 
-// codex and claude workspaces are pre-trusted, so the dialog never shows.
+// A workspace the adapter prepares (claude's and codex's are pre-trusted)
+// never shows the trust dialog.
 func TestWorkspacePreTrustedSoNoDialog(t *testing.T) {
-	for _, h := range []string{"claude", "codex"} {
+	for _, h := range testutil.HarnessesWhere(preparesWorkspace) {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, withEnv(map[string]string{"FAKE_TRUST_DIALOG": "1"}))

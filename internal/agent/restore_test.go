@@ -9,6 +9,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
@@ -112,7 +113,7 @@ func TestRestoreAfterRebootResumesAndKeepsClaudeStoppedWhenMissing(t *testing.T)
 		t.Fatalf("restore %+v, want codex relaunched and claude stopped", st)
 	}
 	cl := mustGet(t, m2, "claude")
-	if cl.State != api.StateStopped || cl.LastError != api.ClaudeNotFoundMessage || cl.SessionID != ids["claude"] {
+	if cl.State != api.StateStopped || cl.LastError != claude.NotFoundMessage || cl.SessionID != ids["claude"] {
 		t.Fatalf("claude after restore: %+v", cl)
 	}
 	if op := mustGet(t, m2, "opencode"); op.State != api.StateStopped {
@@ -143,7 +144,7 @@ func TestSpawnClaudeWithoutClaudeFailsOthersUnaffected(t *testing.T) {
 	}})
 	_, err := m.Spawn(context.Background(), api.SpawnRequest{Template: "claude"})
 	var ae *api.Error
-	if !api.HasCode(err, api.CodeClaudeNotFound) || err.Error() != api.ClaudeNotFoundMessage {
+	if !api.HasCode(err, api.CodeClaudeNotFound) || err.Error() != claude.NotFoundMessage {
 		t.Fatalf("spawn claude: %v (%T), want claude_not_found with the contract text", err, ae)
 	}
 	if len(m.List()) != 0 {

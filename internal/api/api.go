@@ -14,47 +14,19 @@ import (
 	"github.com/blackpaw-studio/leo/internal/names"
 )
 
-// Code is a stable, documented error code. Codes are an API: never rename one.
-type Code string
-
-const (
-	CodeInvalidArgs     Code = "invalid_args"      // 400
-	CodeNotFound        Code = "not_found"         // 404
-	CodeAgentRunning    Code = "agent_running"     // 409: delete of a live agent
-	CodeAgentExists     Code = "agent_exists"      // 409
-	CodeAgentStopped    Code = "agent_stopped"     // 409: send or attach to an agent a person stopped
-	CodeClaudeNotFound  Code = "claude_not_found"  // 424
-	CodeHarnessNotFound Code = "harness_not_found" // 424: codex/opencode binary missing
-	CodeConfigError     Code = "config_error"      // 422
-	CodeNotReady        Code = "not_ready"         // 503: boot restore still running
-	CodeDeliveryFailed  Code = "delivery_failed"   // 502: the message could not land
-	CodeQueueFull       Code = "queue_full"        // 429
-	CodeTaskRunning     Code = "task_running"      // 409: a run of the task is going
-	CodeTmux            Code = "tmux_error"        // 500
-	CodeInternal        Code = "internal"          // 500
-	CodeDaemonDown      Code = "daemon_down"       // client side: no daemon answers
-	// CodeOutcomeUnknown (client side): a change reached the daemon but no
-	// answer came back (a stopped or stuck daemon, a dropped connection):
-	// it may have been carried out, or may still be. Retry a send with the
-	// same id (SendRequest.ID) and it is never queued twice.
-	CodeOutcomeUnknown Code = "outcome_unknown"
-	CodeDrainTimeout   Code = "drain_timeout" // 409: busy agents did not finish in time
-	CodeUnauthorized   Code = "unauthorized"  // 401: HTTP API without the bearer token
-	CodeForbidden      Code = "forbidden"     // 403: a Host or Origin the web server does not serve
-)
-
 // MaxRequestBody bounds a request body on the socket and the HTTP API; the
 // largest is a message to send.
 const MaxRequestBody = 4 << 20
-
-// ClaudeNotFoundMessage is the contract text of spec/managed-install.md.
-const ClaudeNotFoundMessage = "claude CLI not found; install it from https://claude.com/claude-code"
 
 // Error is an error with a stable code. It is what every route returns as
 // JSON: {"error": code, "message": text}.
 type Error struct {
 	Code    Code   `json:"error"`
 	Message string `json:"message,omitempty"`
+	// Cause is the error behind this one, for errors.Is and errors.As in
+	// the process that made it; its text is already in Message, and it
+	// never crosses the wire.
+	Cause error `json:"-"`
 }
 
 func (e *Error) Error() string {
@@ -64,9 +36,26 @@ func (e *Error) Error() string {
 	return e.Message
 }
 
-// Errorf builds an *Error.
+// Unwrap is the cause (Errorf's %w).
+func (e *Error) Unwrap() error { return e.Cause }
+
+// ErrorCode is e's code. With it an *Error answers a search for any coded
+// error (the CLI's errors.As for ErrorCode()) itself, before a coded cause.
+func (e *Error) ErrorCode() Code { return e.Code }
+
+// Errorf builds an *Error, formatting as fmt.Errorf does: the text of a %w
+// argument goes into the message as %v would put it, and the error itself
+// is kept as the cause (every one of them, for several %w).
 func Errorf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	e := &Error{Code: code, Message: err.Error()}
+	switch w := err.(type) {
+	case interface{ Unwrap() error }:
+		e.Cause = w.Unwrap()
+	case interface{ Unwrap() []error }:
+		e.Cause = err // errors.Is and As walk each of w's
+	}
+	return e
 }
 
 // CheckAgentName is invalid_args for a name that breaks the name rule
@@ -95,36 +84,6 @@ func CodeOf(err error) Code {
 func HasCode(err error, code Code) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == code
-}
-
-// HTTPStatus maps a code to its HTTP status, in one place.
-func HTTPStatus(code Code) int {
-	switch code {
-	case CodeInvalidArgs:
-		return http.StatusBadRequest
-	case CodeNotFound:
-		return http.StatusNotFound
-	case CodeAgentRunning, CodeAgentExists, CodeAgentStopped, CodeTaskRunning, CodeDrainTimeout:
-		return http.StatusConflict
-	case CodeUnauthorized:
-		return http.StatusUnauthorized
-	case CodeForbidden:
-		return http.StatusForbidden
-	case CodeClaudeNotFound, CodeHarnessNotFound:
-		return http.StatusFailedDependency
-	case CodeConfigError:
-		return http.StatusUnprocessableEntity
-	case CodeNotReady:
-		return http.StatusServiceUnavailable
-	case CodeDeliveryFailed:
-		return http.StatusBadGateway
-	case CodeQueueFull:
-		return http.StatusTooManyRequests
-	case CodeOutcomeUnknown:
-		return http.StatusGatewayTimeout
-	default:
-		return http.StatusInternalServerError
-	}
 }
 
 // Health is GET /health.

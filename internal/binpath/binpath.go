@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 // Resolver finds executables. The zero value searches leo's own PATH.
@@ -75,15 +76,18 @@ func isExecutable(p string) bool {
 
 // LookupHarness finds a harness's program, every time (installing it
 // needs no restart). A missing one is the one error every launch gives:
-// claude_not_found with the contract text of spec/managed-install.md for
-// claude, harness_not_found naming the program and the PATH otherwise.
+// the adapter's own when it has one (harness.NotFounder: claude's
+// claude_not_found with the contract text of spec/managed-install.md),
+// harness_not_found naming the program and the PATH otherwise.
 func (r Resolver) LookupHarness(binary, harnessName string) (string, error) {
 	p, err := r.Lookup(binary)
 	if err == nil {
 		return p, nil
 	}
-	if harnessName == "claude" {
-		return "", &api.Error{Code: api.CodeClaudeNotFound, Message: api.ClaudeNotFoundMessage}
+	if h, ok := harness.Lookup(harnessName); ok {
+		if nf, ok := h.(harness.NotFounder); ok {
+			return "", nf.NotFound()
+		}
 	}
 	return "", api.Errorf(api.CodeHarnessNotFound, "%s CLI not found (harness %q) on PATH %s: install it or add its directory to PATH", binary, harnessName, r.SearchPath())
 }

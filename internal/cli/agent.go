@@ -188,7 +188,7 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 		b.Grow(len(raw) + len(raw)/2)
 		b.WriteString("{\n  \"agents\": ")
 		if err := json.Indent(&b, raw, "  ", "  "); err != nil {
-			return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable agent list: %v", err)
+			return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable agent list: %w", err)
 		}
 		b.WriteString(",\n  \"live\": true\n}\n")
 		_, err = opts.IO.Out.Write(b.Bytes())
@@ -205,7 +205,7 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 func runAgentListOffline(opts *AgentListOptions) error {
 	agents, skipped, err := agent.ReadListing(opts.StorePath)
 	if err != nil {
-		return api.Errorf(api.CodeInternal, "no leo daemon runs, and its agent list cannot be read: %v", err)
+		return api.Errorf(api.CodeInternal, "no leo daemon runs, and its agent list cannot be read: %w", err)
 	}
 	offlineNote(opts.IO, "agents as "+opts.StorePath+" last saved them; their states are not live")
 	for _, sk := range skipped {
@@ -469,7 +469,7 @@ func runAgentDelete(ctx context.Context, opts *AgentDeleteOptions) error {
 	}
 	if err := opts.Client.Delete(ctx, opts.Name); err != nil {
 		if client.IsAgentRunning(err) {
-			return api.Errorf(api.CodeAgentRunning, "%v (leo agent stop %s)", err, opts.Name)
+			return api.Errorf(api.CodeAgentRunning, "%w (leo agent stop %s)", err, opts.Name)
 		}
 		return err
 	}
@@ -627,7 +627,7 @@ func runAgentSend(ctx context.Context, opts *AgentSendOptions) error {
 		if opts.ID != "" {
 			retry = "send it again with --id " + opts.ID + ": it is never queued twice"
 		}
-		return api.Errorf(api.CodeOutcomeUnknown, "%v; %s", err, retry)
+		return api.Errorf(api.CodeOutcomeUnknown, "%w; %s", err, retry)
 	}
 	if err != nil {
 		return err

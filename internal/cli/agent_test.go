@@ -15,6 +15,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
@@ -110,10 +111,10 @@ func TestAgentCommandsFollowTheJSONRule(t *testing.T) {
 	assertJSONFailure(t, e.run("agent", "status", "ghost", "--json"), "not_found", ExitError)
 	assertJSONFailure(t, e.run("agent", "delete", "bob", "--yes", "--json"), "agent_running", ExitError)
 	fake.SpawnErr = func(api.SpawnRequest) error {
-		return &api.Error{Code: api.CodeClaudeNotFound, Message: api.ClaudeNotFoundMessage}
+		return &api.Error{Code: api.CodeClaudeNotFound, Message: claude.NotFoundMessage}
 	}
 	obj = assertJSONFailure(t, e.run("agent", "spawn", "assistant", "--json"), "claude_not_found", ExitError)
-	if obj["message"] != api.ClaudeNotFoundMessage {
+	if obj["message"] != claude.NotFoundMessage {
 		t.Fatalf("claude_not_found message %q", obj["message"])
 	}
 
@@ -384,7 +385,7 @@ func TestBadAgentNamesAreUsageErrors(t *testing.T) {
 func TestAgentStatusOfAStoppedAgentIsNoFailure(t *testing.T) {
 	e, h := daemonEnv(t)
 	fake := startFakeDaemon(t, e, h)
-	fake.Put(api.Agent{Name: "x", State: api.StateStopped, LastError: api.ClaudeNotFoundMessage})
+	fake.Put(api.Agent{Name: "x", State: api.StateStopped, LastError: claude.NotFoundMessage})
 
 	r := e.run("agent", "status", "x", "--json")
 	if r.code != ExitOK {
@@ -394,11 +395,11 @@ func TestAgentStatusOfAStoppedAgentIsNoFailure(t *testing.T) {
 	if _, ok := obj["error"]; ok {
 		t.Errorf("a successful status carries \"error\": %s", r.stdout)
 	}
-	if obj["last_error"] != api.ClaudeNotFoundMessage {
+	if obj["last_error"] != claude.NotFoundMessage {
 		t.Errorf("last_error = %v, want the reason", obj["last_error"])
 	}
 	r = e.run("agent", "status", "x")
-	mustContain(t, "status", r.stdout, "stopped (error)", "last error:", api.ClaudeNotFoundMessage)
+	mustContain(t, "status", r.stdout, "stopped (error)", "last error:", claude.NotFoundMessage)
 	r = e.run("agent", "list", "--json")
 	if r.code != ExitOK || !strings.Contains(r.stdout, `"last_error"`) || strings.Contains(r.stdout, `"error"`) {
 		t.Errorf("list --json: %+v", r)

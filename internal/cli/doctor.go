@@ -21,10 +21,6 @@ import (
 
 func init() { register(newDoctorCmd) }
 
-// CodeChecksFailed: `leo doctor` found a check that fails (exit 1). Its
-// JSON failure carries the whole report besides error and message.
-const CodeChecksFailed api.Code = "checks_failed"
-
 // doctorEnvHook is the type of Factory.DoctorEnv (named here, so root.go
 // needs no import of internal/doctor).
 type doctorEnvHook = func(e *doctor.Env)
@@ -163,7 +159,7 @@ func (d *doctorFailure) Error() string {
 	return fmt.Sprintf("%d check(s) failed: %s", len(failed), strings.Join(failed, ", "))
 }
 
-func (d *doctorFailure) ErrorCode() api.Code { return CodeChecksFailed }
+func (d *doctorFailure) ErrorCode() api.Code { return api.CodeChecksFailed }
 
 func (d *doctorFailure) JSONBody() any {
 	return struct {
@@ -172,7 +168,7 @@ func (d *doctorFailure) JSONBody() any {
 		Message string          `json:"message"`
 		Checks  []doctor.Check  `json:"checks"`
 		Fixed   []doctor.Repair `json:"fixed"`
-	}{false, CodeChecksFailed, d.Error(), d.res.Checks, d.res.Fixed}
+	}{false, api.CodeChecksFailed, d.Error(), d.res.Checks, d.res.Fixed}
 }
 
 func runDoctor(ctx context.Context, opts *DoctorOptions) error {

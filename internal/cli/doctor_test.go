@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/doctor"
 	"github.com/blackpaw-studio/leo/internal/doctor/doctortest"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )

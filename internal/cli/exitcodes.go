@@ -26,33 +26,13 @@ const (
 	ExitOutcomeUnknown ExitCode = 5
 )
 
-// Codes the CLI itself answers with, beyond those of internal/api.
-const (
-	// CodeUnsupported: the command exists but this build cannot do it yet.
-	CodeUnsupported api.Code = "unsupported"
-	// CodeRunFailed: `leo run <task>` ran the task and the run did not
-	// succeed (failed, timed out or was skipped).
-	CodeRunFailed api.Code = "run_failed"
-)
-
-// ExitCodeOf maps an error returned by Run to the process exit status. It is
-// the one place where error codes become exit codes.
+// ExitCodeOf maps an error returned by Run to the process exit status: the
+// Exit column of api.Codes, the one table of error codes.
 func ExitCodeOf(err error) ExitCode {
 	if err == nil {
 		return ExitOK
 	}
-	switch codeOf(err) {
-	case api.CodeInvalidArgs:
-		return ExitUsage
-	case api.CodeConfigError:
-		return ExitConfig
-	case api.CodeDaemonDown:
-		return ExitDaemonDown
-	case api.CodeOutcomeUnknown:
-		return ExitOutcomeUnknown
-	default:
-		return ExitError
-	}
+	return ExitCode(api.ExitStatus(codeOf(err)))
 }
 
 // codeOf returns the stable code of err: the code an error carries, or

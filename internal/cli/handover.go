@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/handover"
 )
@@ -62,7 +63,7 @@ app's job, which must not be registered.
 func runServiceHandover(ctx context.Context, f *Factory, opts *ServiceHandoverOptions) error {
 	h, err := f.Home()
 	if err != nil {
-		return &handover.Failure{Step: handover.StepPreflight, Code: handover.CodeConfigError, Message: err.Error()}
+		return &handover.Failure{Step: handover.StepPreflight, Code: api.CodeConfigError, Message: err.Error()}
 	}
 	userHome := f.Getenv("HOME")
 	if userHome == "" {

@@ -10,8 +10,8 @@ import (
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/config"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 )
 
 // What `leo status` and `leo pair` tell about the install around the
@@ -160,7 +160,7 @@ func statusConfig(h home.Home, getenv func(string) string) (*config.Config, bool
 		}
 		_, rerr := readConfig(h, getenv)
 		if rerr == nil {
-			rerr = api.Errorf(api.CodeConfigError, "%s: %v", h.ConfigPath, err)
+			rerr = api.Errorf(api.CodeConfigError, "%s: %w", h.ConfigPath, err)
 		}
 		return nil, false, rerr
 	}

@@ -28,9 +28,9 @@ func readConfig(h home.Home, getenv func(string) string) (*config.Config, error)
 	default:
 		var pe *config.ParseError
 		if errors.As(err, &pe) {
-			return nil, api.Errorf(api.CodeConfigError, "%v", pe)
+			return nil, api.Errorf(api.CodeConfigError, "%w", pe)
 		}
-		return nil, api.Errorf(api.CodeConfigError, "cannot read %s: %v", h.ConfigPath, err)
+		return nil, api.Errorf(api.CodeConfigError, "cannot read %s: %w", h.ConfigPath, err)
 	}
 }
 
@@ -67,7 +67,7 @@ func invalidConfigError(path string, err error) error {
 		return api.Errorf(api.CodeConfigError, "%s has %s (run 'leo validate' for details):\n%s",
 			path, plural(len(errs), "error"), ve.Error())
 	}
-	return api.Errorf(api.CodeConfigError, "%s: %v", path, err)
+	return api.Errorf(api.CodeConfigError, "%s: %w", path, err)
 }
 
 func plural(n int, word string) string {
@@ -86,13 +86,13 @@ func configEditError(h home.Home, err error) error {
 	var ve *config.ValidationError
 	switch {
 	case errors.Is(err, config.ErrCannotEdit):
-		return api.Errorf(api.CodeConfigError, "%s: %v", path, err)
+		return api.Errorf(api.CodeConfigError, "%s: %w", path, err)
 	case errors.As(err, &pe):
-		return api.Errorf(api.CodeConfigError, "%v", pe)
+		return api.Errorf(api.CodeConfigError, "%w", pe)
 	case errors.Is(err, fs.ErrNotExist):
 		return noConfigError(h)
 	case errors.As(err, &ve):
 		return invalidConfigError(path, err)
 	}
-	return api.Errorf(api.CodeConfigError, "cannot edit %s: %v", path, err)
+	return api.Errorf(api.CodeConfigError, "cannot edit %s: %w", path, err)
 }

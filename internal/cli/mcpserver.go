@@ -55,7 +55,7 @@ func runMCPServer(ctx context.Context, f *Factory) error {
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil // the harness closed stdin: its session is over
 	}
-	return api.Errorf(api.CodeInternal, "leo mcp-server: %v", err)
+	return api.Errorf(api.CodeInternal, "leo mcp-server: %w", err)
 }
 
 // mcpDaemon is the HTTP API client of the server: LEO_URL (the bridge sets
@@ -70,7 +70,7 @@ func mcpDaemon(f *Factory) (*client.Client, error) {
 	if url == "" {
 		cfg, err := readConfig(h, f.Getenv)
 		if err != nil {
-			return nil, api.Errorf(api.CodeConfigError, "no LEO_URL, and the web URL cannot be read from the config: %v", err)
+			return nil, api.Errorf(api.CodeConfigError, "no LEO_URL, and the web URL cannot be read from the config: %w", err)
 		}
 		if !cfg.WebEnabled() {
 			return nil, api.Errorf(api.CodeConfigError, "the leo web API is off (web.enabled is false in %s); leo's MCP tools call it: run 'leo web enable'", cfg.Path)
@@ -82,7 +82,7 @@ func mcpDaemon(f *Factory) (*client.Client, error) {
 		return nil, api.Errorf(api.CodeConfigError, "no API token: %s is missing or empty (the daemon writes it when web.enabled; run 'leo web enable')", h.TokenPath())
 	}
 	if err != nil {
-		return nil, api.Errorf(api.CodeConfigError, "%v", err)
+		return nil, api.Errorf(api.CodeConfigError, "%w", err)
 	}
 	return client.NewHTTP(url, token), nil
 }

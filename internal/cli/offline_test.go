@@ -12,8 +12,9 @@ import (
 	"github.com/blackpaw-studio/leo/internal/agent"
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/task"
 )
 
@@ -54,7 +55,7 @@ func TestReadingWhatIsOnDiskNeedsNoDaemon(t *testing.T) {
 	start := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
 	id := task.RunID(start)
 	rec := api.TaskRun{ID: id, Task: "morning", Trigger: api.TriggerManual, Start: start, End: start.Add(2 * time.Second),
-		Outcome: api.OutcomeFailed, Reason: api.ReasonClaudeNotFound, Message: api.ClaudeNotFoundMessage}
+		Outcome: api.OutcomeFailed, Reason: api.ReasonClaudeNotFound, Message: claude.NotFoundMessage}
 	if err := hist.Append(rec); err != nil {
 		t.Fatal(err)
 	}

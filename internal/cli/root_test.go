@@ -189,7 +189,7 @@ func TestExitCodeOf(t *testing.T) {
 		{&validateFailure{}, ExitConfig},
 		{api.Errorf(api.CodeDaemonDown, "x"), ExitDaemonDown},
 		{api.Errorf(api.CodeNotFound, "x"), ExitError},
-		{api.Errorf(CodeUnsupported, "x"), ExitError},
+		{api.Errorf(api.CodeUnsupported, "x"), ExitError},
 		{&config.ValidationError{}, ExitError}, // commands wrap it as config_error
 	}
 	for _, c := range cases {

@@ -161,7 +161,7 @@ func runTaskNow(ctx context.Context, f *Factory, opts *RunOptions) error {
 		return unknownScopeError("task", opts.Task, cfg.TaskNames())
 	}
 	if f.RunTaskLocally == nil {
-		return api.Errorf(CodeUnsupported, "no leo daemon runs for this home, and this build cannot run a task without one: start the daemon with 'leo service'")
+		return api.Errorf(api.CodeUnsupported, "no leo daemon runs for this home, and this build cannot run a task without one: start the daemon with 'leo service'")
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "leo: no leo daemon runs for this home; running tasks.%s here in the foreground\n", opts.Task)
 	rec, err := f.RunTaskLocally(ctx, cfg, h, opts.Task)
@@ -199,14 +199,14 @@ func (e *runFailedError) Error() string {
 	return msg
 }
 
-func (e *runFailedError) ErrorCode() api.Code { return CodeRunFailed }
+func (e *runFailedError) ErrorCode() api.Code { return api.CodeRunFailed }
 
 func (e *runFailedError) JSONBody() any {
 	return struct {
 		Error   api.Code    `json:"error"`
 		Message string      `json:"message"`
 		Run     api.TaskRun `json:"run"`
-	}{CodeRunFailed, e.Error(), e.run}
+	}{api.CodeRunFailed, e.Error(), e.run}
 }
 
 func outcomeWords(o api.Outcome) string {
@@ -359,7 +359,7 @@ func runRun(opts *RunOptions) error {
 	}
 	prompt, err := os.ReadFile(task.PromptFile)
 	if err != nil {
-		return api.Errorf(api.CodeConfigError, "%s.prompt_file: cannot read %s: %v", task.Scope, task.PromptFile, err)
+		return api.Errorf(api.CodeConfigError, "%s.prompt_file: cannot read %s: %w", task.Scope, task.PromptFile, err)
 	}
 
 	out := dryRunJSON{
@@ -391,7 +391,7 @@ func runRun(opts *RunOptions) error {
 		cmd, err = launch.Harness.Headless(spec)
 	}
 	if err != nil {
-		return api.Errorf(api.CodeConfigError, "%s: the %s harness cannot build the launch: %v", launch.Scope, launch.HarnessName, err)
+		return api.Errorf(api.CodeConfigError, "%s: the %s harness cannot build the launch: %w", launch.Scope, launch.HarnessName, err)
 	}
 
 	out.Harness, out.HarnessInherited = launch.HarnessName, launch.HarnessInherited

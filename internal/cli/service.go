@@ -10,6 +10,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/daemon"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/service"
@@ -108,7 +109,7 @@ func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceQueryO
 	h, err := c.Health(ctx)
 	if err != nil {
 		if reg != nil && api.HasCode(err, api.CodeDaemonDown) {
-			return api.Errorf(api.CodeDaemonDown, "%v (%s)", err, registrationLine(reg))
+			return api.Errorf(api.CodeDaemonDown, "%w (%s)", err, registrationLine(reg))
 		}
 		return err
 	}
@@ -123,9 +124,9 @@ func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceQueryO
 	if !h.Ready {
 		ready = "restoring agents (not ready yet)"
 	}
-	claude := "not found — " + api.ClaudeNotFoundMessage
+	claudeLine := "not found — " + claude.NotFoundMessage
 	if h.Claude.Found {
-		claude = h.Claude.Path
+		claudeLine = h.Claude.Path
 	}
 	svc := "unknown"
 	switch {
@@ -135,7 +136,7 @@ func runServiceStatus(ctx context.Context, c *client.Client, opts *ServiceQueryO
 		svc = "unknown: " + regErr.Error()
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "daemon:  running, pid %d, leo %s, %s\nhome:    %s\nservice: %s\nagents:  %d\nclaude:  %s\n",
-		h.PID, h.Version, ready, h.Home, svc, h.Agents, claude)
+		h.PID, h.Version, ready, h.Home, svc, h.Agents, claudeLine)
 	if h.Web != nil {
 		fmt.Fprintf(opts.IO.Out, "web:     %s\n", webLine(webState{Enabled: true, URL: h.Web.URL, Served: h.Web.Serving, Error: h.Web.Error}, true))
 	}

@@ -20,22 +20,6 @@ import (
 // registration with systemd (Linux) or launchd (macOS), through
 // internal/service.
 
-// Codes of the service commands (spec/managed-install.md for restart).
-const (
-	// CodeNotRegistered: the service job is not loaded.
-	CodeNotRegistered api.Code = "not_registered"
-	// CodeRestartFailed: the service manager failed, or no new daemon
-	// reported ready in time.
-	CodeRestartFailed api.Code = "restart_failed"
-	// CodeDrainFailed: the drain could not be asked or did not answer.
-	CodeDrainFailed api.Code = "drain_failed"
-	// CodeServiceFailed: install, uninstall, start or stop failed.
-	CodeServiceFailed api.Code = "service_failed"
-	// CodeAlreadyManaged: install or uninstall on a managed install (the
-	// app owns the job).
-	CodeAlreadyManaged api.Code = "already_managed"
-)
-
 // serviceManager is this home's backend: f.Service when a test set it,
 // else the platform's.
 func (f *Factory) serviceManager(h home.Home) (service.Manager, error) {
@@ -86,7 +70,7 @@ func (f *Factory) platformService(h home.Home) (service.Manager, error) {
 // never writes or removes it.
 func (f *Factory) refuseManaged(h home.Home, verb string) error {
 	if m := f.managedInfo(h); m.Managed {
-		return api.Errorf(CodeAlreadyManaged,
+		return api.Errorf(api.CodeAlreadyManaged,
 			"leo service %s: this leo is managed by %s, which registers the daemon (launchd job %s); use the app, or `leo service handover --to-cli` to go back to a CLI install",
 			verb, m.Manager, m.Label)
 	}
@@ -111,7 +95,7 @@ func serviceFor(f *Factory) (home.Home, service.Manager, error) {
 	}
 	m, err := f.serviceManager(h)
 	if err != nil {
-		return h, nil, api.Errorf(CodeServiceFailed, "%v", err)
+		return h, nil, api.Errorf(api.CodeServiceFailed, "%w", err)
 	}
 	return h, m, nil
 }
@@ -166,9 +150,9 @@ Running it again changes nothing unless the job would differ.`,
 			}
 			if err != nil {
 				if msg, ok := noUserManager(m, err); ok {
-					return api.Errorf(CodeServiceFailed, "install: %s", msg)
+					return api.Errorf(api.CodeServiceFailed, "install: %s", msg)
 				}
-				return api.Errorf(CodeServiceFailed, "install: %v", err)
+				return api.Errorf(api.CodeServiceFailed, "install: %w", err)
 			}
 			if !res.Wrote {
 				fmt.Fprintf(f.IO.Out, "%s already up to date\n", res.Path)
@@ -203,7 +187,7 @@ func newServiceUninstallCmd(f *Factory) *cobra.Command {
 			}
 			res, err := m.Uninstall(cmd.Context())
 			if err != nil {
-				return api.Errorf(CodeServiceFailed, "uninstall: %v", err)
+				return api.Errorf(api.CodeServiceFailed, "uninstall: %w", err)
 			}
 			switch {
 			case res.Removed:
@@ -229,14 +213,14 @@ func stopAllAgents(ctx context.Context, f *Factory, h home.Home) error {
 	c := client.New(h)
 	agents, err := c.List(ctx)
 	if err != nil {
-		return api.Errorf(api.CodeDaemonDown, "uninstall --stop-agents: the daemon must run to stop the agents (start it with 'leo service start'): %v", err)
+		return api.Errorf(api.CodeDaemonDown, "uninstall --stop-agents: the daemon must run to stop the agents (start it with 'leo service start'): %w", err)
 	}
 	for _, a := range agents {
 		if a.State == api.StateStopped {
 			continue
 		}
 		if _, err := c.Stop(ctx, a.Name); err != nil {
-			return api.Errorf(CodeServiceFailed, "uninstall --stop-agents: stopping agent %s: %v (nothing was uninstalled)", a.Name, err)
+			return api.Errorf(api.CodeServiceFailed, "uninstall --stop-agents: stopping agent %s: %w (nothing was uninstalled)", a.Name, err)
 		}
 		fmt.Fprintf(f.IO.Out, "stopped agent %s\n", a.Name)
 	}
@@ -255,9 +239,9 @@ func serviceVerbCmd(f *Factory, use, short, done string, verb func(service.Manag
 			}
 			if err := verb(m, cmd.Context()); err != nil {
 				if msg, ok := noUserManager(m, err); ok {
-					return api.Errorf(CodeServiceFailed, "%s: %s", use, msg)
+					return api.Errorf(api.CodeServiceFailed, "%s: %s", use, msg)
 				}
-				return api.Errorf(CodeServiceFailed, "%s: %v", use, err)
+				return api.Errorf(api.CodeServiceFailed, "%s: %w", use, err)
 			}
 			fmt.Fprintf(f.IO.Out, "%s %s\n", describe(m), done)
 			return nil
@@ -299,7 +283,7 @@ func newServiceLogsCmd(f *Factory) *cobra.Command {
 			}
 			err = service.Tail(cmd.Context(), h.ServiceLogPath(), opts.Lines, opts.Follow, opts.IO.Out, 0)
 			if err != nil {
-				return api.Errorf(api.CodeNotFound, "%v", err)
+				return api.Errorf(api.CodeNotFound, "%w", err)
 			}
 			return nil
 		},
@@ -379,17 +363,17 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 	}
 	m, err := f.serviceManager(h)
 	if err != nil {
-		return api.Errorf(CodeRestartFailed, "%v", err)
+		return api.Errorf(api.CodeRestartFailed, "%w", err)
 	}
 	loaded, err := m.Loaded(ctx)
 	if msg, ok := noUserManager(m, err); ok {
-		return api.Errorf(CodeNotRegistered, "%s", msg)
+		return api.Errorf(api.CodeNotRegistered, "%s", msg)
 	}
 	if err != nil {
-		return api.Errorf(CodeRestartFailed, "cannot tell whether the %s is loaded: %v", describe(m), err)
+		return api.Errorf(api.CodeRestartFailed, "cannot tell whether the %s is loaded: %w", describe(m), err)
 	}
 	if !loaded {
-		return api.Errorf(CodeNotRegistered, "the %s is not loaded; register it with `leo service install`", describe(m))
+		return api.Errorf(api.CodeNotRegistered, "the %s is not loaded; register it with `leo service install`", describe(m))
 	}
 
 	c := client.New(h)
@@ -404,10 +388,10 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 		// hand) holds the home's lock: the job's daemon could never start.
 		st, err := m.Status(ctx)
 		if err != nil {
-			return api.Errorf(CodeRestartFailed, "cannot read the %s: %v", describe(m), err)
+			return api.Errorf(api.CodeRestartFailed, "cannot read the %s: %w", describe(m), err)
 		}
 		if !st.Running || st.PID != old.PID {
-			return api.Errorf(CodeRestartFailed,
+			return api.Errorf(api.CodeRestartFailed,
 				"the leo daemon that runs (pid %d) was not started by the %s (started by hand?); stop it, then `leo service start`", old.PID, describe(m))
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "draining the daemon (pid %d)…\n", old.PID)
@@ -423,7 +407,7 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 		case api.HasCode(err, api.CodeDaemonDown):
 			up = false // it went away meanwhile: a plain start
 		default:
-			return api.Errorf(CodeDrainFailed, "drain: %v", err)
+			return api.Errorf(api.CodeDrainFailed, "drain: %w", err)
 		}
 	}
 
@@ -435,7 +419,7 @@ func runServiceRestart(ctx context.Context, f *Factory, opts *ServiceRestartOpti
 				fmt.Fprintf(opts.IO.ErrOut, "could not resume deliveries: %v\n", rerr)
 			}
 		}
-		return api.Errorf(CodeRestartFailed, "%v", err)
+		return api.Errorf(api.CodeRestartFailed, "%w", err)
 	}
 	fresh, err := awaitNewDaemon(ctx, c, old, readyWait, poll)
 	if err != nil {
@@ -483,13 +467,13 @@ func awaitNewDaemon(ctx context.Context, c *client.Client, old api.Health, withi
 		}
 		select {
 		case <-ctx.Done():
-			return api.Health{}, api.Errorf(CodeRestartFailed, "interrupted while waiting for the new daemon: %v", last)
+			return api.Health{}, api.Errorf(api.CodeRestartFailed, "interrupted while waiting for the new daemon: %w", last)
 		case <-deadline.C:
 			msg := "no new daemon reported ready within " + within.String()
 			if last != nil {
 				msg += ": " + last.Error()
 			}
-			return api.Health{}, api.Errorf(CodeRestartFailed, "%s (see `leo service logs`)", msg)
+			return api.Health{}, api.Errorf(api.CodeRestartFailed, "%s (see `leo service logs`)", msg)
 		case <-tick.C:
 		}
 	}

@@ -70,7 +70,7 @@ func runSetup(opts *SetupOptions) error {
 	case err == nil:
 		return setupDone(opts, false, fmt.Sprintf("%s already exists; leaving it as it is (edit it, then run 'leo validate')", path))
 	case !errors.Is(err, fs.ErrNotExist):
-		return api.Errorf(api.CodeConfigError, "cannot read %s: %v", path, err)
+		return api.Errorf(api.CodeConfigError, "cannot read %s: %w", path, err)
 	}
 
 	data := config.DefaultConfig()
@@ -85,15 +85,15 @@ func runSetup(opts *SetupOptions) error {
 		data = answers.yaml()
 	}
 	if err := opts.Home.EnsureState(); err != nil {
-		return api.Errorf(api.CodeConfigError, "cannot create %s: %v", opts.Home.StateDir(), err)
+		return api.Errorf(api.CodeConfigError, "cannot create %s: %w", opts.Home.StateDir(), err)
 	}
 	for _, dir := range []string{opts.Home.Workspace(), opts.Home.AgentsDir()} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return api.Errorf(api.CodeConfigError, "cannot create %s: %v", dir, err)
+			return api.Errorf(api.CodeConfigError, "cannot create %s: %w", dir, err)
 		}
 	}
 	if err := config.Save(path, data); err != nil {
-		return api.Errorf(api.CodeConfigError, "the new config does not validate: %v", err)
+		return api.Errorf(api.CodeConfigError, "the new config does not validate: %w", err)
 	}
 	return setupDone(opts, true, fmt.Sprintf("wrote %s\nnext: leo service   (runs the daemon in the foreground)", path))
 }
@@ -119,7 +119,7 @@ func askSetup(io *IOStreams) (setupAnswers, error) {
 		fmt.Fprintf(io.Out, "%s [%s]: ", question, def)
 		line, err := in.ReadString('\n')
 		if err != nil && line == "" {
-			return "", api.Errorf(api.CodeInvalidArgs, "setup cancelled: %v", err)
+			return "", api.Errorf(api.CodeInvalidArgs, "setup cancelled: %w", err)
 		}
 		if line = strings.TrimSpace(line); line != "" {
 			return line, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/task"
 )
@@ -342,7 +343,7 @@ func writeStatusText(io *IOStreams, st statusJSON, now time.Time) error {
 	if st.Claude.Found {
 		line("claude", "%s", st.Claude.Path)
 	} else {
-		line("claude", "not found — %s", api.ClaudeNotFoundMessage)
+		line("claude", "not found — %s", claude.NotFoundMessage)
 	}
 	for _, p := range d.Problems {
 		line("problem", "%s", cell(p, 300))

@@ -17,9 +17,9 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/config"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/humantime"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 )
 
 func init() { register(newTaskCmd) }
@@ -448,7 +448,7 @@ func setEnabledInFile(opts *TaskSetEnabledOptions) (api.Task, error) {
 		if cfg, rerr := readConfig(opts.Home, opts.Getenv); rerr == nil {
 			return api.Task{}, unknownScopeError("task", opts.Name, cfg.TaskNames())
 		}
-		return api.Task{}, api.Errorf(api.CodeNotFound, "%v", err)
+		return api.Task{}, api.Errorf(api.CodeNotFound, "%w", err)
 	}
 	if err != nil {
 		return api.Task{}, configEditError(opts.Home, err)

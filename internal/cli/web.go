@@ -83,10 +83,10 @@ func runWebEnable(ctx context.Context, opts *WebOptions) error {
 		}
 	}
 	if err := opts.Home.EnsureState(); err != nil {
-		return api.Errorf(api.CodeInternal, "%v", err)
+		return api.Errorf(api.CodeInternal, "%w", err)
 	}
 	if _, out.TokenMinted, err = apitoken.Ensure(opts.Home.TokenPath()); err != nil {
-		return api.Errorf(api.CodeConfigError, "%v", err)
+		return api.Errorf(api.CodeConfigError, "%w", err)
 	}
 	cfg, err := readConfig(opts.Home, opts.Getenv)
 	if err != nil {

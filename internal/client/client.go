@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 )
 
 // Client talks to one home's daemon. It is safe for concurrent use.
@@ -113,7 +113,7 @@ func NewHTTP(baseURL, token string) *Client {
 	u, err := url.Parse(base)
 	switch {
 	case err != nil:
-		w.bad = api.Errorf(api.CodeInvalidArgs, "leo web API URL is not a URL: %v", unwrapURL(err))
+		w.bad = api.Errorf(api.CodeInvalidArgs, "leo web API URL is not a URL: %w", unwrapURL(err))
 	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
 		w.url = u.Redacted() // a password in it stays out of every message
 		w.bad = api.Errorf(api.CodeInvalidArgs, "leo web API URL %q: want http://host:port (no user, query or fragment)", w.url)
@@ -536,7 +536,7 @@ func (c *Client) roundTrip(ctx context.Context, bound time.Duration, method, pat
 	if in != nil {
 		data, err := json.Marshal(in)
 		if err != nil {
-			return api.Errorf(api.CodeInternal, "encode request: %v", err)
+			return api.Errorf(api.CodeInternal, "encode request: %w", err)
 		}
 		body = bytes.NewReader(data)
 	}
@@ -546,7 +546,7 @@ func (c *Client) roundTrip(ctx context.Context, bound time.Duration, method, pat
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return api.Errorf(api.CodeInternal, "build request %s: %v", call, err)
+		return api.Errorf(api.CodeInternal, "build request %s: %w", call, err)
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -590,7 +590,7 @@ func (c *Client) roundTrip(ctx context.Context, bound time.Duration, method, pat
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable answer to %s: %v", call, err)
+		return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable answer to %s: %w", call, err)
 	}
 	return nil
 }
@@ -636,27 +636,34 @@ func (c *Client) transportError(ctx context.Context, call string, wait time.Dura
 		return api.Errorf(api.CodeInternal, "cancelled while waiting for the leo daemon to answer %s", call)
 	case errors.Is(err, syscall.ENOENT):
 		if held, pid, _ := lockfile.Probe(c.lock); held {
-			return api.Errorf(api.CodeDaemonDown,
-				"leo daemon holds the lock but does not answer (pid %d, no socket at %s)", pid, c.socket)
+			return withCause(api.Errorf(api.CodeDaemonDown,
+				"leo daemon holds the lock but does not answer (pid %d, no socket at %s)", pid, c.socket), err)
 		}
-		return api.Errorf(api.CodeDaemonDown, "leo daemon is not running (no socket at %s); %s", c.socket, StartHint)
+		return withCause(api.Errorf(api.CodeDaemonDown, "leo daemon is not running (no socket at %s); %s", c.socket, StartHint), err)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		if held, pid, _ := lockfile.Probe(c.lock); held {
-			return api.Errorf(api.CodeDaemonDown,
-				"leo daemon holds the lock but does not answer (pid %d, socket %s refuses connections)", pid, c.socket)
+			return withCause(api.Errorf(api.CodeDaemonDown,
+				"leo daemon holds the lock but does not answer (pid %d, socket %s refuses connections)", pid, c.socket), err)
 		}
-		return api.Errorf(api.CodeDaemonDown,
-			"leo daemon is not running (stale socket at %s: the last daemon did not shut down cleanly); %s", c.socket, StartHint)
+		return withCause(api.Errorf(api.CodeDaemonDown,
+			"leo daemon is not running (stale socket at %s: the last daemon did not shut down cleanly); %s", c.socket, StartHint), err)
 	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
-		return api.Errorf(api.CodeDaemonDown, "cannot reach leo daemon: permission denied on %s", c.socket)
+		return withCause(api.Errorf(api.CodeDaemonDown, "cannot reach leo daemon: permission denied on %s", c.socket), err)
 	case isDialError(err):
-		return api.Errorf(api.CodeDaemonDown, "cannot reach leo daemon on %s: %v", c.socket, err)
+		return api.Errorf(api.CodeDaemonDown, "cannot reach leo daemon on %s: %w", c.socket, err)
 	default:
 		if held, pid, _ := lockfile.Probe(c.lock); held {
-			return api.Errorf(api.CodeDaemonDown, "leo daemon (pid %d) dropped the request: %v", pid, unwrapURL(err))
+			return api.Errorf(api.CodeDaemonDown, "leo daemon (pid %d) dropped the request: %w", pid, unwrapURL(err))
 		}
-		return api.Errorf(api.CodeDaemonDown, "leo daemon stopped while answering: %v; %s", unwrapURL(err), StartHint)
+		return api.Errorf(api.CodeDaemonDown, "leo daemon stopped while answering: %w; %s", unwrapURL(err), StartHint)
 	}
+}
+
+// withCause keeps the dial's error behind a message that says it in
+// leo's words (errors.Is(err, syscall.ECONNREFUSED) still holds).
+func withCause(e *api.Error, cause error) *api.Error {
+	e.Cause = cause
+	return e
 }
 
 // unknownOutcome explains a change that reached the daemon (a connection
@@ -693,7 +700,7 @@ func (c *Client) webTransportError(ctx context.Context, call string, wait time.D
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return api.Errorf(api.CodeDaemonDown, "leo web API at %s not reachable: connection refused (is the leo daemon running with web.enabled?)", c.web.url)
 	default:
-		return api.Errorf(api.CodeDaemonDown, "leo web API at %s not reachable: %v", c.web.url, unwrapURL(err))
+		return api.Errorf(api.CodeDaemonDown, "leo web API at %s not reachable: %w", c.web.url, unwrapURL(err))
 	}
 }
 

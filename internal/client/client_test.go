@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,14 +12,16 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/testutil"
+	"github.com/blackpaw-studio/leo/internal/testutil/imports"
 )
 
 func newHome(t *testing.T) home.Home {
@@ -53,6 +56,9 @@ func TestDaemonDownSaysWhy(t *testing.T) {
 		if !client.IsDaemonDown(err) || err.Error() != want {
 			t.Fatalf("got %v, want daemon_down %q", err, want)
 		}
+		if !errors.Is(err, syscall.ENOENT) {
+			t.Errorf("errors.Is(%v, ENOENT) = false: the dial's error is not kept", err)
+		}
 	})
 
 	t.Run("stale socket", func(t *testing.T) {
@@ -61,6 +67,10 @@ func TestDaemonDownSaysWhy(t *testing.T) {
 		_, err := client.New(h).List(ctx)
 		if !client.IsDaemonDown(err) || !strings.Contains(err.Error(), "leo daemon is not running (stale socket at "+h.SocketPath()) || !strings.HasSuffix(err.Error(), "; "+client.StartHint) {
 			t.Fatalf("got %v", err)
+		}
+		var op *net.OpError
+		if !errors.Is(err, syscall.ECONNREFUSED) || !errors.As(err, &op) || op.Op != "dial" {
+			t.Errorf("the dial's error is not kept behind %v", err)
 		}
 	})
 
@@ -383,5 +393,17 @@ func TestSendWithoutAnAnswerIsOutcomeUnknown(t *testing.T) {
 	_, err = client.New(h).SendMessage(ctx, "bob", api.SendRequest{Message: "a\xffb"})
 	if !client.IsInvalidArgs(err) {
 		t.Fatalf("invalid UTF-8: %v, want invalid_args", err)
+	}
+}
+
+// The client sits below the daemon: it probes the daemon's lock through
+// internal/lockfile, and nothing it imports, directly or not, is the
+// daemon's package or one under it.
+func TestClientImportsNothingOfTheDaemon(t *testing.T) {
+	daemon := imports.Module + "/internal/daemon"
+	for _, p := range imports.Deps(t, imports.Module+"/internal/client") {
+		if imports.Under(p, daemon) {
+			t.Errorf("internal/client imports %s", p)
+		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 )
 
 // Each task method calls its route of internal/api/task.go, with its query

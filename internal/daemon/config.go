@@ -40,7 +40,7 @@ func configExists(path string) (bool, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
 	default:
-		return false, api.Errorf(api.CodeConfigError, "cannot read %s: %v", path, err)
+		return false, api.Errorf(api.CodeConfigError, "cannot read %s: %w", path, err)
 	}
 }
 
@@ -54,15 +54,15 @@ func readValid(path string, getenv func(string) string) (*config.Config, [sha256
 		return nil, [sha256.Size]byte{}, api.Errorf(api.CodeConfigError, "config file %s not found", path)
 	}
 	if err != nil {
-		return nil, [sha256.Size]byte{}, api.Errorf(api.CodeConfigError, "%v", err)
+		return nil, [sha256.Size]byte{}, api.Errorf(api.CodeConfigError, "%w", err)
 	}
 	sum := sha256.Sum256(data)
 	c, err := config.Parse(data, path, config.WithGetenv(getenv))
 	if err != nil {
-		return nil, sum, api.Errorf(api.CodeConfigError, "%v", err)
+		return nil, sum, api.Errorf(api.CodeConfigError, "%w", err)
 	}
 	if err := c.Validate(); err != nil {
-		return nil, sum, api.Errorf(api.CodeConfigError, "%s is invalid:\n%v", path, err)
+		return nil, sum, api.Errorf(api.CodeConfigError, "%s is invalid:\n%w", path, err)
 	}
 	return c, sum, nil
 }

@@ -20,8 +20,8 @@ import (
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
@@ -163,7 +163,7 @@ func TestSecondDaemonIsRefusedWithTheOwnersPID(t *testing.T) {
 		t.Fatalf("second daemon: got %v, want %q", err, want)
 	}
 	var coded interface{ ErrorCode() api.Code }
-	if !errors.As(err, &coded) || coded.ErrorCode() != lockfile.CodeDaemonRunning {
+	if !errors.As(err, &coded) || coded.ErrorCode() != api.CodeDaemonRunning {
 		t.Fatalf("second daemon error carries no daemon_running code: %#v", err)
 	}
 	// The loser touched nothing: the first daemon's socket is the same file

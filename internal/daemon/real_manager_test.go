@@ -9,6 +9,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/daemon"
 	"github.com/blackpaw-studio/leo/internal/daemon/daemontest"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
@@ -45,8 +46,8 @@ func TestDaemonHostsTheRealAgentManager(t *testing.T) {
 	}
 
 	_, err := c.Spawn(context.Background(), api.SpawnRequest{Template: "assistant"})
-	if !client.IsClaudeNotFound(err) || err.Error() != api.ClaudeNotFoundMessage {
-		t.Fatalf("spawn without claude: %v, want claude_not_found %q", err, api.ClaudeNotFoundMessage)
+	if !client.IsClaudeNotFound(err) || err.Error() != claude.NotFoundMessage {
+		t.Fatalf("spawn without claude: %v, want claude_not_found %q", err, claude.NotFoundMessage)
 	}
 	status, body := raw(t, h, "POST", "/agents/spawn", `{"template":"assistant"}`)
 	if status != 424 || decodeErr(t, body).Code != api.CodeClaudeNotFound {

@@ -107,7 +107,7 @@ func checkPaths(next http.Handler) http.Handler {
 				name = seg
 			}
 			if err := api.CheckName(strings.TrimSuffix(prefix[1:], "s/"), name); err != nil {
-				api.WriteJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs, "%s %s: %v", r.Method, r.URL.Path, err))
+				api.WriteJSON(w, http.StatusBadRequest, api.Errorf(api.CodeInvalidArgs, "%s %s: %w", r.Method, r.URL.Path, err))
 				return
 			}
 		}
@@ -259,7 +259,7 @@ func (s *server) turnEnd(r *http.Request) (any, error) {
 		return okResult{OK: true}, nil
 	}
 	if err := s.turnEnds.Submit(rep); err != nil {
-		return nil, api.Errorf(api.CodeInvalidArgs, "%v", err)
+		return nil, api.Errorf(api.CodeInvalidArgs, "%w", err)
 	}
 	return okResult{OK: true}, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/home"
 )
 
@@ -58,7 +59,7 @@ func TestSpawnMapsClaudeNotFoundTo424WithTheContractMessage(t *testing.T) {
 	h := newHome(t)
 	r := startReady(t, h)
 	r.agents.SpawnErr = func(req api.SpawnRequest) error {
-		return &api.Error{Code: api.CodeClaudeNotFound, Message: api.ClaudeNotFoundMessage}
+		return &api.Error{Code: api.CodeClaudeNotFound, Message: claude.NotFoundMessage}
 	}
 	status, body := raw(t, h, "POST", "/agents/spawn", `{"template":"assistant"}`)
 	if status != http.StatusFailedDependency {
@@ -69,7 +70,7 @@ func TestSpawnMapsClaudeNotFoundTo424WithTheContractMessage(t *testing.T) {
 		t.Fatalf("body %s", body)
 	}
 	_, err := r.Client.Spawn(context.Background(), api.SpawnRequest{Template: "assistant"})
-	if !client.IsClaudeNotFound(err) || err.Error() != api.ClaudeNotFoundMessage {
+	if !client.IsClaudeNotFound(err) || err.Error() != claude.NotFoundMessage {
 		t.Fatalf("client: %v", err)
 	}
 }

@@ -169,7 +169,7 @@ func decodeBody(r *http.Request, v any, optional bool) error {
 		if errors.As(err, &tooBig) {
 			return api.Errorf(api.CodeInvalidArgs, "%s: request body is larger than %d bytes", route, api.MaxRequestBody)
 		}
-		return api.Errorf(api.CodeInvalidArgs, "%s: request body: %v", route, err)
+		return api.Errorf(api.CodeInvalidArgs, "%s: request body: %w", route, err)
 	}
 	if err := api.CheckJSONText(route+": request body", raw); err != nil {
 		return err

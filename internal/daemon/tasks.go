@@ -105,9 +105,9 @@ func (s *server) setTaskEnabled(enabled bool) endpoint {
 		}
 		if err := s.setEnabled(name, enabled); err != nil {
 			if errors.Is(err, config.ErrUnknownScope) {
-				return nil, api.Errorf(api.CodeNotFound, "%v", err)
+				return nil, api.Errorf(api.CodeNotFound, "%w", err)
 			}
-			return nil, api.Errorf(api.CodeConfigError, "%v", err)
+			return nil, api.Errorf(api.CodeConfigError, "%w", err)
 		}
 		if _, err := s.reload(r.Context()); err != nil {
 			return nil, err

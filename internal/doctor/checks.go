@@ -17,8 +17,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
+	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/managed"
 )
 
@@ -26,9 +27,6 @@ import (
 const (
 	NameHome      = "home"
 	NameMarker    = "marker"
-	NameClaude    = "claude"
-	NameCodex     = "codex"
-	NameOpencode  = "opencode"
 	NameTmux      = "tmux"
 	NameSocket    = "socket"
 	NameJobs      = "launchd jobs"
@@ -102,33 +100,30 @@ func orDash(s string) string {
 	return s
 }
 
-// harnessInfo is how the report names a harness CLI and installs it.
-var harnessInfo = map[string]struct{ title, install string }{
-	"claude":   {"Claude Code", "npm install -g @anthropic-ai/claude-code (see https://claude.com/claude-code)"},
-	"codex":    {"codex", "npm install -g @openai/codex"},
-	"opencode": {"opencode", "npm install -g opencode-ai"},
-}
-
-func (e *Env) uses(harness string) bool {
+// uses reports whether the config uses harness name; with no readable
+// config, only the default harness (claude) counts as used.
+func (e *Env) uses(name string) bool {
 	if e.Harnesses == nil {
-		return harness == "claude"
+		return name == harness.Default
 	}
-	return e.Harnesses[harness]
+	return e.Harnesses[name]
 }
 
-// checkHarnessCLI finds a harness CLI the way the daemon does (the
-// marker's PATH first) and asks its version.
-func checkHarnessCLI(ctx context.Context, e *Env, name string) Check {
-	info := harnessInfo[name]
+// checkHarnessCLI finds a harness's CLI the way the daemon does (the
+// marker's PATH first) and asks its version. The check is named after the
+// harness; a missing CLI fails when the config uses it, warns for the
+// default harness (a new config runs it), and is only reported otherwise.
+func checkHarnessCLI(ctx context.Context, e *Env, h harness.Harness) Check {
+	name, bin, info := h.Name(), h.Binary(), harness.InstallOf(h)
 	c := Check{Name: name}
-	path, err := e.Resolver.Lookup(name)
+	path, err := e.Resolver.Lookup(bin)
 	if err != nil {
-		c.Message = info.title + ": not found"
+		c.Message = info.Title + ": not found"
 		switch {
 		case e.uses(name):
-			c.Status, c.Fix = Fail, info.install
-		case name == "claude":
-			c.Status, c.Fix = Warn, info.install
+			c.Status, c.Fix = Fail, info.Command
+		case name == harness.Default:
+			c.Status, c.Fix = Warn, info.Command
 		default:
 			c.Status, c.Message = OK, c.Message+" (no template or task uses it)"
 		}
@@ -136,17 +131,17 @@ func checkHarnessCLI(ctx context.Context, e *Env, name string) Check {
 	}
 	v, err := e.version(ctx, path, "--version")
 	if err != nil {
-		c.Status, c.Message = Warn, fmt.Sprintf("%s: %s (`%s --version` failed: %v)", info.title, path, name, err)
-		c.Fix = "reinstall it: " + info.install
+		c.Status, c.Message = Warn, fmt.Sprintf("%s: %s (`%s --version` failed: %v)", info.Title, path, bin, err)
+		c.Fix = "reinstall it: " + info.Command
 		return c
 	}
 	if !versionNumber.MatchString(v) {
 		// A wrapper, a shim that prints usage, another program of the name.
-		c.Status, c.Message = Warn, fmt.Sprintf("%s: %s (`%s --version` printed %q, not a version)", info.title, path, name, v)
-		c.Fix = "check that " + path + " is the CLI; reinstall it: " + info.install
+		c.Status, c.Message = Warn, fmt.Sprintf("%s: %s (`%s --version` printed %q, not a version)", info.Title, path, bin, v)
+		c.Fix = "check that " + path + " is the CLI; reinstall it: " + info.Command
 		return c
 	}
-	c.Status, c.Message = OK, fmt.Sprintf("%s: %s (%s)", info.title, path, v)
+	c.Status, c.Message = OK, fmt.Sprintf("%s: %s (%s)", info.Title, path, v)
 	return c
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/managed"
 )
 
@@ -120,7 +121,8 @@ func TestCheckClaudeUsesTheMarkersPATH(t *testing.T) {
 	w.script(first, "#!/bin/sh\necho 9.9.9\n")
 	w.script(filepath.Join(w.dir, "bin", "claude"), "#!/bin/sh\necho 1.0.0\n")
 	w.env.Resolver = binpath.Resolver{PathFirst: filepath.Dir(first), Getenv: w.env.Resolver.Getenv}
-	c := checkHarnessCLI(context.Background(), w.env, "claude")
+	claude, _ := harness.Lookup("claude")
+	c := checkHarnessCLI(context.Background(), w.env, claude)
 	if c.Status != OK || c.Message != "Claude Code: "+first+" (9.9.9)" {
 		t.Fatalf("%+v", c)
 	}

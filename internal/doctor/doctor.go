@@ -24,6 +24,7 @@ import (
 	"unicode"
 
 	"github.com/blackpaw-studio/leo/internal/binpath"
+	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/managed"
 )
@@ -108,7 +109,7 @@ type Env struct {
 	UID int
 	// UserHome is the user's home directory (~/Library/LaunchAgents).
 	UserHome string
-	// Resolver finds claude, codex and opencode (the marker's PATH first).
+	// Resolver finds the harness CLIs (the marker's PATH first).
 	Resolver binpath.Resolver
 	// Tmux picks the tmux binary for the home's server (the version
 	// guard when managed).
@@ -120,7 +121,8 @@ type Env struct {
 	Launchctl, Loginctl string
 	// Harnesses are the harnesses the config uses (defaults and every
 	// template and task); a missing one fails, an unused one is only
-	// reported. nil (no readable config) counts claude as used.
+	// reported. nil (no readable config) counts the default harness
+	// (claude) as used.
 	Harnesses map[string]bool
 	// Label is the app's launchd label for the recovery of a handed-over
 	// CLI job without a marker (--label); leo cannot know it otherwise.
@@ -207,9 +209,10 @@ func Checks(ctx context.Context, e *Env) []Check {
 		out = append(out, *e.Config)
 	}
 	out = append(out, checkMarker(e))
-	// The CLIs answer --version at once, each within its own timeout, so
-	// a hung one costs doctor one timeout, not three.
-	clis := []string{"claude", "codex", "opencode"}
+	// Every registered harness's CLI, in name order. They answer --version
+	// at once, each within its own timeout, so a hung one costs doctor one
+	// timeout, not one per harness.
+	clis := harness.All()
 	found := make([]Check, len(clis))
 	var wg sync.WaitGroup
 	for i, h := range clis {

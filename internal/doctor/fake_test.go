@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/blackpaw-studio/leo/internal/binpath"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/doctor/doctortest"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )

@@ -11,7 +11,7 @@ import (
 	"howett.net/plist"
 
 	"github.com/blackpaw-studio/leo/internal/client"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/managed"
 )
 

@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/managed"
 	"github.com/blackpaw-studio/leo/internal/service"
 )
@@ -40,34 +40,6 @@ const (
 	StepMarker    = "marker"
 	StepBootstrap = "bootstrap"
 	StepReady     = "ready"
-)
-
-// Error codes, all part of the contract.
-const (
-	CodeUnsupported        api.Code = "unsupported"
-	CodeAlreadyManaged     api.Code = "already_managed"
-	CodeInvalidLabel       api.Code = "invalid_label"
-	CodeLabelConflict      api.Code = "label_conflict"
-	CodeNoLaunchdJob       api.Code = "no_launchd_job"
-	CodePlistMissing       api.Code = "plist_missing"
-	CodeEnvUnreadable      api.Code = "env_unreadable"
-	CodeDrainTimeout       api.Code = "drain_timeout"
-	CodeDrainFailed        api.Code = "drain_failed"
-	CodeBootoutFailed      api.Code = "bootout_failed"
-	CodePlistMoveFailed    api.Code = "plist_move_failed"
-	CodeLockTimeout        api.Code = "lock_timeout"
-	CodeNotManaged         api.Code = "not_managed"
-	CodeBackupMissing      api.Code = "backup_missing"
-	CodeBackupUnusable     api.Code = "backup_unusable"
-	CodeMarkerMoveFailed   api.Code = "marker_move_failed"
-	CodePlistRestoreFailed api.Code = "plist_restore_failed"
-	CodeBootstrapFailed    api.Code = "bootstrap_failed"
-	CodeNotReady           api.Code = "not_ready"
-	CodeDaemonRunning      api.Code = "daemon_running"
-	CodeManagedJobLoaded   api.Code = "managed_job_loaded"
-	CodeConfigError        api.Code = "config_error"
-	CodeInvalidArgs        api.Code = "invalid_args"
-	CodeNotPermitted       api.Code = "not_permitted"
 )
 
 // BackupSuffix is appended to the CLI plist while the app owns the daemon.
@@ -258,23 +230,23 @@ func (r *run) target(label string) string {
 // looked at (spec/managed-install.md: bad flags answer invalid_args).
 func (r *run) preflightCommon() error {
 	if r.req.ToApp == r.req.ToCLI {
-		return fail(StepPreflight, CodeInvalidArgs, "give exactly one of --to-app and --to-cli")
+		return fail(StepPreflight, api.CodeInvalidArgs, "give exactly one of --to-app and --to-cli")
 	}
 	if r.req.ToApp && r.req.Label == "" {
-		return fail(StepPreflight, CodeInvalidArgs, "--to-app needs --label <the app's launchd label>")
+		return fail(StepPreflight, api.CodeInvalidArgs, "--to-app needs --label <the app's launchd label>")
 	}
 	if r.opts.GOOS != "darwin" {
-		return fail(StepPreflight, CodeUnsupported, "leo service handover moves the daemon between launchd jobs; it is macOS-only (this is %s)", r.opts.GOOS)
+		return fail(StepPreflight, api.CodeUnsupported, "leo service handover moves the daemon between launchd jobs; it is macOS-only (this is %s)", r.opts.GOOS)
 	}
 	for _, v := range []string{"LEO_AGENT", "LEO_TASK"} {
 		if r.opts.Getenv(v) != "" {
 			// An agent or a task run must not move the daemon it runs
 			// under; only the app (or a person) hands over.
-			return fail(StepPreflight, CodeNotPermitted, "leo service handover is not permitted from inside an agent or task run leo launched (%s is set)", v)
+			return fail(StepPreflight, api.CodeNotPermitted, "leo service handover is not permitted from inside an agent or task run leo launched (%s is set)", v)
 		}
 	}
 	if r.opts.UserHome == "" || !filepath.IsAbs(r.opts.UserHome) {
-		return fail(StepPreflight, CodeConfigError, "the user's home directory %q is not absolute", r.opts.UserHome)
+		return fail(StepPreflight, api.CodeConfigError, "the user's home directory %q is not absolute", r.opts.UserHome)
 	}
 	return nil
 }
@@ -282,10 +254,10 @@ func (r *run) preflightCommon() error {
 // checkLabel validates an app label: not the CLI's own, reverse-DNS.
 func checkLabel(label string) error {
 	if strings.EqualFold(label, service.CLILabel) {
-		return fail(StepPreflight, CodeLabelConflict, "--label %s is the CLI install's own label; the app's job needs its own", label)
+		return fail(StepPreflight, api.CodeLabelConflict, "--label %s is the CLI install's own label; the app's job needs its own", label)
 	}
 	if err := managed.ValidLabel(label); err != nil {
-		return fail(StepPreflight, CodeInvalidLabel, "--label: %v", err)
+		return fail(StepPreflight, api.CodeInvalidLabel, "--label: %v", err)
 	}
 	return nil
 }
@@ -326,16 +298,16 @@ func (r *run) toApp(ctx context.Context) (Result, error) {
 	st := managed.Read(r.opts.Home, managed.Platform{GOOS: r.opts.GOOS, Getenv: r.opts.Getenv})
 	switch st.Status {
 	case managed.Valid:
-		return Result{}, fail(StepPreflight, CodeAlreadyManaged, "%s exists: this home is already managed by %s (%s)", st.Path, st.Marker.Manager, st.Marker.LaunchdLabel)
+		return Result{}, fail(StepPreflight, api.CodeAlreadyManaged, "%s exists: this home is already managed by %s (%s)", st.Path, st.Marker.Manager, st.Marker.LaunchdLabel)
 	case managed.Invalid:
-		return Result{}, fail(StepPreflight, CodeAlreadyManaged, "%s exists (invalid: %s); remove or fix it before handing over", st.Path, st.Problem)
+		return Result{}, fail(StepPreflight, api.CodeAlreadyManaged, "%s exists (invalid: %s); remove or fix it before handing over", st.Path, st.Problem)
 	}
 	if err := checkLabel(r.req.Label); err != nil {
 		return Result{}, err
 	}
 	plist, backup := r.plistPath(), r.backupPath()
 	if _, err := os.Stat(plist); err != nil {
-		return Result{}, fail(StepPreflight, CodePlistMissing, "the CLI install's LaunchAgent %s is missing (%v); install it with `leo service install`", plist, errText(err))
+		return Result{}, fail(StepPreflight, api.CodePlistMissing, "the CLI install's LaunchAgent %s is missing (%v); install it with `leo service install`", plist, errText(err))
 	}
 	if _, err := os.Stat(r.opts.Home.ConfigPath); !errors.Is(err, fs.ErrNotExist) {
 		if err := r.checkConfig(); err != nil {
@@ -344,21 +316,21 @@ func (r *run) toApp(ctx context.Context) (Result, error) {
 	}
 	loaded, jobPID, err := r.print(ctx, service.CLILabel)
 	if err != nil {
-		return Result{}, fail(StepPreflight, CodeBootoutFailed, "cannot tell whether %s is loaded: %v", r.target(service.CLILabel), err)
+		return Result{}, fail(StepPreflight, api.CodeBootoutFailed, "cannot tell whether %s is loaded: %v", r.target(service.CLILabel), err)
 	}
 	held, pid, err := r.lockHeld()
 	if err != nil {
-		return Result{}, fail(StepPreflight, CodeLockTimeout, "cannot probe %s: %v", r.opts.Home.LockPath(), err)
+		return Result{}, fail(StepPreflight, api.CodeLockTimeout, "cannot probe %s: %v", r.opts.Home.LockPath(), err)
 	}
 	// The daemon that holds the lock must be the job's own process: one
 	// started by hand would outlive the bootout and keep the home.
 	switch {
 	case held && !loaded:
-		f := fail(StepPreflight, CodeNoLaunchdJob, "a leo daemon (pid %d) holds %s but %s is not loaded: launchd did not start it; stop it first", pid, r.opts.Home.LockPath(), r.target(service.CLILabel))
+		f := fail(StepPreflight, api.CodeNoLaunchdJob, "a leo daemon (pid %d) holds %s but %s is not loaded: launchd did not start it; stop it first", pid, r.opts.Home.LockPath(), r.target(service.CLILabel))
 		f.PID = pid
 		return Result{}, f
 	case held && pid > 0 && jobPID != pid:
-		f := fail(StepPreflight, CodeNoLaunchdJob, "a leo daemon (pid %d) holds %s but %s runs pid %d: launchd did not start it; stop it first", pid, r.opts.Home.LockPath(), r.target(service.CLILabel), jobPID)
+		f := fail(StepPreflight, api.CodeNoLaunchdJob, "a leo daemon (pid %d) holds %s but %s runs pid %d: launchd did not start it; stop it first", pid, r.opts.Home.LockPath(), r.target(service.CLILabel), jobPID)
 		f.PID = pid
 		return Result{}, f
 	}
@@ -366,11 +338,11 @@ func (r *run) toApp(ctx context.Context) (Result, error) {
 	// env: what the CLI job carried, for the app's LaunchAgent.
 	data, err := os.ReadFile(plist)
 	if err != nil {
-		return Result{}, fail(StepEnv, CodeEnvUnreadable, "read %s: %v", plist, errText(err))
+		return Result{}, fail(StepEnv, api.CodeEnvUnreadable, "read %s: %v", plist, errText(err))
 	}
 	p, err := service.DecodePlist(data)
 	if err != nil {
-		return Result{}, fail(StepEnv, CodeEnvUnreadable, "%s is not a readable plist: %v", plist, err)
+		return Result{}, fail(StepEnv, api.CodeEnvUnreadable, "%s is not a readable plist: %v", plist, err)
 	}
 	env := p.EnvironmentVariables
 	if env == nil {
@@ -398,13 +370,13 @@ func (r *run) toApp(ctx context.Context) (Result, error) {
 		r.logf("booting out %s…", r.target(service.CLILabel))
 		if _, err := r.launchctl(ctx, "bootout", r.target(service.CLILabel)); err != nil {
 			r.resume(ctx, paused)
-			return Result{}, fail(StepBootout, CodeBootoutFailed, "launchctl bootout %s: %v", r.target(service.CLILabel), err)
+			return Result{}, fail(StepBootout, api.CodeBootoutFailed, "launchctl bootout %s: %v", r.target(service.CLILabel), err)
 		}
 	} else {
 		r.logf("%s is not loaded: no drain, no bootout", r.target(service.CLILabel))
 	}
 	if err := os.Rename(plist, backup); err != nil {
-		return Result{}, fail(StepPlist, CodePlistMoveFailed, "move %s to %s: %v (the CLI job is booted out; `leo service start` brings it back)", plist, backup, errText(err))
+		return Result{}, fail(StepPlist, api.CodePlistMoveFailed, "move %s to %s: %v (the CLI job is booted out; `leo service start` brings it back)", plist, backup, errText(err))
 	}
 	if err := r.waitLockFree(ctx); err != nil {
 		return Result{}, err
@@ -422,7 +394,7 @@ func (r *run) drain(ctx context.Context) (paused bool, err error) {
 			r.logf("no daemon runs: nothing to drain")
 			return false, nil
 		}
-		f := fail(StepDrain, CodeDrainFailed, "the daemon (pid %d) holds %s but does not answer on its socket: %v", pid, r.opts.Home.LockPath(), herr)
+		f := fail(StepDrain, api.CodeDrainFailed, "the daemon (pid %d) holds %s but does not answer on its socket: %v", pid, r.opts.Home.LockPath(), herr)
 		f.PID = pid
 		return false, f
 	}
@@ -432,11 +404,11 @@ func (r *run) drain(ctx context.Context) (paused bool, err error) {
 	case err == nil:
 		return true, nil
 	case api.HasCode(err, api.CodeDrainTimeout):
-		return false, fail(StepDrain, CodeDrainTimeout, "%v", errMessage(err))
+		return false, fail(StepDrain, api.CodeDrainTimeout, "%v", errMessage(err))
 	case api.HasCode(err, api.CodeDaemonDown):
 		return false, nil // it went away meanwhile
 	default:
-		return false, fail(StepDrain, CodeDrainFailed, "drain: %v", errMessage(err))
+		return false, fail(StepDrain, api.CodeDrainFailed, "drain: %v", errMessage(err))
 	}
 }
 
@@ -460,7 +432,7 @@ func (r *run) waitLockFree(ctx context.Context) error {
 		return err == nil && !held
 	})
 	if err != nil {
-		f := fail(StepLock, CodeLockTimeout, "%s is still held (pid %d) after %s", r.opts.Home.LockPath(), pid, r.opts.LockTimeout)
+		f := fail(StepLock, api.CodeLockTimeout, "%s is still held (pid %d) after %s", r.opts.Home.LockPath(), pid, r.opts.LockTimeout)
 		f.PID = pid
 		return f
 	}
@@ -499,19 +471,19 @@ func (r *run) toCLI(ctx context.Context) (Result, error) {
 	switch st.Status {
 	case managed.Invalid:
 		// Never taken for absent: the recovery path needs no marker at all.
-		return Result{}, fail(StepPreflight, CodeNotManaged, "%s is invalid (%s): not a managed install to release; fix or remove it first", st.Path, st.Problem)
+		return Result{}, fail(StepPreflight, api.CodeNotManaged, "%s is invalid (%s): not a managed install to release; fix or remove it first", st.Path, st.Problem)
 	case managed.Absent:
 		if berr != nil {
-			return Result{}, fail(StepPreflight, CodeNotManaged, "this home is not managed: %s does not exist and there is no %s to restore", st.Path, backup)
+			return Result{}, fail(StepPreflight, api.CodeNotManaged, "this home is not managed: %s does not exist and there is no %s to restore", st.Path, backup)
 		}
 		return r.recover(ctx)
 	}
 	label := st.Marker.LaunchdLabel
 	if r.req.Label != "" && r.req.Label != label {
-		return Result{}, fail(StepPreflight, CodeInvalidArgs, "--label %s differs from the marker's launchd_label %s", r.req.Label, label)
+		return Result{}, fail(StepPreflight, api.CodeInvalidArgs, "--label %s differs from the marker's launchd_label %s", r.req.Label, label)
 	}
 	if berr != nil {
-		return Result{}, fail(StepPreflight, CodeBackupMissing, "%s is missing (%v): nothing to restore", backup, errText(berr))
+		return Result{}, fail(StepPreflight, api.CodeBackupMissing, "%s is missing (%v): nothing to restore", backup, errText(berr))
 	}
 	program, err := r.checkBackup(backup)
 	if err != nil {
@@ -523,7 +495,7 @@ func (r *run) toCLI(ctx context.Context) (Result, error) {
 	warning := r.versionWarning(ctx, program)
 	loaded, err := r.loaded(ctx, label)
 	if err != nil {
-		return Result{}, fail(StepPreflight, CodeBootoutFailed, "cannot tell whether %s is loaded: %v", r.target(label), err)
+		return Result{}, fail(StepPreflight, api.CodeBootoutFailed, "cannot tell whether %s is loaded: %v", r.target(label), err)
 	}
 	plist, marker := r.plistPath(), st.Path
 	releasing := marker + ReleasingSuffix
@@ -554,7 +526,7 @@ func (r *run) toCLI(ctx context.Context) (Result, error) {
 		r.logf("booting out %s…", r.target(label))
 		if _, err := r.launchctl(ctx, "bootout", r.target(label)); err != nil {
 			r.resume(ctx, paused)
-			return Result{}, fail(StepBootout, CodeBootoutFailed, "launchctl bootout %s: %v", r.target(label), err)
+			return Result{}, fail(StepBootout, api.CodeBootoutFailed, "launchctl bootout %s: %v", r.target(label), err)
 		}
 	} else {
 		r.logf("%s is not loaded: no drain, no bootout", r.target(label))
@@ -565,14 +537,14 @@ func (r *run) toCLI(ctx context.Context) (Result, error) {
 	// The marker goes aside before the CLI daemon starts: with it live, the
 	// new daemon would record the app's self_path everywhere.
 	if err := os.Rename(marker, releasing); err != nil {
-		return Result{}, fail(StepMarker, CodeMarkerMoveFailed, "move %s to %s: %v", marker, releasing, errText(err))
+		return Result{}, fail(StepMarker, api.CodeMarkerMoveFailed, "move %s to %s: %v", marker, releasing, errText(err))
 	}
 	if err := os.Rename(backup, plist); err != nil {
-		return Result{}, fail(StepPlist, CodePlistRestoreFailed, "move %s to %s: %v (the marker is at %s)", backup, plist, errText(err), releasing)
+		return Result{}, fail(StepPlist, api.CodePlistRestoreFailed, "move %s to %s: %v (the marker is at %s)", backup, plist, errText(err), releasing)
 	}
 	r.logf("bootstrapping %s…", plist)
 	if _, err := r.launchctl(ctx, "bootstrap", r.domain(), plist); err != nil {
-		return Result{}, fail(StepBootstrap, CodeBootstrapFailed, "launchctl bootstrap %s %s: %v (the marker is at %s)", r.domain(), plist, err, releasing)
+		return Result{}, fail(StepBootstrap, api.CodeBootstrapFailed, "launchctl bootstrap %s %s: %v (the marker is at %s)", r.domain(), plist, err, releasing)
 	}
 	if err := r.waitReady(ctx, old); err != nil {
 		return Result{}, err
@@ -588,21 +560,21 @@ func (r *run) toCLI(ctx context.Context) (Result, error) {
 func (r *run) recover(ctx context.Context) (Result, error) {
 	label := r.req.Label
 	if label == "" {
-		return Result{}, fail(StepPreflight, CodeInvalidArgs, "there is no marker: --to-cli needs --label <the app's launchd label> to restore %s", r.plistPath())
+		return Result{}, fail(StepPreflight, api.CodeInvalidArgs, "there is no marker: --to-cli needs --label <the app's launchd label> to restore %s", r.plistPath())
 	}
 	if err := checkLabel(label); err != nil {
 		return Result{}, err
 	}
 	loaded, err := r.loaded(ctx, label)
 	if err != nil {
-		return Result{}, fail(StepPreflight, CodeManagedJobLoaded, "cannot tell whether the app's job %s is registered: %v", r.target(label), err)
+		return Result{}, fail(StepPreflight, api.CodeManagedJobLoaded, "cannot tell whether the app's job %s is registered: %v", r.target(label), err)
 	}
 	if loaded {
-		return Result{}, fail(StepPreflight, CodeManagedJobLoaded, "the app's job %s is still registered; it must unregister it first", r.target(label))
+		return Result{}, fail(StepPreflight, api.CodeManagedJobLoaded, "the app's job %s is still registered; it must unregister it first", r.target(label))
 	}
 	held, pid, err := r.lockHeld()
 	if err != nil || held {
-		f := fail(StepPreflight, CodeDaemonRunning, "a leo daemon (pid %d) holds %s; it must stop first", pid, r.opts.Home.LockPath())
+		f := fail(StepPreflight, api.CodeDaemonRunning, "a leo daemon (pid %d) holds %s; it must stop first", pid, r.opts.Home.LockPath())
 		if err != nil {
 			f.Message = fmt.Sprintf("cannot probe %s: %v", r.opts.Home.LockPath(), err)
 		}
@@ -626,13 +598,13 @@ func (r *run) recover(ctx context.Context) (Result, error) {
 		return res, nil
 	}
 	if err := os.Rename(backup, plist); err != nil {
-		f := fail(StepPlist, CodePlistRestoreFailed, "move %s to %s: %v", backup, plist, errText(err))
+		f := fail(StepPlist, api.CodePlistRestoreFailed, "move %s to %s: %v", backup, plist, errText(err))
 		f.RolledBack = boolPtr(true) // nothing moved
 		return Result{}, f
 	}
 	r.logf("bootstrapping %s…", plist)
 	if _, err := r.launchctl(ctx, "bootstrap", r.domain(), plist); err != nil {
-		return Result{}, r.rollback(ctx, fail(StepBootstrap, CodeBootstrapFailed, "launchctl bootstrap %s %s: %v", r.domain(), plist, err))
+		return Result{}, r.rollback(ctx, fail(StepBootstrap, api.CodeBootstrapFailed, "launchctl bootstrap %s %s: %v", r.domain(), plist, err))
 	}
 	if err := r.waitReady(ctx, api.Health{}); err != nil {
 		return Result{}, r.rollback(ctx, err.(*Failure))
@@ -680,7 +652,7 @@ func (r *run) waitReady(ctx context.Context, old api.Health) error {
 		if last != nil {
 			msg += ": " + errMessage(last)
 		}
-		return fail(StepReady, CodeNotReady, "%s", msg)
+		return fail(StepReady, api.CodeNotReady, "%s", msg)
 	}
 	return nil
 }
@@ -691,7 +663,7 @@ func (r *run) checkConfig() error {
 		return nil
 	}
 	if err := r.opts.LoadConfig(); err != nil {
-		return fail(StepPreflight, CodeConfigError, "%s", errMessage(err))
+		return fail(StepPreflight, api.CodeConfigError, "%s", errMessage(err))
 	}
 	return nil
 }
@@ -701,25 +673,25 @@ func (r *run) checkConfig() error {
 func (r *run) checkBackup(backup string) (string, error) {
 	data, err := os.ReadFile(backup)
 	if err != nil {
-		return "", fail(StepPreflight, CodeBackupUnusable, "read %s: %v", backup, errText(err))
+		return "", fail(StepPreflight, api.CodeBackupUnusable, "read %s: %v", backup, errText(err))
 	}
 	p, err := service.DecodePlist(data)
 	if err != nil {
-		return "", fail(StepPreflight, CodeBackupUnusable, "%s is not a readable plist: %v", backup, err)
+		return "", fail(StepPreflight, api.CodeBackupUnusable, "%s is not a readable plist: %v", backup, err)
 	}
 	if p.Label != service.CLILabel {
-		return "", fail(StepPreflight, CodeBackupUnusable, "%s has Label %q, want %s", backup, p.Label, service.CLILabel)
+		return "", fail(StepPreflight, api.CodeBackupUnusable, "%s has Label %q, want %s", backup, p.Label, service.CLILabel)
 	}
 	if len(p.ProgramArguments) == 0 || !filepath.IsAbs(p.ProgramArguments[0]) {
-		return "", fail(StepPreflight, CodeBackupUnusable, "%s: ProgramArguments[0] is missing or not absolute", backup)
+		return "", fail(StepPreflight, api.CodeBackupUnusable, "%s: ProgramArguments[0] is missing or not absolute", backup)
 	}
 	prog := p.ProgramArguments[0]
 	fi, err := os.Stat(prog)
 	if err != nil {
-		return "", fail(StepPreflight, CodeBackupUnusable, "%s: the leo binary %s: %v", backup, prog, errText(err))
+		return "", fail(StepPreflight, api.CodeBackupUnusable, "%s: the leo binary %s: %v", backup, prog, errText(err))
 	}
 	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return "", fail(StepPreflight, CodeBackupUnusable, "%s: the leo binary %s is not an executable file (mode %s)", backup, prog, fi.Mode())
+		return "", fail(StepPreflight, api.CodeBackupUnusable, "%s: the leo binary %s is not an executable file (mode %s)", backup, prog, fi.Mode())
 	}
 	return prog, nil
 }

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
-	"github.com/blackpaw-studio/leo/internal/daemon/lockfile"
 	"github.com/blackpaw-studio/leo/internal/handover/handovertest"
 	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/service"
 )
 

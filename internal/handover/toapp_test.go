@@ -78,7 +78,7 @@ func TestToAppDaemonWithoutLaunchdJob(t *testing.T) {
 		w.takeLock()
 		w.daemon.set(answers, answers, 77)
 		_, err := Run(t.Context(), w.opts(), toApp)
-		f := failure(t, err, StepPreflight, CodeNoLaunchdJob)
+		f := failure(t, err, StepPreflight, api.CodeNoLaunchdJob)
 		if f.PID == 0 {
 			t.Errorf("no pid in %+v", f)
 		}
@@ -128,7 +128,7 @@ func TestToAppUnreadablePlistIsEnvUnreadable(t *testing.T) {
 	writeFile(t, w.plist(), "not a plist \x00\x01", 0o644)
 	w.runningDaemon("com.blackpaw.leo")
 	_, err := Run(t.Context(), w.opts(), toApp)
-	failure(t, err, StepEnv, CodeEnvUnreadable)
+	failure(t, err, StepEnv, api.CodeEnvUnreadable)
 	if slices.Contains(w.daemon.Calls(), "drain") || len(w.calls()) != 1 {
 		t.Fatalf("env_unreadable went on: %v %v", w.daemon.Calls(), w.calls())
 	}
@@ -142,7 +142,7 @@ func TestToAppDrainTimeout(t *testing.T) {
 	w.runningDaemon("com.blackpaw.leo")
 	w.daemon.drainErr = api.Errorf(api.CodeDrainTimeout, "busy agents did not finish their turn within 1s: alice")
 	_, err := Run(t.Context(), w.opts(), toApp)
-	f := failure(t, err, StepDrain, CodeDrainTimeout)
+	f := failure(t, err, StepDrain, api.CodeDrainTimeout)
 	if !strings.Contains(f.Message, "alice") {
 		t.Errorf("message %q does not name the busy agent", f.Message)
 	}
@@ -159,7 +159,7 @@ func TestToAppDrainFailed(t *testing.T) {
 		w.runningDaemon("com.blackpaw.leo")
 		w.daemon.drainErr = api.Errorf(api.CodeInternal, "boom")
 		_, err := Run(t.Context(), w.opts(), toApp)
-		failure(t, err, StepDrain, CodeDrainFailed)
+		failure(t, err, StepDrain, api.CodeDrainFailed)
 		wantCalls(t, w, "print gui/501/com.blackpaw.leo")
 	})
 	// The daemon holds the lock but its socket does not answer: never
@@ -170,7 +170,7 @@ func TestToAppDrainFailed(t *testing.T) {
 		w.runningDaemon("com.blackpaw.leo")
 		w.daemon.set(false, false, 0)
 		_, err := Run(t.Context(), w.opts(), toApp)
-		f := failure(t, err, StepDrain, CodeDrainFailed)
+		f := failure(t, err, StepDrain, api.CodeDrainFailed)
 		if f.PID == 0 {
 			t.Errorf("no pid: %+v", f)
 		}
@@ -200,7 +200,7 @@ func TestToAppBootoutFailed(t *testing.T) {
 	w.runningDaemon("com.blackpaw.leo")
 	w.failVerb("bootout", 5)
 	_, err := Run(t.Context(), w.opts(), toApp)
-	f := failure(t, err, StepBootout, CodeBootoutFailed)
+	f := failure(t, err, StepBootout, api.CodeBootoutFailed)
 	if !strings.Contains(f.Message, "injected failure") {
 		t.Errorf("message %q lacks launchctl's words", f.Message)
 	}
@@ -218,7 +218,7 @@ func TestToAppPlistMoveFailed(t *testing.T) {
 	w.runningDaemon("com.blackpaw.leo")
 	blockPath(t, w.backup())
 	_, err := Run(t.Context(), w.opts(), toApp)
-	failure(t, err, StepPlist, CodePlistMoveFailed)
+	failure(t, err, StepPlist, api.CodePlistMoveFailed)
 	if !exists(w.plist()) {
 		t.Fatal("the plist is gone")
 	}
@@ -231,7 +231,7 @@ func TestToAppLockTimeout(t *testing.T) {
 	w.runningDaemon("com.blackpaw.leo")
 	w.stickyLock = true
 	_, err := Run(t.Context(), w.opts(), toApp)
-	f := failure(t, err, StepLock, CodeLockTimeout)
+	f := failure(t, err, StepLock, api.CodeLockTimeout)
 	if f.PID == 0 {
 		t.Errorf("no pid: %+v", f)
 	}
@@ -272,7 +272,7 @@ func TestToAppDryRun(t *testing.T) {
 	req.Label = "com.blackpaw.leo"
 	w2.writePlist(w2.plist(), nil)
 	_, err = Run(t.Context(), w2.opts(), req)
-	failure(t, err, StepPreflight, CodeLabelConflict)
+	failure(t, err, StepPreflight, api.CodeLabelConflict)
 }
 
 func TestHandoverIsUnsupportedOffMacOS(t *testing.T) {
@@ -282,7 +282,7 @@ func TestHandoverIsUnsupportedOffMacOS(t *testing.T) {
 		o := w.opts()
 		o.GOOS = "linux"
 		_, err := Run(t.Context(), o, req)
-		failure(t, err, StepPreflight, CodeUnsupported)
+		failure(t, err, StepPreflight, api.CodeUnsupported)
 		if w.calls() != nil || !exists(w.plist()) {
 			t.Fatal("unsupported did something")
 		}
@@ -299,7 +299,7 @@ func TestHandoverBadRequestIsInvalidArgsOnEveryPlatform(t *testing.T) {
 			o := w.opts()
 			o.GOOS = goos
 			_, err := Run(t.Context(), o, req)
-			failure(t, err, StepPreflight, CodeInvalidArgs)
+			failure(t, err, StepPreflight, api.CodeInvalidArgs)
 			if w.calls() != nil || !exists(w.plist()) {
 				t.Fatalf("%s %+v: a refused request did something", goos, req)
 			}
@@ -316,7 +316,7 @@ func TestHandoverFromAnAgentIsNotPermitted(t *testing.T) {
 			w.writePlist(w.plist(), nil)
 			w.env[v] = "assistant"
 			_, err := Run(t.Context(), w.opts(), req)
-			failure(t, err, StepPreflight, CodeNotPermitted)
+			failure(t, err, StepPreflight, api.CodeNotPermitted)
 			if w.calls() != nil || !exists(w.plist()) {
 				t.Fatal("not_permitted did something")
 			}
@@ -356,7 +356,7 @@ func TestToAppLockHolderIsNotTheJobsProcess(t *testing.T) {
 			w.takeLock()
 			w.daemon.set(true, true, os.Getpid())
 			_, err := Run(t.Context(), w.opts(), toApp)
-			f := failure(t, err, StepPreflight, CodeNoLaunchdJob)
+			f := failure(t, err, StepPreflight, api.CodeNoLaunchdJob)
 			if f.PID != os.Getpid() {
 				t.Errorf("pid %d, want the lock holder %d", f.PID, os.Getpid())
 			}

@@ -322,7 +322,7 @@ func TestToCLIRecoveryRollsBack(t *testing.T) {
 		w.failVerb("bootstrap", 5)
 		w.onBootstrap = func() { blockPath(t, w.backup()) }
 		_, err := Run(t.Context(), w.opts(), recoverReq)
-		f := failure(t, err, StepBootstrap, CodeBootstrapFailed)
+		f := failure(t, err, StepBootstrap, api.CodeBootstrapFailed)
 		if f.RolledBack == nil || *f.RolledBack || !strings.Contains(f.Message, "rollback failed") {
 			t.Fatalf("%+v", f)
 		}
@@ -331,7 +331,7 @@ func TestToCLIRecoveryRollsBack(t *testing.T) {
 		w := recoveryWorld(t)
 		blockPath(t, w.plist())
 		_, err := Run(t.Context(), w.opts(), recoverReq)
-		f := failure(t, err, StepPlist, CodePlistRestoreFailed)
+		f := failure(t, err, StepPlist, api.CodePlistRestoreFailed)
 		if f.RolledBack == nil || !*f.RolledBack || !exists(w.backup()) {
 			t.Fatalf("%+v", f)
 		}
@@ -360,7 +360,7 @@ func TestToCLIRecoveryDryRun(t *testing.T) {
 	// And it still checks: no label.
 	req.Label = ""
 	_, err = Run(t.Context(), w.opts(), req)
-	failure(t, err, StepPreflight, CodeInvalidArgs)
+	failure(t, err, StepPreflight, api.CodeInvalidArgs)
 }
 
 func resultJSONAny(t *testing.T, v any) map[string]any {
@@ -389,7 +389,7 @@ func TestHandoverChecksTheConfig(t *testing.T) {
 			req = recoverReq
 		}
 		_, err := Run(t.Context(), o, req)
-		f := failure(t, err, StepPreflight, CodeConfigError)
+		f := failure(t, err, StepPreflight, api.CodeConfigError)
 		if !strings.Contains(f.Message, "templates.x.harness") || !exists(w.backup()) || exists(w.plist()) {
 			t.Fatalf("%s: %+v", name, f)
 		}
@@ -409,7 +409,7 @@ func TestHandoverChecksTheConfig(t *testing.T) {
 	o = w.opts()
 	o.LoadConfig = refuse
 	_, err := Run(t.Context(), o, toApp)
-	failure(t, err, StepPreflight, CodeConfigError)
+	failure(t, err, StepPreflight, api.CodeConfigError)
 	if !exists(w.plist()) {
 		t.Fatal("config_error moved the plist")
 	}

@@ -252,7 +252,7 @@ func signed(from, message string) string {
 func jsonResult(v any) (*sdk.CallToolResult, any, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return nil, nil, toolError(api.Errorf(api.CodeInternal, "encode the answer: %v", err))
+		return nil, nil, toolError(api.Errorf(api.CodeInternal, "encode the answer: %w", err))
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(data)}}}, nil, nil
 }

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/mcp"
 )
 
@@ -274,14 +275,14 @@ func TestToolErrorsCarryTheAPICode(t *testing.T) {
 	f := &fakeDaemon{fail: map[string]error{
 		"Send":    api.Errorf(api.CodeAgentStopped, "agent bob is stopped; start it first (leo agent start bob)"),
 		"RunTask": api.Errorf(api.CodeTaskRunning, "task nightly: a run is going"),
-		"Spawn":   api.Errorf(api.CodeClaudeNotFound, api.ClaudeNotFoundMessage),
+		"Spawn":   api.Errorf(api.CodeClaudeNotFound, claude.NotFoundMessage),
 		"List":    fmt.Errorf("no code"),
 	}}
 	cs := connect(t, mcp.Options{Daemon: f, Sender: mcp.Sender{Agent: "alice"}})
 	for tool, want := range map[string]string{
 		"leo_send_message": "agent_stopped: agent bob is stopped; start it first (leo agent start bob)",
 		"leo_run_task":     "task_running: task nightly: a run is going",
-		"leo_spawn_agent":  "claude_not_found: " + api.ClaudeNotFoundMessage,
+		"leo_spawn_agent":  "claude_not_found: " + claude.NotFoundMessage,
 		"leo_list_agents":  "internal: no code",
 	} {
 		args := map[string]any{"to": "bob", "message": "m", "name": "nightly", "template": "t"}

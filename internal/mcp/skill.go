@@ -31,7 +31,7 @@ func (t *tools) skill(_ context.Context, _ *sdk.CallToolRequest, a skillArgs) (*
 	}
 	text, err := skills.ReadFile("skills/" + topic + ".md")
 	if err != nil {
-		return nil, nil, toolError(api.Errorf(api.CodeInternal, "leo_skill: %v", err))
+		return nil, nil, toolError(api.Errorf(api.CodeInternal, "leo_skill: %w", err))
 	}
 	out := string(text)
 	if who := t.opts.Sender.Label(); who != "" && topic == "overview" {

@@ -51,7 +51,7 @@ func RunOnce(ctx context.Context, opts ServiceOptions, name string) (Record, err
 		if _, ok := cfg.Tasks[name]; !ok {
 			return Record{}, api.Errorf(api.CodeNotFound, "task %q not found (tasks: %v)", name, cfg.TaskNames())
 		}
-		return Record{}, api.Errorf(api.CodeConfigError, "%v", err)
+		return Record{}, api.Errorf(api.CodeConfigError, "%w", err)
 	}
 	if res.Runtime == config.RuntimePersistent {
 		return Record{}, api.Errorf(api.CodeDaemonDown,

@@ -168,7 +168,7 @@ func ReadLog(logDir, task, runID string) (api.TaskLog, error) {
 	if runID == "" {
 		ids, err := runLogs(logDir, task)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return api.TaskLog{}, api.Errorf(api.CodeInternal, "task %s: reading its run logs: %v", task, err)
+			return api.TaskLog{}, api.Errorf(api.CodeInternal, "task %s: reading its run logs: %w", task, err)
 		}
 		if len(ids) == 0 {
 			return api.TaskLog{}, api.Errorf(api.CodeNotFound, "task %s has no run logs yet", task)
@@ -183,23 +183,23 @@ func ReadLog(logDir, task, runID string) (api.TaskLog, error) {
 		return api.TaskLog{}, api.Errorf(api.CodeNotFound, "task %s has no log of run %s (old logs are pruned)", task, runID)
 	}
 	if err != nil {
-		return api.TaskLog{}, api.Errorf(api.CodeInternal, "task %s run %s: reading its log: %v", task, runID, err)
+		return api.TaskLog{}, api.Errorf(api.CodeInternal, "task %s run %s: reading its log: %w", task, runID, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return api.TaskLog{}, api.Errorf(api.CodeInternal, "task %s run %s: reading its log: %v", task, runID, err)
+		return api.TaskLog{}, api.Errorf(api.CodeInternal, "task %s run %s: reading its log: %w", task, runID, err)
 	}
 	var prefix string
 	if skip := fi.Size() - ReadLogMaxBytes; skip > 0 {
 		if _, err := f.Seek(skip, io.SeekStart); err != nil {
-			return api.TaskLog{}, api.Errorf(api.CodeInternal, "task %s run %s: reading its log: %v", task, runID, err)
+			return api.TaskLog{}, api.Errorf(api.CodeInternal, "task %s run %s: reading its log: %w", task, runID, err)
 		}
 		prefix = fmt.Sprintf("[leo: the first %d bytes of this log are not shown; the whole log is %s]\n", skip, path)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, ReadLogMaxBytes))
 	if err != nil {
-		return api.TaskLog{}, api.Errorf(api.CodeInternal, "task %s run %s: reading its log: %v", task, runID, err)
+		return api.TaskLog{}, api.Errorf(api.CodeInternal, "task %s run %s: reading its log: %w", task, runID, err)
 	}
 	if prefix != "" {
 		// Start at a line, not in the middle of one.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 	"github.com/blackpaw-studio/leo/internal/turnend"
 )
@@ -186,11 +187,11 @@ func TestPersistentFailuresAndNotice(t *testing.T) {
 
 	// claude missing: the ladder's error reason.
 	agents.enqueue = nil
-	agents.ensure = api.Errorf(api.CodeClaudeNotFound, api.ClaudeNotFoundMessage)
+	agents.ensure = api.Errorf(api.CodeClaudeNotFound, claude.NotFoundMessage)
 	rec, done = mustStart(t, r.svc, "implicit")
 	<-done
 	got, _ = r.svc.Result("implicit", rec.ID)
-	if got.Outcome != OutcomeFailed || got.Reason != ReasonClaudeNotFound || got.Message != api.ClaudeNotFoundMessage || got.Agent != "implicit" {
+	if got.Outcome != OutcomeFailed || got.Reason != ReasonClaudeNotFound || got.Message != claude.NotFoundMessage || got.Agent != "implicit" {
 		t.Fatalf("claude missing: %+v", got)
 	}
 

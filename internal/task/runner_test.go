@@ -20,6 +20,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
@@ -300,7 +301,7 @@ func TestRunHarnessNotFound(t *testing.T) {
 			rec := g.wait(g.run(context.Background(), g.job()))
 			if name == "claude" {
 				wantOutcome(t, rec, OutcomeFailed, ReasonClaudeNotFound)
-				if rec.Message != api.ClaudeNotFoundMessage {
+				if rec.Message != claude.NotFoundMessage {
 					t.Fatalf("message %q, want the contract text", rec.Message)
 				}
 			} else {

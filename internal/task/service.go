@@ -542,7 +542,7 @@ func (s *Service) TaskHistory(name string, limit int) (api.TaskHistory, error) {
 	}
 	recs, dropped, err := s.opts.History.Read(name, limit)
 	if err != nil {
-		return api.TaskHistory{}, api.Errorf(api.CodeInternal, "%v", err)
+		return api.TaskHistory{}, api.Errorf(api.CodeInternal, "%w", err)
 	}
 	// A run still going shows last, as running: `leo run --detach` then
 	// `leo task history` finds it.
@@ -566,7 +566,7 @@ func (s *Service) AllHistory(limit int) (api.TaskHistory, error) {
 		for _, name := range cfg.TaskNames() {
 			recs, d, err := s.opts.History.Read(name, limit)
 			if err != nil {
-				return api.TaskHistory{}, api.Errorf(api.CodeInternal, "%v", err)
+				return api.TaskHistory{}, api.Errorf(api.CodeInternal, "%w", err)
 			}
 			all = append(all, recs...)
 			dropped = append(dropped, d...)

@@ -4,16 +4,30 @@ import (
 	"fmt"
 	"slices"
 
-	// config is the one place the adapters are wired in: whatever it
-	// registers is what the tests run against.
-	_ "github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/harness"
+	// all is the one place the adapters are wired in: whatever it
+	// registers is what the tests run against.
+	_ "github.com/blackpaw-studio/leo/internal/harness/all"
 )
 
 // Harnesses are the names of every registered adapter, sorted. Tests that
 // prove a behaviour for each harness range over it, so a new adapter is
 // covered the moment it is registered.
 func Harnesses() []string { return harness.Names() }
+
+// HarnessesWhere are the registered harnesses whose adapter passes does,
+// sorted. A test that needs what an adapter does (ids it discovers, a
+// workspace it prepares) picks the harnesses by that, not by name, so a new
+// adapter that does it is covered too.
+func HarnessesWhere(does func(harness.Harness) bool) []string {
+	var out []string
+	for _, h := range harness.All() {
+		if does(h) {
+			out = append(out, h.Name())
+		}
+	}
+	return out
+}
 
 // FakeHarnessNames are the programs the fake harness impersonates: the
 // binary of every registered adapter.

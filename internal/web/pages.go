@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/humantime"
 )
 
@@ -459,7 +460,7 @@ type serviceData struct {
 }
 
 func (s *Server) servicePage(w http.ResponseWriter, r *http.Request) {
-	d := serviceData{ClaudeMsg: api.ClaudeNotFoundMessage, LogPath: s.opts.LogPath}
+	d := serviceData{ClaudeMsg: claude.NotFoundMessage, LogPath: s.opts.LogPath}
 	h, err := s.client.Health(r.Context())
 	if err != nil {
 		d.Err = errText(err)

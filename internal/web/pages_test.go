@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/humantime"
 )
 
@@ -303,9 +304,9 @@ func TestSpawnPostsToTheDaemonAndFlashes(t *testing.T) {
 	}
 
 	// The daemon's refusal is the flash, never a 500.
-	f.fail["POST /agents/spawn"] = api.Errorf(api.CodeClaudeNotFound, "%s", api.ClaudeNotFoundMessage)
+	f.fail["POST /agents/spawn"] = api.Errorf(api.CodeClaudeNotFound, "%s", claude.NotFoundMessage)
 	page = s.post("/web/agents/spawn", url.Values{"template": {"assistant"}}, "/web/agents")
-	mustHave(t, "flash", flashOf(page), "flash-error", api.ClaudeNotFoundMessage)
+	mustHave(t, "flash", flashOf(page), "flash-error", claude.NotFoundMessage)
 
 	// A name that breaks the rule never becomes a request.
 	n := len(f.Calls())
@@ -526,7 +527,7 @@ func TestServicePageShowsHealthAndTheLogTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := s.get("/web/service", http.StatusOK)
-	mustHave(t, "service page", body, "v-daemon", "4242", "1h (since", "tmux 3.4", "not found", api.ClaudeNotFoundMessage,
+	mustHave(t, "service page", body, "v-daemon", "4242", "1h (since", "tmux 3.4", "not found", claude.NotFoundMessage,
 		"serving at <code>http://127.0.0.1:8370</code>", "state/x.json was not understood", `id="reload-form"`,
 		"msg=line-0999</pre>", "msg=line-0800\n")
 	mustLack(t, "service page", body, "msg=line-0799")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/harness"
+	_ "github.com/blackpaw-studio/leo/internal/harness/all"
 )
 
 // limited is claude in every respect except its name and SupportsKind.
@@ -25,7 +26,7 @@ func (limited) SupportsKind(harness.Kind) bool { return false }
 func TestMain(m *testing.M) {
 	claude, ok := harness.Lookup("claude")
 	if !ok {
-		panic("config did not register claude")
+		panic("harness/all did not register claude")
 	}
 	harness.Register(limited{claude})
 	os.Exit(m.Run())

@@ -4,10 +4,10 @@ import (
 	"slices"
 	"testing"
 
-	// The one place adapters are wired in: whatever config registers is
-	// what this contract runs against.
-	_ "github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/harness"
+	// The one place adapters are wired in: whatever it registers is what
+	// this contract runs against.
+	_ "github.com/blackpaw-studio/leo/internal/harness/all"
 	"github.com/blackpaw-studio/leo/internal/harness/harnesstest"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/blackpaw-studio/leo/internal/config" // registers the adapters
 	"github.com/blackpaw-studio/leo/internal/harness"
+	_ "github.com/blackpaw-studio/leo/internal/harness/all" // registers the adapters
 	"github.com/blackpaw-studio/leo/internal/harness/claude"
 )
 

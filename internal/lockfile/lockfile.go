@@ -1,6 +1,9 @@
 // Package lockfile is the one-daemon-per-home lock: an exclusive flock on
-// state/daemon.lock holding the owner's pid. The daemon takes it; the client
-// probes it to tell a stopped daemon from one that does not answer.
+// state/daemon.lock holding the owner's pid. The daemon takes it (Acquire);
+// the client, the CLI, doctor and the handover only Probe it, to tell a
+// stopped daemon from one that does not answer. It is a leaf: it imports
+// nothing of leo's but internal/api's codes, so those can use it without
+// reaching up into internal/daemon (TestLockfileIsALeaf).
 package lockfile
 
 import (
@@ -19,10 +22,6 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 )
 
-// CodeDaemonRunning is the stable code of a daemon that could not start
-// because another one holds this home's lock.
-const CodeDaemonRunning api.Code = "daemon_running"
-
 // HeldError is returned when another daemon holds the lock. Its text is a
 // contract of spec/managed-install.md ("One daemon per home").
 type HeldError struct {
@@ -38,7 +37,7 @@ func (e *HeldError) Error() string {
 }
 
 // ErrorCode lets the CLI map the error to its stable code.
-func (e *HeldError) ErrorCode() api.Code { return CodeDaemonRunning }
+func (e *HeldError) ErrorCode() api.Code { return api.CodeDaemonRunning }
 
 // Lock is a held daemon lock. It lasts as long as its file stays open and
 // path still names that file (see Ensure).

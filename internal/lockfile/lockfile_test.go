@@ -8,10 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/testutil/hermetic"
+	"github.com/blackpaw-studio/leo/internal/testutil/imports"
 )
 
 // helperEnv makes the test binary act as another daemon holding the lock.
@@ -83,8 +86,8 @@ func TestSecondAcquireNamesTheHolderPID(t *testing.T) {
 	if err.Error() != want {
 		t.Fatalf("error text:\n got %q\nwant %q", err.Error(), want)
 	}
-	if held.ErrorCode() != CodeDaemonRunning {
-		t.Fatalf("code %q, want %q", held.ErrorCode(), CodeDaemonRunning)
+	if held.ErrorCode() != api.CodeDaemonRunning {
+		t.Fatalf("code %q, want %q", held.ErrorCode(), api.CodeDaemonRunning)
 	}
 }
 
@@ -200,5 +203,15 @@ func TestEnsureRetakesARemovedLockOrReportsTheNewHolder(t *testing.T) {
 	defer other.Release()
 	if _, err := l.Ensure(); !errors.As(err, &held) {
 		t.Fatalf("Ensure with another holder = %v, want *HeldError", err)
+	}
+}
+
+// The lock is a leaf: of leo it imports only the codes of internal/api, so
+// the client, the CLI, doctor and the handover probe it from below the
+// daemon.
+func TestLockfileIsALeaf(t *testing.T) {
+	got := imports.Direct(t, imports.Module+"/internal/lockfile")
+	if want := []string{imports.Module + "/internal/api"}; !slices.Equal(got, want) {
+		t.Fatalf("internal/lockfile imports %v, want only %v", got, want)
 	}
 }
