@@ -117,9 +117,10 @@ func TestMissingProgramErrorIsTheLookupsOwn(t *testing.T) {
 			if !errors.As(err, &ae) {
 				t.Fatalf("%s: %T is not an api error", name, err)
 			}
-			if name == "claude" {
-				if ae.Code != api.CodeClaudeNotFound || ae.Message != api.ClaudeNotFoundMessage {
-					t.Fatalf("claude: %s %q, want the contract text", ae.Code, ae.Message)
+			if nf, ok := h.(harness.NotFounder); ok {
+				// The adapter's own words (claude's contract text).
+				if own := nf.NotFound(); err.Error() != own.Error() {
+					t.Fatalf("%s: %q, want the adapter's %q", name, err, own)
 				}
 			} else if ae.Code != api.CodeHarnessNotFound || !strings.Contains(ae.Message, h.Binary()+" CLI not found") || !strings.Contains(ae.Message, dir) {
 				t.Fatalf("%s: %s %q does not name the program and the PATH", name, ae.Code, ae.Message)
