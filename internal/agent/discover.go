@@ -1,0 +1,190 @@
+package agent
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+// firstTurnSlot serializes first turns per harness and workspace for
+// harnesses whose conversation id is discovered (codex, opencode): their
+// session stores only say which conversation in a workspace is newest, so
+// two agents of one template whose first turns overlap would both find
+// the later one, and one agent would resume the other's conversation while
+// the other found none and restarted fresh. The slot is held from the
+// first delivery until discovery ends (found, or DiscoverTimeout), so each
+// agent's conversation is the newest when it is looked for. It returns the
+// release (a no-op when no slot was needed).
+func (m *Manager) firstTurnSlot(ctx context.Context, a *agent) (func(), error) {
+	m.mu.Lock()
+	h, ok := harness.Lookup(a.rec.Harness)
+	if !ok || h.Sessions().PinsID() || a.rec.SessionID != "" {
+		m.mu.Unlock()
+		return func() {}, nil
+	}
+	key := a.rec.Harness + "\x00" + filepath.Clean(a.rec.Workspace)
+	slot := m.firstTurns[key]
+	if slot == nil {
+		slot = make(chan struct{}, 1)
+		m.firstTurns[key] = slot
+	}
+	m.mu.Unlock()
+	select {
+	case slot <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var once sync.Once
+	release := func() { once.Do(func() { <-slot }) }
+	// A conversation that does not show up quickly (a harness that writes
+	// it late, or a TUI whose first turn happened under an earlier daemon)
+	// must not hold every other agent's first message back: discovery goes
+	// on, but the next first turn may start.
+	go func() {
+		select {
+		case <-m.clk.After(firstTurnHold):
+			release()
+		case <-m.ctx.Done():
+		}
+	}()
+	return release, nil
+}
+
+// firstTurnHold bounds how long one agent's first turn keeps the next
+// agent's first turn (same harness and workspace) waiting.
+const firstTurnHold = 5 * time.Second
+
+// adoptRecorded stores the conversation a first turn was recorded in, for
+// a harness that picks its own ids: the record names it, so no "newest
+// conversation in the workspace" guess is needed. It reports whether it
+// did.
+func (m *Manager) adoptRecorded(a *agent, id string) bool {
+	m.mu.Lock()
+	h, ok := harness.Lookup(a.rec.Harness)
+	if !ok || h.Sessions().PinsID() || a.rec.SessionID != "" || a.deleted {
+		m.mu.Unlock()
+		return false
+	}
+	for n, o := range m.agents {
+		if n != a.rec.Name && o.rec.SessionID == id {
+			m.mu.Unlock()
+			return false
+		}
+	}
+	a.rec.SessionID = id
+	a.rec.SessionUsed = true
+	name, harnessName := a.rec.Name, a.rec.Harness
+	m.mu.Unlock()
+	m.save()
+	m.log.Info("conversation id recorded with the first turn", "agent", name, "harness", harnessName, "session", id)
+	return true
+}
+
+// afterTurn starts, for a harness that picks its own ids (codex, opencode)
+// and has none stored yet, the search for the conversation the first turn
+// created.
+// release is called once the search ends (at once when there is none).
+func (m *Manager) afterTurn(a *agent, release func()) {
+	m.mu.Lock()
+	h, ok := harness.Lookup(a.rec.Harness)
+	if !ok || h.Sessions().PinsID() || a.rec.SessionID != "" || a.discovering || m.closed {
+		m.mu.Unlock()
+		release()
+		return
+	}
+	a.discovering = true
+	gen := a.launchGen
+	since := time.Time{}
+	if a.rec.StartedAt != nil {
+		since = *a.rec.StartedAt
+	}
+	rec := a.rec.clone()
+	m.bg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.bg.Done()
+		defer release()
+		defer func() {
+			m.mu.Lock()
+			a.discovering = false
+			m.mu.Unlock()
+		}()
+		m.discover(a, h, rec, gen, since)
+	}()
+}
+
+// discover polls the harness's session store until the new conversation
+// shows, then stores its id.
+func (m *Manager) discover(a *agent, h harness.Harness, rec *Record, gen int, since time.Time) {
+	cfg := m.opts.Config()
+	if cfg == nil {
+		return
+	}
+	res, err := m.resolveRec(cfg, rec)
+	if err != nil {
+		return
+	}
+	q := harness.SessionQuery{Workspace: rec.Workspace, Env: m.sessionEnv(res), Since: since, Exclude: m.claimedIDs(rec.Name)}
+	ctx, cancel := context.WithTimeout(m.ctx, m.opts.DiscoverTimeout)
+	defer cancel()
+	poll := 100 * time.Millisecond
+	for {
+		id, err := h.Sessions().Discover(ctx, q)
+		if err != nil && ctx.Err() == nil {
+			m.log.Debug("session discovery", "agent", rec.Name, "err", err)
+		}
+		if id != "" && !m.claimed(id, rec.Name) {
+			m.mu.Lock()
+			if a.launchGen != gen || a.rec.SessionID != "" || a.deleted {
+				m.mu.Unlock()
+				return
+			}
+			a.rec.SessionID = id
+			a.rec.SessionUsed = true
+			m.mu.Unlock()
+			m.save()
+			m.log.Info("conversation id discovered", "agent", rec.Name, "harness", rec.Harness, "session", id)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			if m.ctx.Err() == nil {
+				m.log.Warn("conversation id not found after the first turn; a restart will start fresh", "agent", rec.Name, "harness", rec.Harness)
+			}
+			return
+		case <-m.clk.After(poll):
+		}
+		if poll < time.Second {
+			poll *= 2
+		}
+	}
+}
+
+// claimed reports whether another agent already owns conversation id (two
+// agents in one workspace must not resume each other's).
+// claimedIDs lists the conversation ids the other agents own.
+func (m *Manager) claimedIDs(self string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ids []string
+	for n, a := range m.agents {
+		if n != self && a.rec.SessionID != "" {
+			ids = append(ids, a.rec.SessionID)
+		}
+	}
+	return ids
+}
+
+func (m *Manager) claimed(id, self string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for n, a := range m.agents {
+		if n != self && a.rec.SessionID == id {
+			return true
+		}
+	}
+	return false
+}
