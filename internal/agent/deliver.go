@@ -11,55 +11,52 @@ import (
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
-// deliverItem runs the paste protocol for one message (queue worker).
-func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) error {
+// deliver runs the paste protocol for one message (the queue's worker).
+func (a *agent) deliver(ctx context.Context, it *delivery.Item) error {
+	m := a.m
 	// A drain holds messages before anything of them reaches the pane;
 	// one already under way finishes (its turn is what the drain awaits).
-	if err := m.waitUnpaused(ctx, a); err != nil {
+	if err := a.waitUnpaused(ctx); err != nil {
 		return err
 	}
-	t, ok := m.target(a)
+	t, ok := a.target()
 	if !ok {
 		return errors.New("harness not registered")
 	}
 	if it.Command {
-		return m.deliverCommand(ctx, a, t, it)
+		return a.deliverCommand(ctx, t, it)
 	}
-	m.mu.Lock()
-	a.lastActivity = m.clk.Now()
-	m.mu.Unlock()
+	a.touch()
 	// A first turn of a harness that picks its own ids waits until no
 	// other agent's first turn in the same workspace awaits discovery.
 	release := func() {}
 	if !it.Pasted {
 		var err error
-		if release, err = m.firstTurnSlot(ctx, a); err != nil {
+		if release, err = a.firstTurnSlot(ctx); err != nil {
 			return err
 		}
 	}
 	var err error
 	var found string // the conversation the harness recorded the turn in
-	t.TurnsRecorded = m.turnWitness(a, &found)
+	t.TurnsRecorded = a.turnWitness(&found)
 	t.PastedAt = it.PastedAt
 	t.Turn = &a.turn
 	t.Leftover = a.leftover
 	if it.Pasted {
 		err = m.driver.Finish(ctx, t, it.Message)
 	} else {
-		t.BeforePaste = func(text string) error { return m.markInFlight(a, it.ID, text) }
+		t.BeforePaste = func(text string) error { return a.markInFlight(it.ID, text) }
 		err = m.driver.Deliver(ctx, t, it.Message)
 	}
-	m.settleInFlight(a, it.ID, err)
-	m.mu.Lock()
-	a.lastActivity = m.clk.Now()
-	m.mu.Unlock()
+	a.settleInFlight(it.ID, err)
+	a.touch()
 	var f *delivery.Failure
 	switch {
 	case err == nil:
 		a.leftover = nil
-		m.mu.Lock()
+		a.mu.Lock()
 		a.lastSent = it.Message
-		m.mu.Unlock()
+		a.mu.Unlock()
 	case errors.As(err, &f) && (f.Stage == "landed" || f.Stage == "submit"):
 		// leo's paste may still sit in the input line: remember it as
 		// leo's, so the next message never blames a person for it.
@@ -69,11 +66,11 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 		release()
 		return err
 	}
-	if found != "" && m.adoptRecorded(a, found) {
+	if found != "" && a.adoptRecorded(found) {
 		release()
 		return nil
 	}
-	m.afterTurn(a, release)
+	a.afterTurn(release)
 	return nil
 }
 
@@ -81,8 +78,8 @@ func (m *Manager) deliverItem(ctx context.Context, a *agent, it *delivery.Item) 
 // turns carrying the text the harness's own record holds (nil when the
 // adapter has no record to read, or the template no longer resolves). The
 // conversation the last such turn was found in is left in *found.
-func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context, text string, since time.Time) (int, error) {
-	h, rec, env, ok := m.recordLookup(a)
+func (a *agent) turnWitness(found *string) func(ctx context.Context, text string, since time.Time) (int, error) {
+	h, rec, env, ok := a.recordLookup()
 	if !ok {
 		return nil
 	}
@@ -91,10 +88,10 @@ func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context,
 		return nil
 	}
 	return func(ctx context.Context, text string, since time.Time) (int, error) {
-		m.mu.Lock()
+		a.mu.Lock()
 		id := a.rec.SessionID
-		m.mu.Unlock()
-		q := harness.SessionQuery{Workspace: rec.Workspace, Env: env, Since: since, Exclude: m.claimedIDs(rec.Name)}
+		a.mu.Unlock()
+		q := harness.SessionQuery{Workspace: rec.Workspace, Env: env, Since: since, Exclude: a.m.claimedIDs(rec.Name)}
 		turns, err := w.UserTurns(ctx, q, id)
 		if err != nil {
 			return 0, err
@@ -121,8 +118,8 @@ func (m *Manager) turnWitness(a *agent, found *string) func(ctx context.Context,
 // conversations begun since the launch are read (and none another agent
 // owns): the workspace may hold older ones — the one a reset left — whose
 // unfinished turns are none of this TUI's.
-func (m *Manager) turnActivity(a *agent) func(ctx context.Context) (harness.TurnActivity, error) {
-	h, rec, env, ok := m.recordLookup(a)
+func (a *agent) turnActivity() func(ctx context.Context) (harness.TurnActivity, error) {
+	h, rec, env, ok := a.recordLookup()
 	if !ok {
 		return nil
 	}
@@ -131,28 +128,28 @@ func (m *Manager) turnActivity(a *agent) func(ctx context.Context) (harness.Turn
 		return nil
 	}
 	return func(ctx context.Context) (harness.TurnActivity, error) {
-		m.mu.Lock()
+		a.mu.Lock()
 		id := a.rec.SessionID
 		var since time.Time
 		if a.rec.StartedAt != nil {
 			since = *a.rec.StartedAt // the harness writes nothing before its launch
 		}
-		m.mu.Unlock()
-		q := harness.SessionQuery{Workspace: rec.Workspace, Env: env, Since: since, Exclude: m.claimedIDs(rec.Name)}
+		a.mu.Unlock()
+		q := harness.SessionQuery{Workspace: rec.Workspace, Env: env, Since: since, Exclude: a.m.claimedIDs(rec.Name)}
 		return r.TurnActivity(ctx, q, id)
 	}
 }
 
 // recordLookup is what reading a's harness's own record takes: the
-// adapter, a copy of the record and the environment the harness runs with.
-// ok is false when the harness is not registered or the template no longer
-// resolves.
-func (m *Manager) recordLookup(a *agent) (harness.Harness, *Record, map[string]string, bool) {
-	m.mu.Lock()
-	rec := a.rec.clone()
-	m.mu.Unlock()
-	h, ok := harness.Lookup(rec.Harness)
-	if !ok {
+// adapter of the current launch, a copy of the record and the environment
+// the harness runs with. ok is false when the harness is not registered or
+// the template no longer resolves.
+func (a *agent) recordLookup() (harness.Harness, *Record, map[string]string, bool) {
+	m := a.m
+	a.mu.Lock()
+	rec, h := a.rec.clone(), a.adapter
+	a.mu.Unlock()
+	if h == nil {
 		return nil, nil, nil, false
 	}
 	cfg := m.opts.Config()
@@ -183,46 +180,47 @@ func turnIs(recorded, sent string) bool {
 // The same write takes the message off the saved queue: a daemon killed at
 // any moment leaves it in exactly one of the two, so it is neither lost
 // nor delivered twice.
-func (m *Manager) markInFlight(a *agent, id, text string) error {
-	f := InFlight{ID: id, Text: text, Since: m.clk.Now()}
-	return m.commit(a, func(r *Record) {
+func (a *agent) markInFlight(id, text string) error {
+	f := InFlight{ID: id, Text: text, Since: a.m.clk.Now()}
+	return a.commit(func(r *Record) {
 		g := f
 		r.InFlight = &g
 		r.Queue = withoutQueued(r.Queue, id)
-	}, false)
+	})
 }
 
 // settleInFlight drops the in-flight record once the message's outcome is
 // known. A delivery cut short by leo shutting down keeps it: its text may
 // sit in the input line, and the next daemon finishes it, as after a crash.
-func (m *Manager) settleInFlight(a *agent, id string, err error) {
-	m.mu.Lock()
+func (a *agent) settleInFlight(id string, err error) {
+	a.mu.Lock()
 	f := a.rec.InFlight
-	if f == nil || f.ID != id || (err != nil && m.ctx.Err() != nil) {
-		m.mu.Unlock()
+	if f == nil || f.ID != id || (err != nil && a.m.ctx.Err() != nil) {
+		a.mu.Unlock()
 		return
 	}
 	a.rec.InFlight = nil
-	m.mu.Unlock()
-	m.save()
+	a.mu.Unlock()
+	a.m.save()
 }
 
 // finished records a message's outcome.
-func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
+func (a *agent) finished(it *delivery.Item, err error) {
 	if it.Job != nil {
 		return
 	}
+	m := a.m
 	if it.Pasted {
 		// A message to finish after a restart that was cancelled before
 		// its turn came (a stop, a failed start) has its outcome now: its
 		// in-flight record must not be finished again by the next start.
-		m.settleInFlight(a, it.ID, err)
+		a.settleInFlight(it.ID, err)
 	}
 	// Its outcome is known: off the saved queue (if it failed before its
 	// paste, it is still there). A message cut short by leo shutting down
 	// stays, for the next daemon to deliver.
 	if m.ctx.Err() == nil {
-		m.unqueue(a, it.ID)
+		a.unqueue(it.ID)
 	}
 	d := api.Delivery{ID: it.ID, Status: "delivered", At: m.clk.Now()}
 	what := "message"
@@ -231,8 +229,8 @@ func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
 	} else {
 		d.From, d.FirstLine = api.DescribeMessage(it.Message)
 	}
-	m.mu.Lock()
-	m.keepOutcome(a, it)
+	a.mu.Lock()
+	a.keepOutcome(it)
 	name := a.rec.Name
 	if err != nil {
 		d.Status = "failed"
@@ -245,7 +243,7 @@ func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
 	if len(a.deliveries) > recentDeliveries {
 		a.deliveries = a.deliveries[len(a.deliveries)-recentDeliveries:]
 	}
-	m.mu.Unlock()
+	a.mu.Unlock()
 	if err != nil {
 		m.log.Warn(what+" not delivered", "agent", name, "id", it.ID, "err", d.Error)
 	} else {
@@ -254,8 +252,8 @@ func (m *Manager) finished(a *agent, it *delivery.Item, err error) {
 }
 
 // keepOutcome moves a finished message from a's live items to its kept
-// outcomes; m.mu must be held.
-func (m *Manager) keepOutcome(a *agent, it *delivery.Item) {
+// outcomes; a.mu must be held.
+func (a *agent) keepOutcome(it *delivery.Item) {
 	delete(a.items, it.ID)
 	a.outcomes = append(a.outcomes, it)
 	if len(a.outcomes) > keptOutcomes {

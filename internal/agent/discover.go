@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,14 +19,16 @@ import (
 // first delivery until discovery ends (found, or DiscoverTimeout), so each
 // agent's conversation is the newest when it is looked for. It returns the
 // release (a no-op when no slot was needed).
-func (m *Manager) firstTurnSlot(ctx context.Context, a *agent) (func(), error) {
-	m.mu.Lock()
-	h, ok := harness.Lookup(a.rec.Harness)
-	if !ok || h.Sessions().PinsID() || a.rec.SessionID != "" {
-		m.mu.Unlock()
+func (a *agent) firstTurnSlot(ctx context.Context) (func(), error) {
+	m := a.m
+	a.mu.Lock()
+	if !a.discoversID() || a.rec.SessionID != "" {
+		a.mu.Unlock()
 		return func() {}, nil
 	}
 	key := a.rec.Harness + "\x00" + filepath.Clean(a.rec.Workspace)
+	a.mu.Unlock()
+	m.mu.Lock()
 	slot := m.firstTurns[key]
 	if slot == nil {
 		slot = make(chan struct{}, 1)
@@ -57,29 +60,24 @@ func (m *Manager) firstTurnSlot(ctx context.Context, a *agent) (func(), error) {
 // agent's first turn (same harness and workspace) waiting.
 const firstTurnHold = 5 * time.Second
 
+// discoversID reports whether a's harness picks its own conversation ids,
+// which leo then finds (codex, opencode); a.mu must be held.
+func (a *agent) discoversID() bool {
+	return a.adapter != nil && !a.adapter.Sessions().PinsID()
+}
+
 // adoptRecorded stores the conversation a first turn was recorded in, for
 // a harness that picks its own ids: the record names it, so no "newest
 // conversation in the workspace" guess is needed. It reports whether it
 // did.
-func (m *Manager) adoptRecorded(a *agent, id string) bool {
-	m.mu.Lock()
-	h, ok := harness.Lookup(a.rec.Harness)
-	if !ok || h.Sessions().PinsID() || a.rec.SessionID != "" || a.deleted {
-		m.mu.Unlock()
+func (a *agent) adoptRecorded(id string) bool {
+	m := a.m
+	if !m.claim(a, id, func() bool { return a.discoversID() && a.rec.SessionID == "" && !a.deleted }) {
 		return false
 	}
-	for n, o := range m.agents {
-		if n != a.rec.Name && o.rec.SessionID == id {
-			m.mu.Unlock()
-			return false
-		}
-	}
-	a.rec.SessionID = id
-	a.rec.SessionUsed = true
-	name, harnessName := a.rec.Name, a.rec.Harness
-	m.mu.Unlock()
+	_, harnessName := a.harness()
 	m.save()
-	m.log.Info("conversation id recorded with the first turn", "agent", name, "harness", harnessName, "session", id)
+	m.log.Info("conversation id recorded with the first turn", "agent", a.name(), "harness", harnessName, "session", id)
 	return true
 }
 
@@ -87,38 +85,44 @@ func (m *Manager) adoptRecorded(a *agent, id string) bool {
 // and has none stored yet, the search for the conversation the first turn
 // created.
 // release is called once the search ends (at once when there is none).
-func (m *Manager) afterTurn(a *agent, release func()) {
+func (a *agent) afterTurn(release func()) {
+	m := a.m
+	// m.mu over a.mu: the search is counted in m.bg only while Close has
+	// not begun to wait for it.
 	m.mu.Lock()
-	h, ok := harness.Lookup(a.rec.Harness)
-	if !ok || h.Sessions().PinsID() || a.rec.SessionID != "" || a.discovering || m.closed {
+	a.mu.Lock()
+	if !a.discoversID() || a.rec.SessionID != "" || a.discovering || m.closed {
+		a.mu.Unlock()
 		m.mu.Unlock()
 		release()
 		return
 	}
 	a.discovering = true
-	gen := a.launchGen
+	h, gen := a.adapter, a.launchGen
 	since := time.Time{}
 	if a.rec.StartedAt != nil {
 		since = *a.rec.StartedAt
 	}
 	rec := a.rec.clone()
+	a.mu.Unlock()
 	m.bg.Add(1)
 	m.mu.Unlock()
 	go func() {
 		defer m.bg.Done()
 		defer release()
 		defer func() {
-			m.mu.Lock()
+			a.mu.Lock()
 			a.discovering = false
-			m.mu.Unlock()
+			a.mu.Unlock()
 		}()
-		m.discover(a, h, rec, gen, since)
+		a.discover(h, rec, gen, since)
 	}()
 }
 
 // discover polls the harness's session store until the new conversation
 // shows, then stores its id.
-func (m *Manager) discover(a *agent, h harness.Harness, rec *Record, gen int, since time.Time) {
+func (a *agent) discover(h harness.Harness, rec *Record, gen int, since time.Time) {
+	m := a.m
 	cfg := m.opts.Config()
 	if cfg == nil {
 		return
@@ -137,14 +141,9 @@ func (m *Manager) discover(a *agent, h harness.Harness, rec *Record, gen int, si
 			m.log.Debug("session discovery", "agent", rec.Name, "err", err)
 		}
 		if id != "" && !m.claimed(id, rec.Name) {
-			m.mu.Lock()
-			if a.launchGen != gen || a.rec.SessionID != "" || a.deleted {
-				m.mu.Unlock()
+			if !m.claim(a, id, func() bool { return a.launchGen == gen && a.rec.SessionID == "" && !a.deleted }) {
 				return
 			}
-			a.rec.SessionID = id
-			a.rec.SessionUsed = true
-			m.mu.Unlock()
 			m.save()
 			m.log.Info("conversation id discovered", "agent", rec.Name, "harness", rec.Harness, "session", id)
 			return
@@ -163,28 +162,51 @@ func (m *Manager) discover(a *agent, h harness.Harness, rec *Record, gen int, si
 	}
 }
 
-// claimed reports whether another agent already owns conversation id (two
-// agents in one workspace must not resume each other's).
-// claimedIDs lists the conversation ids the other agents own.
+// claimedIDs lists the conversation ids the agents other than self own
+// (two agents in one workspace must not resume each other's).
 func (m *Manager) claimedIDs(self string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var ids []string
 	for n, a := range m.agents {
+		a.mu.Lock()
 		if n != self && a.rec.SessionID != "" {
 			ids = append(ids, a.rec.SessionID)
 		}
+		a.mu.Unlock()
 	}
 	return ids
 }
 
+// claimed reports whether an agent other than self owns conversation id.
 func (m *Manager) claimed(id, self string) bool {
+	return slices.Contains(m.claimedIDs(self), id)
+}
+
+// claim makes id a's conversation when no other agent owns it and still
+// (called with a.mu held) says a wants it. It reports whether it did. The
+// check and the change are one step under m.mu, so no two agents claim
+// one conversation.
+func (m *Manager) claim(a *agent, id string, still func() bool) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for n, a := range m.agents {
-		if n != self && a.rec.SessionID == id {
-			return true
+	for _, o := range m.agents {
+		if o == a {
+			continue
+		}
+		o.mu.Lock()
+		owned := o.rec.SessionID == id
+		o.mu.Unlock()
+		if owned {
+			return false
 		}
 	}
-	return false
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !still() {
+		return false
+	}
+	a.rec.SessionID = id
+	a.rec.SessionUsed = true
+	return true
 }

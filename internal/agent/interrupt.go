@@ -20,40 +20,48 @@ func (m *Manager) Interrupt(ctx context.Context, name string) (api.Agent, error)
 	if err != nil {
 		return api.Agent{}, err
 	}
-	m.mu.Lock()
-	state, harnessName := a.rec.State, a.rec.Harness
-	m.mu.Unlock()
-	if state == api.StateStopped {
-		return api.Agent{}, api.Errorf(api.CodeAgentStopped, "agent %s is stopped; there is no turn to interrupt", name)
+	if err := a.interrupt(ctx); err != nil {
+		return api.Agent{}, err
 	}
-	h, _ := harness.Lookup(harnessName)
+	return m.Get(name)
+}
+
+func (a *agent) interrupt(ctx context.Context) error {
+	m := a.m
+	a.mu.Lock()
+	name, state := a.rec.Name, a.rec.State
+	a.mu.Unlock()
+	if state == api.StateStopped {
+		return api.Errorf(api.CodeAgentStopped, "agent %s is stopped; there is no turn to interrupt", name)
+	}
+	h, harnessName := a.harness()
 	in, ok := h.(harness.Interrupter)
 	if !ok {
-		return api.Agent{}, api.Errorf(api.CodeInvalidArgs, "agent %s: the %s harness names no interrupt key", name, harnessName)
+		return api.Errorf(api.CodeInvalidArgs, "agent %s: the %s harness names no interrupt key", name, harnessName)
 	}
-	pane := agentPane{m: m, a: a}
+	pane := agentPane{a}
 	// One key per send, apart: two Escapes in one write reach the TUI as
 	// one Alt+Escape, which opencode does not take as its second press.
 	for i, k := range in.InterruptKeys() {
 		if i > 0 {
 			select {
 			case <-ctx.Done():
-				return api.Agent{}, ctx.Err()
+				return ctx.Err()
 			case <-m.clk.After(interruptKeyGap):
 			}
 		}
 		if err := pane.SendKeys(ctx, k); err != nil {
 			if errors.Is(err, delivery.ErrPaneDead) {
-				return api.Agent{}, api.Errorf(api.CodeAgentStopped, "agent %s has no live pane (it is starting or restarting); nothing to interrupt", name)
+				return api.Errorf(api.CodeAgentStopped, "agent %s has no live pane (it is starting or restarting); nothing to interrupt", name)
 			}
-			return api.Agent{}, api.Errorf(api.CodeTmux, "agent %s: interrupt: %v", name, err)
+			return api.Errorf(api.CodeTmux, "agent %s: interrupt: %v", name, err)
 		}
 	}
 	m.log.Info("interrupt sent", "agent", name, "harness", harnessName)
 	if c, ok := h.(harness.InputClearer); ok {
-		m.clearRestored(ctx, a, h.Screen(), c.ClearInputKeys())
+		a.clearRestored(ctx, h.Screen(), c.ClearInputKeys())
 	}
-	return m.Get(name)
+	return nil
 }
 
 // interruptKeyGap separates the presses of a multi-key interrupt.
@@ -64,14 +72,15 @@ const interruptKeyGap = 200 * time.Millisecond
 // (claude does when the model had not answered yet), clears that line with
 // the adapter's keys: no later message could be pasted over it, and it is
 // leo's own text, never a person's. Anything else in the line is left.
-func (m *Manager) clearRestored(ctx context.Context, a *agent, r harness.ScreenReader, keys []string) {
-	m.mu.Lock()
+func (a *agent) clearRestored(ctx context.Context, r harness.ScreenReader, keys []string) {
+	m := a.m
+	a.mu.Lock()
 	last, name := a.lastSent, a.rec.Name
-	m.mu.Unlock()
+	a.mu.Unlock()
 	if last == "" || len(keys) == 0 {
 		return
 	}
-	pane := agentPane{m: m, a: a}
+	pane := agentPane{a}
 	lines := strings.Count(last, "\n") + 1
 	presses := lines // a clear may take one line at a time
 	deadline := m.clk.Now().Add(restoreWait)

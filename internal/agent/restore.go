@@ -79,12 +79,13 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 	for _, r := range recs {
 		a := m.newAgent(r)
 		m.agents[r.Name] = a
+		a.mu.Lock()
 		session := TmuxSession(r.Name)
 		p, live := panes[session]
 		claimed[session] = live
 		a.lastLaunch = now
 		a.lastActivity = now
-		m.checkSavedQueue(a)
+		a.checkSavedQueue()
 		// Messages saved for an agent the idle sweep parked wake it, as
 		// they would have in the last daemon.
 		wake := r.State == api.StateStopped && r.WakeOnMessage && len(r.Queue) > 0
@@ -125,9 +126,10 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 			if live && r.State != api.StateStopped {
 				unfinished = append(unfinished, a)
 			} else {
-				m.lostInFlight(a, "the agent's TUI was not running")
+				a.lostInFlight("the agent's TUI was not running")
 			}
 		}
+		a.mu.Unlock()
 	}
 	m.mu.Unlock()
 
@@ -138,44 +140,44 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 		}
 	}
 	for _, a := range kill {
-		if m.killSession(ctx, a.rec.Name, "its record says stopped: finishing a stop a crash interrupted") == nil {
+		if m.killSession(ctx, a.name(), "its record says stopped: finishing a stop a crash interrupted") == nil {
 			st.Killed++
 		}
 	}
 	// Adopted agents still starting get their startup probe again.
-	m.mu.Lock()
 	var probes []*agent
-	for _, a := range m.agents {
+	for _, a := range m.all() {
+		a.mu.Lock()
 		if a.rec.State == api.StateStarting && a.rec.PaneID != "" && !a.exitHandled && !contains(relaunch, a) {
 			probes = append(probes, a)
 		}
+		a.mu.Unlock()
 	}
-	m.mu.Unlock()
 	for _, a := range probes {
-		m.mu.Lock()
+		a.mu.Lock()
 		a.launchGen++
 		gen := a.launchGen
-		m.mu.Unlock()
-		m.probe(a, gen)
+		a.mu.Unlock()
+		a.probe(gen)
 	}
 
 	// A message the last daemon pasted and was killed before submitting
 	// is finished first, from what the screen shows (never pasted again),
 	// ahead of any message sent to this daemon.
 	for _, a := range unfinished {
-		m.mu.Lock()
+		a.mu.Lock()
 		f, name := *a.rec.InFlight, a.rec.Name
-		m.mu.Unlock()
+		a.mu.Unlock()
 		m.log.Warn("finishing a delivery the last daemon was stopped in", "agent", name, "id", f.ID, "since", f.Since)
 		it := &delivery.Item{ID: f.ID, Message: f.Text, Pasted: true, PastedAt: f.Since}
-		m.mu.Lock()
+		a.mu.Lock()
 		a.items[it.ID] = it
-		m.mu.Unlock()
+		a.mu.Unlock()
 		if _, err := a.queue.PushUnbounded(it); err != nil {
-			m.mu.Lock()
+			a.mu.Lock()
 			delete(a.items, it.ID)
-			m.lostInFlight(a, "not resumed: "+err.Error())
-			m.mu.Unlock()
+			a.lostInFlight("not resumed: " + err.Error())
+			a.mu.Unlock()
 		}
 	}
 
@@ -190,14 +192,15 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 			defer func() { <-sem }()
 			a.op.Lock()
 			defer a.op.Unlock()
-			err := m.launch(ctx, a, "boot restore")
+			err := a.launch(ctx, "boot restore")
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
 				st.Relaunched++
 				return
 			}
-			m.mu.Lock()
+			now := m.clk.Now()
+			a.mu.Lock()
 			name := a.rec.Name
 			switch api.CodeOf(err) {
 			case api.CodeClaudeNotFound, api.CodeHarnessNotFound, api.CodeNotFound, api.CodeConfigError:
@@ -208,13 +211,13 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 				// Transient (tmux): the supervisor retries with backoff.
 				a.rec.State = api.StateStarting
 				a.rec.Error = err.Error()
-				due := m.clk.Now().Add(m.policy.Backoff(a.rec.Failures))
+				due := now.Add(m.policy.Backoff(a.rec.Failures))
 				a.rec.RestartDue = &due
 				a.exitHandled = true
 				a.nextRestart = due
 				st.Failed++
 			}
-			m.mu.Unlock()
+			a.mu.Unlock()
 			m.log.Error("agent not relaunched at boot", "agent", name, "err", err)
 		}(a)
 	}
@@ -223,7 +226,7 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 	// flight, in the order it accepted them, behind the one it was
 	// finishing.
 	for _, a := range m.restoredQueues() {
-		m.requeue(a)
+		a.requeue()
 	}
 	if err := m.save(); err != nil {
 		return st, err
@@ -234,24 +237,25 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 }
 
 // lostInFlight records a's in-flight message, whose text cannot be in
-// the input line of any TUI now, as failed and forgets it; m.mu must be
+// the input line of any TUI now, as failed and forgets it; a.mu must be
 // held.
-func (m *Manager) lostInFlight(a *agent, why string) {
+func (a *agent) lostInFlight(why string) {
+	m := a.m
 	f := a.rec.InFlight
 	a.rec.InFlight = nil
 	msg := fmt.Sprintf("%v (%s)", delivery.ErrNotLanded, why)
 	d := api.Delivery{ID: f.ID, Status: "failed", Error: msg, At: m.clk.Now()}
 	d.From, d.FirstLine = api.DescribeMessage(f.Text)
 	a.deliveries = append(a.deliveries, d)
-	m.keepOutcome(a, delivery.NewDone(f.ID, f.Text, fmt.Errorf("%w (%s)", delivery.ErrNotLanded, why)))
+	a.keepOutcome(delivery.NewDone(f.ID, f.Text, fmt.Errorf("%w (%s)", delivery.ErrNotLanded, why)))
 	m.log.Warn("message not delivered", "agent", a.rec.Name, "id", f.ID, "err", msg)
 }
 
 // checkSavedQueue drops from a's saved queue what this leo would never
 // have accepted (a hand-edited file): an entry without an id, a repeated
 // id, a text that is not a message leo sends. Each is recorded as failed
-// with the reason; m.mu must be held.
-func (m *Manager) checkSavedQueue(a *agent) {
+// with the reason; a.mu must be held.
+func (a *agent) checkSavedQueue() {
 	r := a.rec
 	if len(r.Queue) == 0 {
 		return
@@ -269,7 +273,7 @@ func (m *Manager) checkSavedQueue(a *agent) {
 			why = fmt.Sprintf("queue[%d] has no id", i)
 		case seen[q.ID]:
 			// The same message twice: it is delivered once, as the first.
-			m.log.Warn("saved message listed twice; delivering it once", "agent", r.Name, "id", q.ID)
+			a.m.log.Warn("saved message listed twice; delivering it once", "agent", r.Name, "id", q.ID)
 			continue
 		case err != nil:
 			why = err.Error()
@@ -277,7 +281,7 @@ func (m *Manager) checkSavedQueue(a *agent) {
 			why = "its text is not as leo saves it"
 		}
 		if why != "" {
-			m.failSaved(a, q, "saved message not understood: "+why)
+			a.failSaved(q, "saved message not understood: "+why)
 			continue
 		}
 		seen[q.ID] = true
@@ -286,11 +290,12 @@ func (m *Manager) checkSavedQueue(a *agent) {
 	r.Queue = kept
 }
 
-// failSaved records a saved message as failed with reason; m.mu must be
+// failSaved records a saved message as failed with reason; a.mu must be
 // held, and the caller takes it off the saved queue.
-func (m *Manager) failSaved(a *agent, q Queued, reason string) {
+func (a *agent) failSaved(q Queued, reason string) {
+	m := a.m
 	err := errors.New(reason)
-	m.keepOutcome(a, delivery.NewDone(q.ID, q.Text, err))
+	a.keepOutcome(delivery.NewDone(q.ID, q.Text, err))
 	d := api.Delivery{ID: q.ID, Status: "failed", Error: reason, At: m.clk.Now()}
 	d.From, d.FirstLine = api.DescribeMessage(q.Text)
 	a.deliveries = append(a.deliveries, d)
@@ -303,13 +308,13 @@ func (m *Manager) failSaved(a *agent, q Queued, reason string) {
 // restoredQueues are the agents with saved messages, by name (any order
 // between agents is fine; each agent's own order is kept).
 func (m *Manager) restoredQueues() []*agent {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var out []*agent
-	for _, a := range m.agents {
+	for _, a := range m.all() {
+		a.mu.Lock()
 		if len(a.rec.Queue) > 0 {
 			out = append(out, a)
 		}
+		a.mu.Unlock()
 	}
 	return out
 }
@@ -318,8 +323,9 @@ func (m *Manager) restoredQueues() []*agent {
 // agent that is stopped now (a person stopped it, or boot restore could not
 // start it) gets none: they fail with the reason and leave the saved
 // queue with the restore's final save.
-func (m *Manager) requeue(a *agent) {
-	m.mu.Lock()
+func (a *agent) requeue() {
+	m := a.m
+	a.mu.Lock()
 	saved := append([]Queued(nil), a.rec.Queue...)
 	if a.rec.State == api.StateStopped {
 		reason := "cancelled: the agent was stopped"
@@ -327,10 +333,10 @@ func (m *Manager) requeue(a *agent) {
 			reason = "agent stopped: " + a.rec.Error
 		}
 		for _, q := range saved {
-			m.failSaved(a, q, reason)
+			a.failSaved(q, reason)
 		}
 		a.rec.Queue = nil
-		m.mu.Unlock()
+		a.mu.Unlock()
 		return
 	}
 	items := make([]*delivery.Item, len(saved))
@@ -339,14 +345,14 @@ func (m *Manager) requeue(a *agent) {
 		a.items[q.ID] = items[i]
 	}
 	name := a.rec.Name
-	m.mu.Unlock()
+	a.mu.Unlock()
 	for i, it := range items {
 		if _, err := a.queue.PushUnbounded(it); err != nil {
-			m.mu.Lock()
+			a.mu.Lock()
 			delete(a.items, it.ID)
-			m.failSaved(a, saved[i], "not queued again after the restart: "+err.Error())
+			a.failSaved(saved[i], "not queued again after the restart: "+err.Error())
 			a.rec.Queue = withoutQueued(a.rec.Queue, it.ID)
-			m.mu.Unlock()
+			a.mu.Unlock()
 			continue
 		}
 		m.log.Info("message queued again after the restart", "agent", name, "id", it.ID, "accepted", saved[i].At)

@@ -65,7 +65,7 @@ func (m *Manager) enqueue(ctx context.Context, name string, req api.SendRequest)
 	if err != nil {
 		return nil, api.SendResult{}, err
 	}
-	if err := m.checkNotCommand(a, message); err != nil {
+	if err := a.checkNotCommand(message); err != nil {
 		return nil, api.SendResult{}, err
 	}
 	// Close waits for an Enqueue under way, so its writes never land on
@@ -86,18 +86,18 @@ func (m *Manager) enqueue(ctx context.Context, name string, req api.SendRequest)
 	// the one accepted.
 	digest := textDigest(message)
 	if req.ID != "" {
-		if res, ok, err := m.named(a, req.ID, digest); ok || err != nil {
+		if res, ok, err := a.named(req.ID, digest); ok || err != nil {
 			return nil, res, err
 		}
 	}
-	woke, err := m.wakeLocked(ctx, a)
+	woke, err := a.wake(ctx)
 	if err != nil {
 		return nil, api.SendResult{}, err
 	}
 	// Checked before the write too: a message refused for a full queue
 	// never touches the disk. (Push checks again.)
-	if limit := m.queueMax(a); a.queue.Waiting() >= limit {
-		return nil, api.SendResult{}, m.queueFull(a, limit)
+	if limit := a.queueMax(); a.queue.Waiting() >= limit {
+		return nil, api.SendResult{}, a.queueFull(limit)
 	}
 	now := m.clk.Now()
 	q := Queued{ID: cmp.Or(req.ID, uuid.NewString()), Text: message, At: now}
@@ -105,40 +105,40 @@ func (m *Manager) enqueue(ctx context.Context, name string, req api.SendRequest)
 	// its count is taken here, before the write (Push counts the same,
 	// unless the message in flight finished meanwhile).
 	named := Named{ID: req.ID, Digest: digest, At: now, Queued: a.queue.Messages() + 1, Woke: woke}
-	if err := m.commit(a, func(r *Record) {
+	if err := a.commit(func(r *Record) {
 		r.Queue = append(r.Queue, q)
 		if req.ID != "" {
 			r.Named = remember(r.Named, named, now)
 		}
-	}, false); err != nil {
+	}); err != nil {
 		return nil, api.SendResult{}, api.Errorf(api.CodeInternal,
 			"agent %s: message not accepted: it could not be written to state/agents.json, where it must be to survive a restart (%v)", name, err)
 	}
 	it := &delivery.Item{ID: q.ID, Message: message}
-	m.mu.Lock()
+	a.mu.Lock()
 	a.items[it.ID] = it
-	m.mu.Unlock()
+	a.mu.Unlock()
 	ahead, err := a.queue.Push(it)
 	if err != nil {
 		// Refused after all: off the disk again, so no later daemon
 		// delivers a message its sender was told was refused.
 		// A named one is forgotten too: a retry must not be told it was
 		// queued.
-		m.mu.Lock()
+		a.mu.Lock()
 		delete(a.items, it.ID)
-		m.mu.Unlock()
+		a.mu.Unlock()
 		if req.ID != "" {
-			if err := m.commit(a, func(r *Record) {
+			if err := a.commit(func(r *Record) {
 				r.Queue = withoutQueued(r.Queue, it.ID)
 				r.Named = withoutNamed(r.Named, it.ID)
-			}, false); err != nil {
+			}); err != nil {
 				m.log.Error("forgetting a refused message's id failed", "agent", name, "id", it.ID, "err", err)
 			}
 		} else {
-			m.unqueue(a, it.ID)
+			a.unqueue(it.ID)
 		}
 		if errors.Is(err, delivery.ErrFull) {
-			return nil, api.SendResult{}, m.queueFull(a, m.queueMax(a))
+			return nil, api.SendResult{}, a.queueFull(a.queueMax())
 		}
 		return nil, api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "agent %s: %v", name, err)
 	}
@@ -153,9 +153,10 @@ func (m *Manager) enqueue(ctx context.Context, name string, req api.SendRequest)
 // named answers a retry of message id sent to a: ok with the first answer
 // when a accepted id lately (Record.Named), invalid_args when it did with
 // another text, or when id names a message a sender did not name.
-func (m *Manager) named(a *agent, id, digest string) (api.SendResult, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+func (a *agent) named(id, digest string) (api.SendResult, bool, error) {
+	m := a.m
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	name := a.rec.Name
 	cutoff := m.clk.Now().Add(-api.RememberedIDFor)
 	for i := len(a.rec.Named) - 1; i >= 0; i-- {
@@ -211,26 +212,24 @@ func textDigest(text string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func (m *Manager) queueFull(a *agent, limit int) error {
-	m.mu.Lock()
-	name := a.rec.Name
-	m.mu.Unlock()
+func (a *agent) queueFull(limit int) error {
+	name := a.name()
 	return api.Errorf(api.CodeQueueFull, "agent %s: queue full (%d messages already wait for it; queue_max %d)", name, a.queue.Waiting(), limit)
 }
 
 // unqueue removes message id from a's durable queue (a no-op when it is not
 // there). A failed write is logged: the message then stays on disk, and a
 // later daemon would deliver it once more than its outcome says.
-func (m *Manager) unqueue(a *agent, id string) {
-	m.mu.Lock()
+func (a *agent) unqueue(id string) {
+	a.mu.Lock()
 	has := !a.deleted && hasQueued(a.rec.Queue, id)
 	name := a.rec.Name
-	m.mu.Unlock()
+	a.mu.Unlock()
 	if !has {
 		return
 	}
-	if err := m.commit(a, func(r *Record) { r.Queue = withoutQueued(r.Queue, id) }, false); err != nil {
-		m.log.Error("removing a finished message from the saved queue failed", "agent", name, "id", id, "err", err)
+	if err := a.commit(func(r *Record) { r.Queue = withoutQueued(r.Queue, id) }); err != nil {
+		a.m.log.Error("removing a finished message from the saved queue failed", "agent", name, "id", id, "err", err)
 	}
 }
 
@@ -244,8 +243,8 @@ func (m *Manager) Await(name, id string) (*delivery.Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if it, ok := a.items[id]; ok {
 		return it, nil
 	}
@@ -259,14 +258,9 @@ func (m *Manager) Await(name, id string) (*delivery.Item, error) {
 
 // checkNotCommand refuses a message its agent's TUI would run as a command
 // of its own ("/exit", "!rm …") instead of taking it as a message.
-func (m *Manager) checkNotCommand(a *agent, text string) error {
-	m.mu.Lock()
-	name, harnessName := a.rec.Name, a.rec.Harness
-	m.mu.Unlock()
-	h, ok := harness.Lookup(harnessName)
-	if !ok {
-		return nil
-	}
+func (a *agent) checkNotCommand(text string) error {
+	h, harnessName := a.harness()
+	name := a.name()
 	cp, ok := h.(harness.CommandPrefixer)
 	if !ok {
 		return nil
@@ -283,10 +277,11 @@ func (m *Manager) checkNotCommand(a *agent, text string) error {
 // queueMax is how many messages may wait for a: the queue_max of the scope
 // it launches from (its template, or its task for an implicit agent);
 // config.DefaultQueueMax when that scope is gone or does not resolve.
-func (m *Manager) queueMax(a *agent) int {
-	m.mu.Lock()
+func (a *agent) queueMax() int {
+	m := a.m
+	a.mu.Lock()
 	rec := &Record{Template: a.rec.Template, Task: a.rec.Task}
-	m.mu.Unlock()
+	a.mu.Unlock()
 	if cfg := m.opts.Config(); cfg != nil {
 		if res, err := m.resolveRec(cfg, rec); err == nil && res.QueueMax > 0 {
 			return res.QueueMax
@@ -295,13 +290,13 @@ func (m *Manager) queueMax(a *agent) int {
 	return config.DefaultQueueMax
 }
 
-// wakeLocked starts a parked agent; a.op must be held. A stopped agent
-// that was not parked is not started behind the user's back: sending to it
-// is an error.
-func (m *Manager) wakeLocked(ctx context.Context, a *agent) (bool, error) {
-	m.mu.Lock()
+// wake starts a parked agent; a.op must be held. A stopped agent that
+// was not parked is not started behind the user's back: sending to it is
+// an error.
+func (a *agent) wake(ctx context.Context) (bool, error) {
+	a.mu.Lock()
 	state, wake, name, deleted := a.rec.State, a.rec.WakeOnMessage, a.rec.Name, a.deleted
-	m.mu.Unlock()
+	a.mu.Unlock()
 	if deleted {
 		return false, api.Errorf(api.CodeNotFound, "agent %q not found", name)
 	}
@@ -311,7 +306,7 @@ func (m *Manager) wakeLocked(ctx context.Context, a *agent) (bool, error) {
 	if !wake {
 		return false, api.Errorf(api.CodeAgentStopped, "agent %s is stopped; start it first (leo agent start %s)", name, name)
 	}
-	if err := m.startLocked(ctx, a, "wake on message"); err != nil {
+	if err := a.start(ctx, "wake on message"); err != nil {
 		return false, err
 	}
 	return true, nil
