@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/delivery"
+	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
 // RestoreStats says what a boot restore did.
@@ -47,12 +50,54 @@ func (m *Manager) Restore(ctx context.Context) error {
 	return err
 }
 
+// restore runs boot restore's steps in order and says what it did.
 func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 	var st RestoreStats
+	recs, err := m.loadRecords(&st)
+	if err != nil {
+		return st, err
+	}
+	list, err := m.tmux.ListPanes(ctx)
+	if err != nil {
+		return st, err
+	}
+	panes := panesBySession(list)
+	plan := m.takeRecords(recs, panes, &st)
+	m.reportUnclaimed(panes, plan.claimed, &st)
+	for _, a := range plan.kill {
+		if m.killSession(ctx, a.name(), "its record says stopped: finishing a stop a crash interrupted") == nil {
+			st.Killed++
+		}
+	}
+	m.probeAdopted(plan.relaunch)
+	// A message the last daemon pasted and was killed before submitting
+	// is finished first, from what the screen shows (never pasted again),
+	// ahead of any message sent to this daemon.
+	for _, a := range plan.unfinished {
+		a.finishInFlight()
+	}
+	m.relaunchAtBoot(ctx, plan.relaunch, &st)
+	// Then the messages the last daemon had accepted and not yet put in
+	// flight, in the order it accepted them, behind the one it was
+	// finishing.
+	for _, a := range m.restoredQueues() {
+		a.requeue()
+	}
+	if err := m.save(); err != nil {
+		return st, err
+	}
+	m.log.Info("agents restored", "adopted", st.Adopted, "relaunched", st.Relaunched, "pending_restarts", st.Pending, "stopped", st.Stopped, "failed", st.Failed,
+		"killed", st.Killed, "skipped", st.Skipped, "unclaimed", st.Unclaimed)
+	return st, nil
+}
+
+// loadRecords reads the records leo can act on. A file or records it does
+// not understand are reported (log and Problems) and left out.
+func (m *Manager) loadRecords(st *RestoreStats) ([]*Record, error) {
 	recs, skipped, aside, err := m.store.Load()
 	if err != nil {
 		if !IsCorrupt(err) {
-			return st, err
+			return nil, err
 		}
 		// statefile kept the file aside; start from no agents rather than
 		// refuse to run. Nothing it described is touched: its sessions
@@ -66,122 +111,140 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 			"agent", sk.Name, "state", string(sk.State), "why", sk.Why, "kept_as", aside)
 		m.problem(fmt.Sprintf("agent record %q not understood (%s); its tmux session is left alone; the file was kept as %s", sk.Name, sk.Why, aside))
 	}
-	list, err := m.tmux.ListPanes(ctx)
-	if err != nil {
-		return st, err
-	}
-	panes := panesBySession(list)
-	now := m.clk.Now()
+	return recs, nil
+}
 
-	claimed := map[string]bool{}
-	var relaunch, kill, unfinished []*agent
+// restorePlan is what taking the records left to do.
+type restorePlan struct {
+	// claimed: the tmux sessions a record names (true: it is live).
+	claimed map[string]bool
+	// relaunch: agents to launch again; kill: stopped agents whose session
+	// lives (a stop a crash interrupted); unfinished: agents with a
+	// message in flight in a live TUI.
+	relaunch, kill, unfinished []*agent
+}
+
+// takeRecords puts every record in the map as an agent, reconciled with
+// the pane its session shows (see reconcile).
+func (m *Manager) takeRecords(recs []*Record, panes map[string]tmux.PaneInfo, st *RestoreStats) restorePlan {
+	plan := restorePlan{claimed: map[string]bool{}}
+	now := m.clk.Now()
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	for _, r := range recs {
 		a := m.newAgent(r)
 		m.agents[r.Name] = a
-		a.mu.Lock()
 		session := TmuxSession(r.Name)
 		p, live := panes[session]
-		claimed[session] = live
-		a.lastLaunch = now
-		a.lastActivity = now
-		a.checkSavedQueue()
-		// Messages saved for an agent the idle sweep parked wake it, as
-		// they would have in the last daemon.
-		wake := r.State == api.StateStopped && r.WakeOnMessage && len(r.Queue) > 0
-		switch {
-		case r.State == api.StateStopped && live:
-			kill = append(kill, a)
-			if wake {
-				relaunch = append(relaunch, a)
-			}
-		case r.State == api.StateStopped:
-			if wake {
-				relaunch = append(relaunch, a)
-			}
-		case r.RestartDue != nil && (!live || p.PID == r.ExitedPID):
-			// A restart the last daemon decided and did not carry out
-			// (the TUI it counted still shows, dead or stuck, or its
-			// session is gone): it runs when it was due, its exit
-			// counted once.
-			if live {
-				r.PaneID, r.PanePID = p.PaneID, p.PID
-			}
-			r.State = api.StateStarting
-			a.exitHandled = true
-			a.nextRestart = *r.RestartDue
-			a.lastLaunch = now.Add(-1)
-			st.Pending++
-		case live:
-			// A TUI launched after any restart the record names.
-			r.RestartDue = nil
-			r.PaneID, r.PanePID = p.PaneID, p.PID
-			// Launched before this daemon: the first sweep may judge it.
-			a.lastLaunch = now.Add(-1)
-			st.Adopted++
-		default:
-			relaunch = append(relaunch, a)
-		}
-		if r.InFlight != nil {
-			if live && r.State != api.StateStopped {
-				unfinished = append(unfinished, a)
-			} else {
-				a.lostInFlight("the agent's TUI was not running")
-			}
-		}
+		plan.claimed[session] = live
+		a.mu.Lock()
+		a.reconcile(p, live, now, st, &plan)
 		a.mu.Unlock()
 	}
-	m.mu.Unlock()
+	return plan
+}
 
+// reconcile decides, from a's restored record and the pane of its session
+// (live: the session exists), what boot restore does with it, and notes it
+// in plan and st; a.mu must be held.
+func (a *agent) reconcile(p tmux.PaneInfo, live bool, now time.Time, st *RestoreStats, plan *restorePlan) {
+	r := a.rec
+	a.lastLaunch = now
+	a.lastActivity = now
+	a.checkSavedQueue()
+	// Messages saved for an agent the idle sweep parked wake it, as
+	// they would have in the last daemon.
+	wake := r.State == api.StateStopped && r.WakeOnMessage && len(r.Queue) > 0
+	switch {
+	case r.State == api.StateStopped && live:
+		plan.kill = append(plan.kill, a)
+		if wake {
+			plan.relaunch = append(plan.relaunch, a)
+		}
+	case r.State == api.StateStopped:
+		if wake {
+			plan.relaunch = append(plan.relaunch, a)
+		}
+	case r.RestartDue != nil && (!live || p.PID == r.ExitedPID):
+		// A restart the last daemon decided and did not carry out
+		// (the TUI it counted still shows, dead or stuck, or its
+		// session is gone): it runs when it was due, its exit
+		// counted once.
+		if live {
+			r.PaneID, r.PanePID = p.PaneID, p.PID
+		}
+		r.State = api.StateStarting
+		a.exitHandled = true
+		a.nextRestart = *r.RestartDue
+		a.lastLaunch = now.Add(-1)
+		st.Pending++
+	case live:
+		// A TUI launched after any restart the record names.
+		r.RestartDue = nil
+		r.PaneID, r.PanePID = p.PaneID, p.PID
+		// Launched before this daemon: the first sweep may judge it.
+		a.lastLaunch = now.Add(-1)
+		st.Adopted++
+	default:
+		plan.relaunch = append(plan.relaunch, a)
+	}
+	if r.InFlight != nil {
+		if live && r.State != api.StateStopped {
+			plan.unfinished = append(plan.unfinished, a)
+		} else {
+			a.lostInFlight("the agent's TUI was not running")
+		}
+	}
+}
+
+// reportUnclaimed logs the leo-* sessions no record claims: left alone.
+func (m *Manager) reportUnclaimed(panes map[string]tmux.PaneInfo, claimed map[string]bool, st *RestoreStats) {
 	for session, p := range panes {
 		if strings.HasPrefix(session, "leo-") && !claimed[session] {
 			st.Unclaimed++
 			m.log.Warn("tmux session has no agent record; leaving it alone", "session", session, "pane", p.PaneID)
 		}
 	}
-	for _, a := range kill {
-		if m.killSession(ctx, a.name(), "its record says stopped: finishing a stop a crash interrupted") == nil {
-			st.Killed++
-		}
-	}
-	// Adopted agents still starting get their startup probe again.
-	var probes []*agent
+}
+
+// probeAdopted gives adopted agents still starting their startup probe
+// again (those about to be relaunched get theirs from the launch).
+func (m *Manager) probeAdopted(relaunch []*agent) {
 	for _, a := range m.all() {
 		a.mu.Lock()
-		if a.rec.State == api.StateStarting && a.rec.PaneID != "" && !a.exitHandled && !contains(relaunch, a) {
-			probes = append(probes, a)
+		adopted := a.rec.State == api.StateStarting && a.rec.PaneID != "" && !a.exitHandled && !slices.Contains(relaunch, a)
+		if adopted {
+			a.launchGen++
 		}
-		a.mu.Unlock()
-	}
-	for _, a := range probes {
-		a.mu.Lock()
-		a.launchGen++
 		gen := a.launchGen
 		a.mu.Unlock()
-		a.probe(gen)
-	}
-
-	// A message the last daemon pasted and was killed before submitting
-	// is finished first, from what the screen shows (never pasted again),
-	// ahead of any message sent to this daemon.
-	for _, a := range unfinished {
-		a.mu.Lock()
-		f, name := *a.rec.InFlight, a.rec.Name
-		a.mu.Unlock()
-		m.log.Warn("finishing a delivery the last daemon was stopped in", "agent", name, "id", f.ID, "since", f.Since)
-		it := &delivery.Item{ID: f.ID, Message: f.Text, Pasted: true, PastedAt: f.Since}
-		a.mu.Lock()
-		a.items[it.ID] = it
-		a.mu.Unlock()
-		if _, err := a.queue.PushUnbounded(it); err != nil {
-			a.mu.Lock()
-			delete(a.items, it.ID)
-			a.lostInFlight("not resumed: " + err.Error())
-			a.mu.Unlock()
+		if adopted {
+			a.probe(gen)
 		}
 	}
+}
 
-	var mu sync.Mutex
+// finishInFlight queues, ahead of everything, the finish of the message
+// the last daemon pasted into a's TUI and did not see submitted.
+func (a *agent) finishInFlight() {
+	a.mu.Lock()
+	f, name := *a.rec.InFlight, a.rec.Name
+	it := &delivery.Item{ID: f.ID, Message: f.Text, Pasted: true, PastedAt: f.Since}
+	a.items[it.ID] = it
+	a.mu.Unlock()
+	a.m.log.Warn("finishing a delivery the last daemon was stopped in", "agent", name, "id", f.ID, "since", f.Since)
+	if _, err := a.queue.PushUnbounded(it); err != nil {
+		a.mu.Lock()
+		delete(a.items, it.ID)
+		a.lostInFlight("not resumed: " + err.Error())
+		a.mu.Unlock()
+	}
+}
+
+// relaunchAtBoot launches the agents whose TUI is gone, restoreParallel at
+// a time, and waits for them all.
+func (m *Manager) relaunchAtBoot(ctx context.Context, relaunch []*agent, st *RestoreStats) {
+	var mu sync.Mutex // guards st
 	sem := make(chan struct{}, restoreParallel)
 	var wg sync.WaitGroup
 	for _, a := range relaunch {
@@ -190,50 +253,64 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 		go func(a *agent) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			a.op.Lock()
-			defer a.op.Unlock()
-			err := a.launch(ctx, "boot restore")
+			outcome := a.relaunchAtBoot(ctx)
 			mu.Lock()
 			defer mu.Unlock()
-			if err == nil {
+			switch outcome {
+			case bootRelaunched:
 				st.Relaunched++
-				return
-			}
-			now := m.clk.Now()
-			a.mu.Lock()
-			name := a.rec.Name
-			switch api.CodeOf(err) {
-			case api.CodeClaudeNotFound, api.CodeHarnessNotFound, api.CodeNotFound, api.CodeConfigError:
-				a.rec.State = api.StateStopped
-				a.rec.Error = err.Error()
+			case bootStopped:
 				st.Stopped++
-			default:
-				// Transient (tmux): the supervisor retries with backoff.
-				a.rec.State = api.StateStarting
-				a.rec.Error = err.Error()
-				due := now.Add(m.policy.Backoff(a.rec.Failures))
-				a.rec.RestartDue = &due
-				a.exitHandled = true
-				a.nextRestart = due
+			case bootRetry:
 				st.Failed++
 			}
-			a.mu.Unlock()
-			m.log.Error("agent not relaunched at boot", "agent", name, "err", err)
 		}(a)
 	}
 	wg.Wait()
-	// Then the messages the last daemon had accepted and not yet put in
-	// flight, in the order it accepted them, behind the one it was
-	// finishing.
-	for _, a := range m.restoredQueues() {
-		a.requeue()
+}
+
+// bootOutcome is how one agent's relaunch at boot went.
+type bootOutcome int
+
+const (
+	bootRelaunched bootOutcome = iota
+	// bootStopped: nothing a retry fixes (harness or template gone); kept
+	// stopped with the reason.
+	bootStopped
+	// bootRetry: a transient failure (tmux); the supervisor retries with
+	// backoff.
+	bootRetry
+)
+
+// relaunchAtBoot launches a and, when that fails, parks it (stopped with
+// the reason) or schedules its retry.
+func (a *agent) relaunchAtBoot(ctx context.Context) bootOutcome {
+	m := a.m
+	a.op.Lock()
+	defer a.op.Unlock()
+	err := a.launch(ctx, "boot restore")
+	if err == nil {
+		return bootRelaunched
 	}
-	if err := m.save(); err != nil {
-		return st, err
+	now := m.clk.Now()
+	a.mu.Lock()
+	name := a.rec.Name
+	a.rec.Error = err.Error()
+	out := bootRetry
+	switch api.CodeOf(err) {
+	case api.CodeClaudeNotFound, api.CodeHarnessNotFound, api.CodeNotFound, api.CodeConfigError:
+		a.rec.State = api.StateStopped
+		out = bootStopped
+	default:
+		a.rec.State = api.StateStarting
+		due := now.Add(m.policy.Backoff(a.rec.Failures))
+		a.rec.RestartDue = &due
+		a.exitHandled = true
+		a.nextRestart = due
 	}
-	m.log.Info("agents restored", "adopted", st.Adopted, "relaunched", st.Relaunched, "pending_restarts", st.Pending, "stopped", st.Stopped, "failed", st.Failed,
-		"killed", st.Killed, "skipped", st.Skipped, "unclaimed", st.Unclaimed)
-	return st, nil
+	a.mu.Unlock()
+	m.log.Error("agent not relaunched at boot", "agent", name, "err", err)
+	return out
 }
 
 // lostInFlight records a's in-flight message, whose text cannot be in
@@ -357,13 +434,4 @@ func (a *agent) requeue() {
 		}
 		m.log.Info("message queued again after the restart", "agent", name, "id", it.ID, "accepted", saved[i].At)
 	}
-}
-
-func contains(list []*agent, a *agent) bool {
-	for _, x := range list {
-		if x == a {
-			return true
-		}
-	}
-	return false
 }
