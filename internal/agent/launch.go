@@ -225,47 +225,10 @@ func (a *agent) launch(ctx context.Context, why string) error {
 		return api.Errorf(api.CodeConfigError, "%s: workspace %s: %v", rec.scope(), dir, err)
 	}
 
-	// The record says starting on disk before tmux is touched; memory
-	// changes only once it does (a failed save leaves the agent as it was,
-	// so a later start tries again).
-	now := m.clk.Now()
-	var oldPane string
-	var fresh bool
-	err = a.commit(func(r *Record) {
-		oldPane, fresh = r.PaneID, a.fresh
-		r.State = api.StateStarting
-		r.WakeOnMessage = false
-		r.Harness = p.res.HarnessName
-		r.Workspace = p.res.Workspace
-		r.Model = p.res.Model
-		r.EnvKeys = append([]string(nil), p.res.EnvKeys...)
-		r.SessionID = p.sessionID
-		r.SessionUsed = p.sessionID != ""
-		r.Resumed = p.resume
-		r.StartedAt = &now
-		// This launch carries out any pending restart. ExitedPID stays
-		// until the new TUI is up: a daemon killed before the respawn
-		// finds the same dead pane and must not count it again.
-		r.RestartDue = nil
-		// r.Error stays until the new TUI shows it is up (probe): a
-		// relaunch after a failed start keeps saying why.
-	})
+	gen, oldPane, fresh, err := a.markStarting(p)
 	if err != nil {
 		return api.Errorf(api.CodeInternal, "agent %s: %s failed: its record could not be saved, so nothing was launched and it stays as it was (%v)", name, why, err)
 	}
-	a.mu.Lock()
-	if a.probeCancel != nil {
-		a.probeCancel()
-		a.probeCancel = nil
-	}
-	a.launchGen++
-	gen := a.launchGen
-	a.adapter = p.res.Harness // the adapter of this launch, asked by everything until the next
-	a.lastLaunch = now
-	a.lastActivity = now
-	a.exitHandled = false
-	a.nextRestart = time.Time{}
-	a.mu.Unlock()
 
 	spec := tmux.SessionSpec{
 		Name:   TmuxSession(name),
@@ -299,6 +262,50 @@ func (a *agent) launch(ctx context.Context, why string) error {
 		"session", p.sessionID, "resume", p.resume, "pane", pane.PaneID)
 	a.probe(gen)
 	return nil
+}
+
+// markStarting saves a's record as starting the launch p planned, before
+// tmux is touched; memory changes only once the file does (a failed save
+// leaves the agent as it was, so a later start tries again). Then it opens
+// the launch's generation, with p's adapter. It returns the generation,
+// the pane on record and whether a was never launched.
+func (a *agent) markStarting(p *launchPlan) (gen int, oldPane string, fresh bool, err error) {
+	now := a.m.clk.Now()
+	err = a.commit(func(r *Record) {
+		oldPane, fresh = r.PaneID, a.fresh
+		r.State = api.StateStarting
+		r.WakeOnMessage = false
+		r.Harness = p.res.HarnessName
+		r.Workspace = p.res.Workspace
+		r.Model = p.res.Model
+		r.EnvKeys = append([]string(nil), p.res.EnvKeys...)
+		r.SessionID = p.sessionID
+		r.SessionUsed = p.sessionID != ""
+		r.Resumed = p.resume
+		r.StartedAt = &now
+		// This launch carries out any pending restart. ExitedPID stays
+		// until the new TUI is up: a daemon killed before the respawn
+		// finds the same dead pane and must not count it again.
+		r.RestartDue = nil
+		// r.Error stays until the new TUI shows it is up (probe): a
+		// relaunch after a failed start keeps saying why.
+	})
+	if err != nil {
+		return 0, "", false, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.probeCancel != nil {
+		a.probeCancel()
+		a.probeCancel = nil
+	}
+	a.launchGen++
+	a.adapter = p.res.Harness // the adapter of this launch, asked by everything until the next
+	a.lastLaunch = now
+	a.lastActivity = now
+	a.exitHandled = false
+	a.nextRestart = time.Time{}
+	return a.launchGen, oldPane, fresh, nil
 }
 
 // startPane respawns the agent's own pane in place when it still exists

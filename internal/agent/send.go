@@ -81,6 +81,15 @@ func (m *Manager) enqueue(ctx context.Context, name string, req api.SendRequest)
 	// is never queued behind a stop for a TUI that is not coming back.
 	a.op.Lock()
 	defer a.op.Unlock()
+	req.Message = message
+	return a.accept(ctx, req)
+}
+
+// accept puts req's message (checked: text only, no command) on a's
+// durable queue, under req.ID or a new id: on disk first, then in the
+// queue. a.op must be held.
+func (a *agent) accept(ctx context.Context, req api.SendRequest) (*delivery.Item, api.SendResult, error) {
+	m, name, message := a.m, a.name(), req.Message
 	// A retry is answered before anything else is decided: the agent
 	// may be stopped or its queue full by now, and the message is still
 	// the one accepted.
@@ -120,27 +129,7 @@ func (m *Manager) enqueue(ctx context.Context, name string, req api.SendRequest)
 	a.mu.Unlock()
 	ahead, err := a.queue.Push(it)
 	if err != nil {
-		// Refused after all: off the disk again, so no later daemon
-		// delivers a message its sender was told was refused.
-		// A named one is forgotten too: a retry must not be told it was
-		// queued.
-		a.mu.Lock()
-		delete(a.items, it.ID)
-		a.mu.Unlock()
-		if req.ID != "" {
-			if err := a.commit(func(r *Record) {
-				r.Queue = withoutQueued(r.Queue, it.ID)
-				r.Named = withoutNamed(r.Named, it.ID)
-			}); err != nil {
-				m.log.Error("forgetting a refused message's id failed", "agent", name, "id", it.ID, "err", err)
-			}
-		} else {
-			a.unqueue(it.ID)
-		}
-		if errors.Is(err, delivery.ErrFull) {
-			return nil, api.SendResult{}, a.queueFull(a.queueMax())
-		}
-		return nil, api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "agent %s: %v", name, err)
+		return nil, api.SendResult{}, a.refused(it.ID, req.ID != "", err)
 	}
 	m.log.Info("message queued", "agent", name, "id", it.ID, "bytes", len(message), "ahead", ahead, "woke", woke)
 	res := api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: api.SendQueued}
@@ -148,6 +137,31 @@ func (m *Manager) enqueue(ctx context.Context, name string, req api.SendRequest)
 		res.Queued = named.Queued
 	}
 	return it, res, nil
+}
+
+// refused takes message id, which the queue refused with err after it was
+// written, off the disk again, so no later daemon delivers a message its
+// sender was told was refused. A named one is forgotten too: a retry must
+// not be told it was queued. It returns the sender's error.
+func (a *agent) refused(id string, named bool, err error) error {
+	name := a.name()
+	a.mu.Lock()
+	delete(a.items, id)
+	a.mu.Unlock()
+	if named {
+		if err := a.commit(func(r *Record) {
+			r.Queue = withoutQueued(r.Queue, id)
+			r.Named = withoutNamed(r.Named, id)
+		}); err != nil {
+			a.m.log.Error("forgetting a refused message's id failed", "agent", name, "id", id, "err", err)
+		}
+	} else {
+		a.unqueue(id)
+	}
+	if errors.Is(err, delivery.ErrFull) {
+		return a.queueFull(a.queueMax())
+	}
+	return api.Errorf(api.CodeDeliveryFailed, "agent %s: %v", name, err)
 }
 
 // named answers a retry of message id sent to a: ok with the first answer
