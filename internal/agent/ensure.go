@@ -55,7 +55,7 @@ func (m *Manager) Ensure(ctx context.Context, name string, target EnsureTarget) 
 	for attempt := 0; ; attempt++ {
 		a, err := m.lookup(name)
 		if err == nil {
-			what, err := m.ensureExisting(ctx, a, target)
+			what, err := a.ensure(ctx, target)
 			if api.HasCode(err, api.CodeNotFound) && attempt < 2 && a.gone() {
 				continue // deleted meanwhile: spawn it again
 			}
@@ -77,7 +77,9 @@ func (m *Manager) Ensure(ctx context.Context, name string, target EnsureTarget) 
 	}
 }
 
-func (m *Manager) ensureExisting(ctx context.Context, a *agent, target EnsureTarget) (string, error) {
+// ensure is the ladder for an agent that exists: left running, or started
+// when stopped; one from another scope than target is not taken over.
+func (a *agent) ensure(ctx context.Context, target EnsureTarget) (string, error) {
 	a.op.Lock()
 	defer a.op.Unlock()
 	a.mu.Lock()
