@@ -26,12 +26,14 @@ import (
 // under Manager.mu only on an agent nobody can see yet. The store's save
 // lock is held while its snapshot reads the map and every record, so no
 // code saves while holding Manager.mu or an agent's mu. Manager.mu guards
-// the map and the fleet's own state; it is held over an agent's mu only
-// where a fleet-wide fact and one agent's change must be one step (a
-// conversation id no other agent owns; Close versus background work it
-// must wait for). Code holding an agent's mu takes neither Manager.mu nor
-// another agent's mu. The queue's and the pause's mutexes are leaves: the
-// queue calls back (Limit, Work, Finished) without holding its own.
+// the map and the fleet's own state; it is held over agents' locks (one
+// at a time) only where the map and records are read together (the save's
+// snapshot, the conversation ids others own) or a fleet-wide fact and one
+// agent's change must be one step (claim; a record put in or out of the
+// map; Close against background work it must wait for). Code holding an
+// agent's mu takes neither Manager.mu nor another agent's mu. The queue's
+// and the pause's mutexes are leaves: the queue calls back (Limit, Work,
+// Finished) without holding its own.
 type agent struct {
 	m *Manager
 
