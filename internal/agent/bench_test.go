@@ -79,7 +79,7 @@ func BenchmarkSend(b *testing.B) {
 			b.ReportMetric(ms(leo)/float64(b.N), "leo-ms/send")
 			b.ReportMetric(ms(floor)/float64(b.N), "raw-ms/send")
 			b.ReportMetric(float64(leo)/float64(floor), "leo/raw")
-			if t, ok := m.target(m.agents[h]); ok {
+			if t, ok := m.agents[h].target(); ok {
 				b.ReportMetric(ms(t.EnterDelay), "adapter-enter-delay-ms")
 			}
 		})

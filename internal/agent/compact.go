@@ -28,10 +28,7 @@ func (m *Manager) Compact(ctx context.Context, name string) (api.SendResult, err
 	if err != nil {
 		return api.SendResult{}, err
 	}
-	m.mu.Lock()
-	harnessName := a.rec.Harness
-	m.mu.Unlock()
-	h, _ := harness.Lookup(harnessName)
+	h, harnessName := a.harness()
 	c, ok := h.(harness.Compacter)
 	if !ok {
 		return api.SendResult{}, api.Errorf(api.CodeInvalidArgs, "compact %s: the %s harness has no compact command leo knows", name, harnessName)
@@ -44,21 +41,21 @@ func (m *Manager) Compact(ctx context.Context, name string) (api.SendResult, err
 	// Under the op lock, as a message: a stop is wholly before or after.
 	a.op.Lock()
 	defer a.op.Unlock()
-	woke, err := m.wakeLocked(ctx, a)
+	woke, err := a.wake(ctx)
 	if err != nil {
 		return api.SendResult{}, err
 	}
 	it := &delivery.Item{ID: uuid.NewString(), Message: c.CompactCommand(), Command: true}
-	m.mu.Lock()
+	a.mu.Lock()
 	a.items[it.ID] = it
-	m.mu.Unlock()
+	a.mu.Unlock()
 	ahead, err := a.queue.Push(it)
 	if err != nil {
-		m.mu.Lock()
+		a.mu.Lock()
 		delete(a.items, it.ID)
-		m.mu.Unlock()
+		a.mu.Unlock()
 		if errors.Is(err, delivery.ErrFull) {
-			return api.SendResult{}, m.queueFull(a, m.queueMax(a))
+			return api.SendResult{}, a.queueFull(a.queueMax())
 		}
 		return api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "compact %s: %v", name, err)
 	}
@@ -68,28 +65,24 @@ func (m *Manager) Compact(ctx context.Context, name string) (api.SendResult, err
 
 // deliverCommand runs a queued harness command (a compaction) in a's TUI
 // and waits for the harness's record of it.
-func (m *Manager) deliverCommand(ctx context.Context, a *agent, t delivery.Target, it *delivery.Item) error {
-	record := m.compactRecord(a)
+func (a *agent) deliverCommand(ctx context.Context, t delivery.Target, it *delivery.Item) error {
+	record := a.compactRecord()
 	if record == nil {
 		return errors.New("the harness's record of a compaction cannot be read (harness not registered, or the agent's template no longer resolves)")
 	}
-	m.mu.Lock()
-	a.lastActivity = m.clk.Now()
-	m.mu.Unlock()
+	a.touch()
 	t.Turn = &a.turn
 	t.Leftover = a.leftover
-	err := m.driver.Command(ctx, t, it.Message, record)
-	m.mu.Lock()
-	a.lastActivity = m.clk.Now()
-	m.mu.Unlock()
+	err := a.m.driver.Command(ctx, t, it.Message, record)
+	a.touch()
 	return err
 }
 
 // compactRecord reads a's harness's record of compactions: done when one
 // was recorded since, else the harness's refusal if it recorded one (nil
 // when the record cannot be read).
-func (m *Manager) compactRecord(a *agent) delivery.CommandRecord {
-	h, rec, env, ok := m.recordLookup(a)
+func (a *agent) compactRecord() delivery.CommandRecord {
+	h, rec, env, ok := a.recordLookup()
 	if !ok {
 		return nil
 	}
@@ -98,10 +91,10 @@ func (m *Manager) compactRecord(a *agent) delivery.CommandRecord {
 		return nil
 	}
 	return func(ctx context.Context, since time.Time) (bool, string, error) {
-		m.mu.Lock()
+		a.mu.Lock()
 		id := a.rec.SessionID
-		m.mu.Unlock()
-		q := harness.SessionQuery{Workspace: rec.Workspace, Env: env, Since: since, Exclude: m.claimedIDs(rec.Name)}
+		a.mu.Unlock()
+		q := harness.SessionQuery{Workspace: rec.Workspace, Env: env, Since: since, Exclude: a.m.claimedIDs(rec.Name)}
 		cs, err := c.Compactions(ctx, q, id)
 		if err != nil {
 			return false, "", err

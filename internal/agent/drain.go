@@ -4,9 +4,6 @@ import (
 	"context"
 	"sort"
 	"sync"
-
-	"github.com/blackpaw-studio/leo/internal/api"
-	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 // The graceful-restart drain (leo service restart, the handovers): the
@@ -54,21 +51,22 @@ func (m *Manager) DeliveriesPaused() bool {
 
 // waitUnpaused blocks a's queue worker while deliveries are paused, with
 // a marked held (not working) meanwhile.
-func (m *Manager) waitUnpaused(ctx context.Context, a *agent) error {
-	m.pause.mu.Lock()
-	if !m.pause.paused {
-		m.pause.mu.Unlock()
+func (a *agent) waitUnpaused(ctx context.Context) error {
+	p := &a.m.pause
+	p.mu.Lock()
+	if !p.paused {
+		p.mu.Unlock()
 		return nil
 	}
-	resumed := m.pause.resumed
-	m.pause.mu.Unlock()
-	m.mu.Lock()
+	resumed := p.resumed
+	p.mu.Unlock()
+	a.mu.Lock()
 	a.held = true
-	m.mu.Unlock()
+	a.mu.Unlock()
 	defer func() {
-		m.mu.Lock()
+		a.mu.Lock()
 		a.held = false
-		m.mu.Unlock()
+		a.mu.Unlock()
 	}()
 	select {
 	case <-resumed:
@@ -83,41 +81,12 @@ func (m *Manager) waitUnpaused(ctx context.Context, a *agent) error {
 // stopped agent and a message held by the pause are no work. It costs one
 // pane capture per running agent.
 func (m *Manager) TurnsInFlight(ctx context.Context) []string {
-	m.mu.Lock()
-	all := make([]*agent, 0, len(m.agents))
-	for _, a := range m.agents {
-		all = append(all, a)
-	}
-	m.mu.Unlock()
 	var busy []string
-	for _, a := range all {
-		if m.turnInFlight(ctx, a) {
-			m.mu.Lock()
-			busy = append(busy, a.rec.Name)
-			m.mu.Unlock()
+	for _, a := range m.all() {
+		if a.turnInFlight(ctx) {
+			busy = append(busy, a.name())
 		}
 	}
 	sort.Strings(busy)
 	return busy
-}
-
-func (m *Manager) turnInFlight(ctx context.Context, a *agent) bool {
-	m.mu.Lock()
-	held, stopped, pane := a.held, a.rec.State == api.StateStopped, a.rec.PaneID
-	m.mu.Unlock()
-	if a.queue.Delivering() && !held {
-		return true
-	}
-	if stopped || pane == "" {
-		return false
-	}
-	t, ok := m.target(a)
-	if !ok {
-		return false
-	}
-	text, err := t.Pane.Capture(ctx)
-	if err != nil {
-		return false // a dead or vanished pane is not working
-	}
-	return t.Screen.Classify(text).State == harness.ScreenBusy
 }

@@ -72,9 +72,13 @@ func TestHeldMessageIsDeliveredByTheNextManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the message held", 10*time.Second, func() bool {
-		m1.mu.Lock()
-		defer m1.mu.Unlock()
-		return m1.agents["claude"].held
+		a, err := m1.lookup("claude")
+		if err != nil {
+			return false
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.held
 	})
 	m1.Close()
 	if got := e.submitted(); len(got) != 0 {

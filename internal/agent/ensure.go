@@ -55,8 +55,8 @@ func (m *Manager) Ensure(ctx context.Context, name string, target EnsureTarget) 
 	for attempt := 0; ; attempt++ {
 		a, err := m.lookup(name)
 		if err == nil {
-			what, err := m.ensureExisting(ctx, a, target)
-			if api.HasCode(err, api.CodeNotFound) && attempt < 2 && m.gone(a) {
+			what, err := a.ensure(ctx, target)
+			if api.HasCode(err, api.CodeNotFound) && attempt < 2 && a.gone() {
 				continue // deleted meanwhile: spawn it again
 			}
 			return what, err
@@ -77,19 +77,14 @@ func (m *Manager) Ensure(ctx context.Context, name string, target EnsureTarget) 
 	}
 }
 
-// gone reports whether a was deleted.
-func (m *Manager) gone(a *agent) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return a.deleted
-}
-
-func (m *Manager) ensureExisting(ctx context.Context, a *agent, target EnsureTarget) (string, error) {
+// ensure is the ladder for an agent that exists: left running, or started
+// when stopped; one from another scope than target is not taken over.
+func (a *agent) ensure(ctx context.Context, target EnsureTarget) (string, error) {
 	a.op.Lock()
 	defer a.op.Unlock()
-	m.mu.Lock()
+	a.mu.Lock()
 	name, template, task, state, deleted := a.rec.Name, a.rec.Template, a.rec.Task, a.rec.State, a.deleted
-	m.mu.Unlock()
+	a.mu.Unlock()
 	if deleted {
 		return "", api.Errorf(api.CodeNotFound, "agent %q not found", name)
 	}
@@ -101,7 +96,7 @@ func (m *Manager) ensureExisting(ctx context.Context, a *agent, target EnsureTar
 	if state != api.StateStopped {
 		return EnsureRunning, nil
 	}
-	if err := m.startLocked(ctx, a, "ensure (persistent task)"); err != nil {
+	if err := a.start(ctx, "ensure (persistent task)"); err != nil {
 		return "", err
 	}
 	return EnsureStarted, nil

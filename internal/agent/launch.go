@@ -156,10 +156,11 @@ func (m *Manager) withTurnEnd(ctx context.Context, h harness.Harness, spec harne
 // launch starts (or restarts in place) a's TUI. a.op must be held. The
 // record is saved as starting before tmux is touched, so a crash at any
 // point leaves either a record to relaunch or a session it claims.
-func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
-	m.mu.Lock()
+func (a *agent) launch(ctx context.Context, why string) error {
+	m := a.m
+	a.mu.Lock()
 	rec := a.rec.clone()
-	m.mu.Unlock()
+	a.mu.Unlock()
 	name := rec.Name
 
 	p, err := m.plan(ctx, rec)
@@ -174,13 +175,53 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 		return api.Errorf(api.CodeConfigError, "%s: workspace %s: %v", rec.scope(), dir, err)
 	}
 
-	// The record says starting on disk before tmux is touched; memory
-	// changes only once it does (a failed save leaves the agent as it was,
-	// so a later start tries again).
-	now := m.clk.Now()
-	var oldPane string
-	var fresh bool
-	err = m.commit(a, func(r *Record) {
+	gen, oldPane, fresh, err := a.markStarting(p)
+	if err != nil {
+		return api.Errorf(api.CodeInternal, "agent %s: %s failed: its record could not be saved, so nothing was launched and it stays as it was (%v)", name, why, err)
+	}
+
+	spec := tmux.SessionSpec{
+		Name:   TmuxSession(name),
+		Dir:    dir,
+		Argv:   p.cmd.Argv,
+		Env:    p.env,
+		Width:  m.opts.Width,
+		Height: m.opts.Height,
+	}
+	pane, created, err := m.startPane(ctx, name, oldPane, spec, staleEnvKeys(rec.SessionEnvKeys, p.env), !fresh)
+	if api.HasCode(err, api.CodeAgentExists) {
+		return err
+	}
+	if err != nil {
+		a.mu.Lock()
+		a.rec.Error = err.Error()
+		a.mu.Unlock()
+		m.save()
+		return api.Errorf(api.CodeTmux, "agent %s: %v", name, err)
+	}
+	a.mu.Lock()
+	a.fresh = false
+	a.rec.PaneID = pane.PaneID
+	a.rec.PanePID = pane.PID
+	if created {
+		a.rec.SessionEnvKeys = sessionEnvKeys(p.env)
+	}
+	a.mu.Unlock()
+	m.save()
+	m.log.Info("agent launched", "agent", name, "why", why, "harness", p.res.HarnessName,
+		"session", p.sessionID, "resume", p.resume, "pane", pane.PaneID)
+	a.probe(gen)
+	return nil
+}
+
+// markStarting saves a's record as starting the launch p planned, before
+// tmux is touched; memory changes only once the file does (a failed save
+// leaves the agent as it was, so a later start tries again). Then it opens
+// the launch's generation, with p's adapter. It returns the generation,
+// the pane on record and whether a was never launched.
+func (a *agent) markStarting(p *launchPlan) (gen int, oldPane string, fresh bool, err error) {
+	now := a.m.clk.Now()
+	err = a.commit(func(r *Record) {
 		oldPane, fresh = r.PaneID, a.fresh
 		r.State = api.StateStarting
 		r.WakeOnMessage = false
@@ -198,55 +239,23 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 		r.RestartDue = nil
 		// r.Error stays until the new TUI shows it is up (probe): a
 		// relaunch after a failed start keeps saying why.
-	}, false)
+	})
 	if err != nil {
-		return api.Errorf(api.CodeInternal, "agent %s: %s failed: its record could not be saved, so nothing was launched and it stays as it was (%v)", name, why, err)
+		return 0, "", false, err
 	}
-	m.mu.Lock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.probeCancel != nil {
 		a.probeCancel()
 		a.probeCancel = nil
 	}
 	a.launchGen++
-	gen := a.launchGen
+	a.adapter = p.res.Harness // the adapter of this launch, asked by everything until the next
 	a.lastLaunch = now
 	a.lastActivity = now
 	a.exitHandled = false
 	a.nextRestart = time.Time{}
-	m.mu.Unlock()
-
-	spec := tmux.SessionSpec{
-		Name:   TmuxSession(name),
-		Dir:    dir,
-		Argv:   p.cmd.Argv,
-		Env:    p.env,
-		Width:  m.opts.Width,
-		Height: m.opts.Height,
-	}
-	pane, created, err := m.startPane(ctx, name, oldPane, spec, staleEnvKeys(rec.SessionEnvKeys, p.env), !fresh)
-	if api.HasCode(err, api.CodeAgentExists) {
-		return err
-	}
-	if err != nil {
-		m.mu.Lock()
-		a.rec.Error = err.Error()
-		m.mu.Unlock()
-		m.save()
-		return api.Errorf(api.CodeTmux, "agent %s: %v", name, err)
-	}
-	m.mu.Lock()
-	a.fresh = false
-	a.rec.PaneID = pane.PaneID
-	a.rec.PanePID = pane.PID
-	if created {
-		a.rec.SessionEnvKeys = sessionEnvKeys(p.env)
-	}
-	m.mu.Unlock()
-	m.save()
-	m.log.Info("agent launched", "agent", name, "why", why, "harness", p.res.HarnessName,
-		"session", p.sessionID, "resume", p.resume, "pane", pane.PaneID)
-	m.probe(a, gen)
-	return nil
+	return a.launchGen, oldPane, fresh, nil
 }
 
 // startPane respawns the agent's own pane in place when it still exists
@@ -339,11 +348,12 @@ func isDuplicateSession(err error) bool {
 // probe queues, ahead of any message, the wait for the new TUI to show its
 // input line (answering startup dialogs from the screen), then marks the
 // agent running. It is a queue job so it never interleaves with a delivery.
-func (m *Manager) probe(a *agent, gen int) {
+func (a *agent) probe(gen int) {
+	m := a.m
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.mu.Lock()
+	a.mu.Lock()
 	a.probeCancel = cancel
-	m.mu.Unlock()
+	a.mu.Unlock()
 	it := &delivery.Item{ID: fmt.Sprintf("startup-%d", gen), Job: func(jobCtx context.Context) error {
 		defer cancel()
 		ctx, stop := context.WithCancel(ctx)
@@ -355,7 +365,7 @@ func (m *Manager) probe(a *agent, gen int) {
 			case <-ctx.Done():
 			}
 		}()
-		t, ok := m.target(a)
+		t, ok := a.target()
 		if !ok {
 			return nil
 		}
@@ -363,27 +373,32 @@ func (m *Manager) probe(a *agent, gen int) {
 		// (up to 16×): a TUI that is only slow here (a loaded machine, a
 		// first run that installs something) comes up in the end instead
 		// of being relaunched at the same limit forever.
-		m.mu.Lock()
+		a.mu.Lock()
 		failures := a.rec.Failures
-		m.mu.Unlock()
+		a.mu.Unlock()
 		d := m.driver
 		d.ReadyTimeout = cmp.Or(d.ReadyTimeout, delivery.DefaultReadyTimeout) << min(failures, 4)
 		_, err := d.AwaitStarted(ctx, t)
+		// m.mu over a.mu: closing and this launch's outcome are one step.
 		m.mu.Lock()
+		a.mu.Lock()
 		if m.closed || a.launchGen != gen || a.rec.State == api.StateStopped {
+			a.mu.Unlock()
 			m.mu.Unlock()
 			return nil
 		}
 		if err != nil {
+			a.mu.Unlock()
 			m.mu.Unlock()
 			if ctx.Err() == nil {
-				m.startupFailed(a, gen, err)
+				a.startupFailed(gen, err)
 			}
 			return nil
 		}
 		a.rec.State = api.StateRunning
 		a.rec.Error = ""
 		a.rec.ExitedPID = 0
+		a.mu.Unlock()
 		// The save runs beside the job (the queue is free for messages at
 		// once) but counted in m.bg, so Close waits for it: no save of this
 		// manager may land on disk after Close returns, where it would
@@ -407,117 +422,35 @@ func (m *Manager) probe(a *agent, gen int) {
 // process), the agent shows the reason meanwhile (state starting, the
 // reason in last_error), and the messages waiting for it fail now with
 // that reason instead of each waiting out the readiness timeout again.
-func (m *Manager) startupFailed(a *agent, gen int, err error) {
-	m.mu.Lock()
+func (a *agent) startupFailed(gen int, err error) {
+	m := a.m
+	a.mu.Lock()
 	if a.launchGen != gen || a.rec.State == api.StateStopped {
-		m.mu.Unlock()
+		a.mu.Unlock()
 		return
 	}
 	failures := a.rec.Failures + 1
 	name := a.rec.Name
-	m.mu.Unlock()
+	a.mu.Unlock()
 	delay := m.policy.Backoff(failures - 1)
 	due := m.clk.Now().Add(delay)
 	reason := fmt.Sprintf("startup: %v; relaunching in %s", err, delay)
-	if serr := m.commit(a, func(r *Record) {
+	if serr := a.commit(func(r *Record) {
 		r.Failures, r.Error = failures, reason
 		// Counted as an exit of this TUI: its death later is not another.
 		r.RestartDue, r.ExitedPID = &due, r.PanePID
-	}, false); serr != nil {
+	}); serr != nil {
 		m.log.Error("recording a failed start failed", "agent", name, "err", serr)
 	}
-	m.mu.Lock()
+	a.mu.Lock()
 	if a.launchGen == gen {
 		a.exitHandled = true
 		a.nextRestart = due
 	}
-	m.mu.Unlock()
+	a.mu.Unlock()
 	m.log.Warn("agent TUI did not come up; relaunching", "agent", name, "err", err, "retry_in", delay)
 	a.queue.CancelWith(fmt.Errorf("the agent's TUI did not become ready (%v)", err))
 	m.Kick()
-}
-
-// target is a's pane as delivery sees it; the pane id is read afresh at
-// every call, so a wait survives a respawn.
-func (m *Manager) target(a *agent) (delivery.Target, bool) {
-	m.mu.Lock()
-	harnessName := a.rec.Harness
-	m.mu.Unlock()
-	h, ok := harness.Lookup(harnessName)
-	if !ok {
-		return delivery.Target{}, false
-	}
-	t := delivery.Target{Pane: agentPane{m: m, a: a}, Screen: h.Screen(), EnterDelay: delivery.DefaultEnterDelay}
-	if pt, ok := h.(harness.PasteTiming); ok {
-		t.EnterDelay = pt.EnterDelay()
-	}
-	if c, ok := h.(harness.InputClearer); ok {
-		t.ClearKeys = c.ClearInputKeys()
-	}
-	t.Activity = m.turnActivity(a)
-	return t, true
-}
-
-// agentPane adapts the tmux server to delivery.Pane for one agent.
-type agentPane struct {
-	m *Manager
-	a *agent
-}
-
-func (p agentPane) pane() (string, error) {
-	p.m.mu.Lock()
-	defer p.m.mu.Unlock()
-	if p.a.rec.PaneID == "" || p.a.exitHandled {
-		return "", delivery.ErrPaneDead
-	}
-	return p.a.rec.PaneID, nil
-}
-
-func (p agentPane) Gates(ctx context.Context) (delivery.Gates, error) {
-	id, err := p.pane()
-	if err != nil {
-		return delivery.Gates{Dead: true}, nil
-	}
-	info, err := p.m.tmux.PaneInfo(ctx, id)
-	if tmux.IsNotFound(err) {
-		return delivery.Gates{Dead: true}, nil
-	}
-	if err != nil {
-		return delivery.Gates{}, err
-	}
-	return delivery.Gates{Dead: info.Dead, InMode: info.InMode, InputOff: info.InputOff, PID: info.PID}, nil
-}
-
-func (p agentPane) CancelMode(ctx context.Context) error {
-	id, err := p.pane()
-	if err != nil {
-		return err
-	}
-	return p.m.tmux.CancelMode(ctx, id)
-}
-
-func (p agentPane) Capture(ctx context.Context) (string, error) {
-	id, err := p.pane()
-	if err != nil {
-		return "", err
-	}
-	return p.m.tmux.Capture(ctx, id)
-}
-
-func (p agentPane) Paste(ctx context.Context, text string) error {
-	id, err := p.pane()
-	if err != nil {
-		return err
-	}
-	return p.m.tmux.Paste(ctx, id, text)
-}
-
-func (p agentPane) SendKeys(ctx context.Context, keys ...string) error {
-	id, err := p.pane()
-	if err != nil {
-		return err
-	}
-	return p.m.tmux.SendKeys(ctx, id, keys...)
 }
 
 // stderrTail keeps the last lines a dead pane showed (its exit message).

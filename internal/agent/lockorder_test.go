@@ -14,13 +14,14 @@ import (
 	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
-// Lock order (found in review). Queue.Push holds the queue's mutex while
-// it calls Limit, which is Manager.queueMax, which takes Manager.mu. The
-// listing (view, under m.mu: List, Status) and the supervisor's views()
-// (under m.mu) call a.queue.Messages()/Len(), which take the queue's
-// mutex. A send racing a listing or a sweep tick deadlocks them both, and
-// with m.mu held for good every later call to the daemon hangs.
-func TestPushNeverTakesTheManagerLockUnderTheQueueLock(t *testing.T) {
+// Lock order (runtime.go): a.op → Store.mu → Manager.mu → a.mu → the
+// queue's mutex. The queue's mutex is a leaf: Queue.Push reads Limit
+// (agent.queueMax, which takes a.mu) before it, and the listing (List holds
+// a.mu while viewLocked reads a.queue.Messages()) and the sweep's views
+// take it under a.mu. Were Limit read under the queue's mutex (found in
+// review), a send racing a listing or a sweep tick would deadlock them
+// both, and every later call about the agent would hang.
+func TestPushNeverTakesTheRuntimeLockUnderTheQueueLock(t *testing.T) {
 	m, err := New(Options{
 		Home:   home.Home{Root: t.TempDir()},
 		Tmux:   &tmux.Server{},
@@ -34,11 +35,11 @@ func TestPushNeverTakesTheManagerLockUnderTheQueueLock(t *testing.T) {
 	orig := a.queue.Limit
 	inLimit := make(chan struct{})
 	a.queue.Limit = func() int {
-		close(inLimit) // the queue's mutex is held from here
+		close(inLimit) // Push is under way from here
 		return orig()
 	}
 
-	m.mu.Lock() // a listing in progress (view / views hold m.mu)
+	a.mu.Lock() // a listing in progress (List and views hold a.mu)
 	pushed := make(chan struct{})
 	go func() {
 		defer close(pushed)
@@ -48,19 +49,60 @@ func TestPushNeverTakesTheManagerLockUnderTheQueueLock(t *testing.T) {
 	listed := make(chan struct{})
 	go func() {
 		defer close(listed)
-		_ = m.view(a) // a.queue.Messages() under m.mu
+		_ = a.viewLocked() // a.queue.Messages() under a.mu
 	}()
 	select {
 	case <-listed:
 	case <-time.After(2 * time.Second):
-		t.Error("deadlock: view (holding m.mu) waits for the queue's mutex, Push (holding it) waits for m.mu in queueMax")
+		t.Error("deadlock: the listing (holding a.mu) waits for the queue's mutex, Push (holding it) waits for a.mu in queueMax")
 	}
-	m.mu.Unlock() // let the test end
+	a.mu.Unlock() // let the test end
 	<-pushed
 	<-listed
 	m.cancel()
 	a.queue.Close()
-	_ = context.Background
+}
+
+// An agent's runtime lock is its own: one agent held (a slow section under
+// its lock) holds up neither a call about another agent nor the map. (A
+// save still reads every record, so it waits for every agent's lock.)
+func TestOneAgentsLockHoldsUpNoOtherAgent(t *testing.T) {
+	m, err := New(Options{
+		Home:   home.Home{Root: t.TempDir()},
+		Tmux:   &tmux.Server{},
+		Config: func() *config.Config { return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1 := m.newAgent(&Record{Name: "a1", State: api.StateRunning})
+	a2 := m.newAgent(&Record{Name: "a2", State: api.StateRunning})
+	m.agents["a1"], m.agents["a2"] = a1, a2
+	defer func() {
+		m.cancel()
+		a1.queue.Close()
+		a2.queue.Close()
+	}()
+	a1.mu.Lock()
+	defer a1.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := m.Get("a2"); err != nil {
+			t.Error(err)
+		}
+		if _, err := m.Await("a2", "nope"); !api.HasCode(err, api.CodeNotFound) {
+			t.Errorf("await: %v, want not_found", err)
+		}
+		if _, err := m.lookup("a1"); err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a call about a2 (or the map) waited for a1's lock")
+	}
 }
 
 // The same through the public calls only: sends and listings racing. It
@@ -76,6 +118,8 @@ func TestSendsAndListingsRaceWithoutDeadlock(t *testing.T) {
 	}
 	a := m.newAgent(&Record{Name: "a1", State: api.StateRunning})
 	m.agents["a1"] = a
+	b := m.newAgent(&Record{Name: "b1", State: api.StateRunning, SessionID: "s-b1"})
+	m.agents["b1"] = b
 	var sends, lists atomic.Int64
 	stop := make(chan struct{})
 	defer close(stop)
@@ -86,7 +130,17 @@ func TestSendsAndListingsRaceWithoutDeadlock(t *testing.T) {
 				return
 			default:
 			}
+			// Every nesting the order allows: the listing (a.mu, then the
+			// queue's), the sweep's views and next restart (each a.mu in
+			// turn, then Manager.mu for the idle cache), a claim (Manager.mu
+			// over each a.mu), a save (the store's lock over Manager.mu
+			// over each a.mu).
 			m.List()
+			m.views()
+			m.nextDue()
+			m.claim(a, "s-b1", func() bool { return true })
+			m.claimedIDs("a1")
+			_ = b.commit(func(r *Record) { r.Error = "" })
 			lists.Add(1)
 		}
 	}()
@@ -112,7 +166,7 @@ func TestSendsAndListingsRaceWithoutDeadlock(t *testing.T) {
 		} else if time.Since(since) > 5*time.Second {
 			buf := make([]byte, 1<<20)
 			n := runtime.Stack(buf, true)
-			t.Fatalf("no send or listing finished for 5s after %d sends and %d listings: deadlock\n%s", s, l, buf[:n])
+			t.Fatalf("no send or listing finished for 5s after %d sends and %d listing rounds: deadlock\n%s", s, l, buf[:n])
 		}
 		if time.Now().After(deadline) {
 			t.Logf("no hang in 30s (%d sends, %d listings)", s, l)

@@ -15,11 +15,13 @@ import (
 // failures, restarts and due time, and the supervisor's own due time.
 func pending(m *Manager, h string) (failures, restarts int, due *time.Time, next time.Time, handled bool) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	a := m.agents[h]
+	m.mu.Unlock()
 	if a == nil {
 		return 0, 0, nil, time.Time{}, false
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	var d *time.Time
 	if a.rec.RestartDue != nil {
 		t := *a.rec.RestartDue

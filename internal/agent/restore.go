@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/delivery"
+	"github.com/blackpaw-studio/leo/internal/tmux"
 )
 
 // RestoreStats says what a boot restore did.
@@ -47,12 +50,54 @@ func (m *Manager) Restore(ctx context.Context) error {
 	return err
 }
 
+// restore runs boot restore's steps in order and says what it did.
 func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 	var st RestoreStats
+	recs, err := m.loadRecords(&st)
+	if err != nil {
+		return st, err
+	}
+	list, err := m.tmux.ListPanes(ctx)
+	if err != nil {
+		return st, err
+	}
+	panes := panesBySession(list)
+	plan := m.takeRecords(recs, panes, &st)
+	m.reportUnclaimed(panes, plan.claimed, &st)
+	for _, a := range plan.kill {
+		if m.killSession(ctx, a.name(), "its record says stopped: finishing a stop a crash interrupted") == nil {
+			st.Killed++
+		}
+	}
+	m.probeAdopted(plan.relaunch)
+	// A message the last daemon pasted and was killed before submitting
+	// is finished first, from what the screen shows (never pasted again),
+	// ahead of any message sent to this daemon.
+	for _, a := range plan.unfinished {
+		a.finishInFlight()
+	}
+	m.relaunchAtBoot(ctx, plan.relaunch, &st)
+	// Then the messages the last daemon had accepted and not yet put in
+	// flight, in the order it accepted them, behind the one it was
+	// finishing.
+	for _, a := range m.restoredQueues() {
+		a.requeue()
+	}
+	if err := m.save(); err != nil {
+		return st, err
+	}
+	m.log.Info("agents restored", "adopted", st.Adopted, "relaunched", st.Relaunched, "pending_restarts", st.Pending, "stopped", st.Stopped, "failed", st.Failed,
+		"killed", st.Killed, "skipped", st.Skipped, "unclaimed", st.Unclaimed)
+	return st, nil
+}
+
+// loadRecords reads the records leo can act on. A file or records it does
+// not understand are reported (log and Problems) and left out.
+func (m *Manager) loadRecords(st *RestoreStats) ([]*Record, error) {
 	recs, skipped, aside, err := m.store.Load()
 	if err != nil {
 		if !IsCorrupt(err) {
-			return st, err
+			return nil, err
 		}
 		// statefile kept the file aside; start from no agents rather than
 		// refuse to run. Nothing it described is touched: its sessions
@@ -66,120 +111,140 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 			"agent", sk.Name, "state", string(sk.State), "why", sk.Why, "kept_as", aside)
 		m.problem(fmt.Sprintf("agent record %q not understood (%s); its tmux session is left alone; the file was kept as %s", sk.Name, sk.Why, aside))
 	}
-	list, err := m.tmux.ListPanes(ctx)
-	if err != nil {
-		return st, err
-	}
-	panes := panesBySession(list)
-	now := m.clk.Now()
+	return recs, nil
+}
 
-	claimed := map[string]bool{}
-	var relaunch, kill, unfinished []*agent
+// restorePlan is what taking the records left to do.
+type restorePlan struct {
+	// claimed: the tmux sessions a record names (true: it is live).
+	claimed map[string]bool
+	// relaunch: agents to launch again; kill: stopped agents whose session
+	// lives (a stop a crash interrupted); unfinished: agents with a
+	// message in flight in a live TUI.
+	relaunch, kill, unfinished []*agent
+}
+
+// takeRecords puts every record in the map as an agent, reconciled with
+// the pane its session shows (see reconcile).
+func (m *Manager) takeRecords(recs []*Record, panes map[string]tmux.PaneInfo, st *RestoreStats) restorePlan {
+	plan := restorePlan{claimed: map[string]bool{}}
+	now := m.clk.Now()
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	for _, r := range recs {
 		a := m.newAgent(r)
 		m.agents[r.Name] = a
 		session := TmuxSession(r.Name)
 		p, live := panes[session]
-		claimed[session] = live
-		a.lastLaunch = now
-		a.lastActivity = now
-		m.checkSavedQueue(a)
-		// Messages saved for an agent the idle sweep parked wake it, as
-		// they would have in the last daemon.
-		wake := r.State == api.StateStopped && r.WakeOnMessage && len(r.Queue) > 0
-		switch {
-		case r.State == api.StateStopped && live:
-			kill = append(kill, a)
-			if wake {
-				relaunch = append(relaunch, a)
-			}
-		case r.State == api.StateStopped:
-			if wake {
-				relaunch = append(relaunch, a)
-			}
-		case r.RestartDue != nil && (!live || p.PID == r.ExitedPID):
-			// A restart the last daemon decided and did not carry out
-			// (the TUI it counted still shows, dead or stuck, or its
-			// session is gone): it runs when it was due, its exit
-			// counted once.
-			if live {
-				r.PaneID, r.PanePID = p.PaneID, p.PID
-			}
-			r.State = api.StateStarting
-			a.exitHandled = true
-			a.nextRestart = *r.RestartDue
-			a.lastLaunch = now.Add(-1)
-			st.Pending++
-		case live:
-			// A TUI launched after any restart the record names.
-			r.RestartDue = nil
-			r.PaneID, r.PanePID = p.PaneID, p.PID
-			// Launched before this daemon: the first sweep may judge it.
-			a.lastLaunch = now.Add(-1)
-			st.Adopted++
-		default:
-			relaunch = append(relaunch, a)
+		plan.claimed[session] = live
+		a.mu.Lock()
+		a.reconcile(p, live, now, st, &plan)
+		a.mu.Unlock()
+	}
+	return plan
+}
+
+// reconcile decides, from a's restored record and the pane of its session
+// (live: the session exists), what boot restore does with it, and notes it
+// in plan and st; a.mu must be held.
+func (a *agent) reconcile(p tmux.PaneInfo, live bool, now time.Time, st *RestoreStats, plan *restorePlan) {
+	r := a.rec
+	a.lastLaunch = now
+	a.lastActivity = now
+	a.checkSavedQueue()
+	// Messages saved for an agent the idle sweep parked wake it, as
+	// they would have in the last daemon.
+	wake := r.State == api.StateStopped && r.WakeOnMessage && len(r.Queue) > 0
+	switch {
+	case r.State == api.StateStopped && live:
+		plan.kill = append(plan.kill, a)
+		if wake {
+			plan.relaunch = append(plan.relaunch, a)
 		}
-		if r.InFlight != nil {
-			if live && r.State != api.StateStopped {
-				unfinished = append(unfinished, a)
-			} else {
-				m.lostInFlight(a, "the agent's TUI was not running")
-			}
+	case r.State == api.StateStopped:
+		if wake {
+			plan.relaunch = append(plan.relaunch, a)
+		}
+	case r.RestartDue != nil && (!live || p.PID == r.ExitedPID):
+		// A restart the last daemon decided and did not carry out
+		// (the TUI it counted still shows, dead or stuck, or its
+		// session is gone): it runs when it was due, its exit
+		// counted once.
+		if live {
+			r.PaneID, r.PanePID = p.PaneID, p.PID
+		}
+		r.State = api.StateStarting
+		a.exitHandled = true
+		a.nextRestart = *r.RestartDue
+		a.lastLaunch = now.Add(-1)
+		st.Pending++
+	case live:
+		// A TUI launched after any restart the record names.
+		r.RestartDue = nil
+		r.PaneID, r.PanePID = p.PaneID, p.PID
+		// Launched before this daemon: the first sweep may judge it.
+		a.lastLaunch = now.Add(-1)
+		st.Adopted++
+	default:
+		plan.relaunch = append(plan.relaunch, a)
+	}
+	if r.InFlight != nil {
+		if live && r.State != api.StateStopped {
+			plan.unfinished = append(plan.unfinished, a)
+		} else {
+			a.lostInFlight("the agent's TUI was not running")
 		}
 	}
-	m.mu.Unlock()
+}
 
+// reportUnclaimed logs the leo-* sessions no record claims: left alone.
+func (m *Manager) reportUnclaimed(panes map[string]tmux.PaneInfo, claimed map[string]bool, st *RestoreStats) {
 	for session, p := range panes {
 		if strings.HasPrefix(session, "leo-") && !claimed[session] {
 			st.Unclaimed++
 			m.log.Warn("tmux session has no agent record; leaving it alone", "session", session, "pane", p.PaneID)
 		}
 	}
-	for _, a := range kill {
-		if m.killSession(ctx, a.rec.Name, "its record says stopped: finishing a stop a crash interrupted") == nil {
-			st.Killed++
+}
+
+// probeAdopted gives adopted agents still starting their startup probe
+// again (those about to be relaunched get theirs from the launch).
+func (m *Manager) probeAdopted(relaunch []*agent) {
+	for _, a := range m.all() {
+		a.mu.Lock()
+		adopted := a.rec.State == api.StateStarting && a.rec.PaneID != "" && !a.exitHandled && !slices.Contains(relaunch, a)
+		if adopted {
+			a.launchGen++
 		}
-	}
-	// Adopted agents still starting get their startup probe again.
-	m.mu.Lock()
-	var probes []*agent
-	for _, a := range m.agents {
-		if a.rec.State == api.StateStarting && a.rec.PaneID != "" && !a.exitHandled && !contains(relaunch, a) {
-			probes = append(probes, a)
-		}
-	}
-	m.mu.Unlock()
-	for _, a := range probes {
-		m.mu.Lock()
-		a.launchGen++
 		gen := a.launchGen
-		m.mu.Unlock()
-		m.probe(a, gen)
-	}
-
-	// A message the last daemon pasted and was killed before submitting
-	// is finished first, from what the screen shows (never pasted again),
-	// ahead of any message sent to this daemon.
-	for _, a := range unfinished {
-		m.mu.Lock()
-		f, name := *a.rec.InFlight, a.rec.Name
-		m.mu.Unlock()
-		m.log.Warn("finishing a delivery the last daemon was stopped in", "agent", name, "id", f.ID, "since", f.Since)
-		it := &delivery.Item{ID: f.ID, Message: f.Text, Pasted: true, PastedAt: f.Since}
-		m.mu.Lock()
-		a.items[it.ID] = it
-		m.mu.Unlock()
-		if _, err := a.queue.PushUnbounded(it); err != nil {
-			m.mu.Lock()
-			delete(a.items, it.ID)
-			m.lostInFlight(a, "not resumed: "+err.Error())
-			m.mu.Unlock()
+		a.mu.Unlock()
+		if adopted {
+			a.probe(gen)
 		}
 	}
+}
 
-	var mu sync.Mutex
+// finishInFlight queues, ahead of everything, the finish of the message
+// the last daemon pasted into a's TUI and did not see submitted.
+func (a *agent) finishInFlight() {
+	a.mu.Lock()
+	f, name := *a.rec.InFlight, a.rec.Name
+	it := &delivery.Item{ID: f.ID, Message: f.Text, Pasted: true, PastedAt: f.Since}
+	a.items[it.ID] = it
+	a.mu.Unlock()
+	a.m.log.Warn("finishing a delivery the last daemon was stopped in", "agent", name, "id", f.ID, "since", f.Since)
+	if _, err := a.queue.PushUnbounded(it); err != nil {
+		a.mu.Lock()
+		delete(a.items, it.ID)
+		a.lostInFlight("not resumed: " + err.Error())
+		a.mu.Unlock()
+	}
+}
+
+// relaunchAtBoot launches the agents whose TUI is gone, restoreParallel at
+// a time, and waits for them all.
+func (m *Manager) relaunchAtBoot(ctx context.Context, relaunch []*agent, st *RestoreStats) {
+	var mu sync.Mutex // guards st
 	sem := make(chan struct{}, restoreParallel)
 	var wg sync.WaitGroup
 	for _, a := range relaunch {
@@ -188,70 +253,86 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 		go func(a *agent) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			a.op.Lock()
-			defer a.op.Unlock()
-			err := m.launch(ctx, a, "boot restore")
+			outcome := a.relaunchAtBoot(ctx)
 			mu.Lock()
 			defer mu.Unlock()
-			if err == nil {
+			switch outcome {
+			case bootRelaunched:
 				st.Relaunched++
-				return
-			}
-			m.mu.Lock()
-			name := a.rec.Name
-			switch api.CodeOf(err) {
-			case api.CodeClaudeNotFound, api.CodeHarnessNotFound, api.CodeNotFound, api.CodeConfigError:
-				a.rec.State = api.StateStopped
-				a.rec.Error = err.Error()
+			case bootStopped:
 				st.Stopped++
-			default:
-				// Transient (tmux): the supervisor retries with backoff.
-				a.rec.State = api.StateStarting
-				a.rec.Error = err.Error()
-				due := m.clk.Now().Add(m.policy.Backoff(a.rec.Failures))
-				a.rec.RestartDue = &due
-				a.exitHandled = true
-				a.nextRestart = due
+			case bootRetry:
 				st.Failed++
 			}
-			m.mu.Unlock()
-			m.log.Error("agent not relaunched at boot", "agent", name, "err", err)
 		}(a)
 	}
 	wg.Wait()
-	// Then the messages the last daemon had accepted and not yet put in
-	// flight, in the order it accepted them, behind the one it was
-	// finishing.
-	for _, a := range m.restoredQueues() {
-		m.requeue(a)
+}
+
+// bootOutcome is how one agent's relaunch at boot went.
+type bootOutcome int
+
+const (
+	bootRelaunched bootOutcome = iota
+	// bootStopped: nothing a retry fixes (harness or template gone); kept
+	// stopped with the reason.
+	bootStopped
+	// bootRetry: a transient failure (tmux); the supervisor retries with
+	// backoff.
+	bootRetry
+)
+
+// relaunchAtBoot launches a and, when that fails, parks it (stopped with
+// the reason) or schedules its retry.
+func (a *agent) relaunchAtBoot(ctx context.Context) bootOutcome {
+	m := a.m
+	a.op.Lock()
+	defer a.op.Unlock()
+	err := a.launch(ctx, "boot restore")
+	if err == nil {
+		return bootRelaunched
 	}
-	if err := m.save(); err != nil {
-		return st, err
+	now := m.clk.Now()
+	a.mu.Lock()
+	name := a.rec.Name
+	a.rec.Error = err.Error()
+	out := bootRetry
+	switch api.CodeOf(err) {
+	case api.CodeClaudeNotFound, api.CodeHarnessNotFound, api.CodeNotFound, api.CodeConfigError:
+		a.rec.State = api.StateStopped
+		out = bootStopped
+	default:
+		a.rec.State = api.StateStarting
+		due := now.Add(m.policy.Backoff(a.rec.Failures))
+		a.rec.RestartDue = &due
+		a.exitHandled = true
+		a.nextRestart = due
 	}
-	m.log.Info("agents restored", "adopted", st.Adopted, "relaunched", st.Relaunched, "pending_restarts", st.Pending, "stopped", st.Stopped, "failed", st.Failed,
-		"killed", st.Killed, "skipped", st.Skipped, "unclaimed", st.Unclaimed)
-	return st, nil
+	a.mu.Unlock()
+	m.log.Error("agent not relaunched at boot", "agent", name, "err", err)
+	return out
 }
 
 // lostInFlight records a's in-flight message, whose text cannot be in
-// the input line of any TUI now, as failed and forgets it; m.mu must be
+// the input line of any TUI now, as failed and forgets it; a.mu must be
 // held.
-func (m *Manager) lostInFlight(a *agent, why string) {
+func (a *agent) lostInFlight(why string) {
+	m := a.m
 	f := a.rec.InFlight
 	a.rec.InFlight = nil
 	msg := fmt.Sprintf("%v (%s)", delivery.ErrNotLanded, why)
 	d := api.Delivery{ID: f.ID, Status: "failed", Error: msg, At: m.clk.Now()}
 	d.From, d.FirstLine = api.DescribeMessage(f.Text)
 	a.deliveries = append(a.deliveries, d)
-	m.keepOutcome(a, delivery.NewDone(f.ID, f.Text, fmt.Errorf("%w (%s)", delivery.ErrNotLanded, why)))
+	a.keepOutcome(delivery.NewDone(f.ID, f.Text, fmt.Errorf("%w (%s)", delivery.ErrNotLanded, why)))
 	m.log.Warn("message not delivered", "agent", a.rec.Name, "id", f.ID, "err", msg)
 }
 
 // checkSavedQueue drops from a's saved queue what this leo would never
 // have accepted (a hand-edited file): an entry without an id, a repeated
 // id, a text that is not a message leo sends. Each is recorded as failed
-// with the reason; m.mu must be held.
-func (m *Manager) checkSavedQueue(a *agent) {
+// with the reason; a.mu must be held.
+func (a *agent) checkSavedQueue() {
 	r := a.rec
 	if len(r.Queue) == 0 {
 		return
@@ -269,7 +350,7 @@ func (m *Manager) checkSavedQueue(a *agent) {
 			why = fmt.Sprintf("queue[%d] has no id", i)
 		case seen[q.ID]:
 			// The same message twice: it is delivered once, as the first.
-			m.log.Warn("saved message listed twice; delivering it once", "agent", r.Name, "id", q.ID)
+			a.m.log.Warn("saved message listed twice; delivering it once", "agent", r.Name, "id", q.ID)
 			continue
 		case err != nil:
 			why = err.Error()
@@ -277,7 +358,7 @@ func (m *Manager) checkSavedQueue(a *agent) {
 			why = "its text is not as leo saves it"
 		}
 		if why != "" {
-			m.failSaved(a, q, "saved message not understood: "+why)
+			a.failSaved(q, "saved message not understood: "+why)
 			continue
 		}
 		seen[q.ID] = true
@@ -286,11 +367,12 @@ func (m *Manager) checkSavedQueue(a *agent) {
 	r.Queue = kept
 }
 
-// failSaved records a saved message as failed with reason; m.mu must be
+// failSaved records a saved message as failed with reason; a.mu must be
 // held, and the caller takes it off the saved queue.
-func (m *Manager) failSaved(a *agent, q Queued, reason string) {
+func (a *agent) failSaved(q Queued, reason string) {
+	m := a.m
 	err := errors.New(reason)
-	m.keepOutcome(a, delivery.NewDone(q.ID, q.Text, err))
+	a.keepOutcome(delivery.NewDone(q.ID, q.Text, err))
 	d := api.Delivery{ID: q.ID, Status: "failed", Error: reason, At: m.clk.Now()}
 	d.From, d.FirstLine = api.DescribeMessage(q.Text)
 	a.deliveries = append(a.deliveries, d)
@@ -303,13 +385,13 @@ func (m *Manager) failSaved(a *agent, q Queued, reason string) {
 // restoredQueues are the agents with saved messages, by name (any order
 // between agents is fine; each agent's own order is kept).
 func (m *Manager) restoredQueues() []*agent {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var out []*agent
-	for _, a := range m.agents {
+	for _, a := range m.all() {
+		a.mu.Lock()
 		if len(a.rec.Queue) > 0 {
 			out = append(out, a)
 		}
+		a.mu.Unlock()
 	}
 	return out
 }
@@ -318,8 +400,9 @@ func (m *Manager) restoredQueues() []*agent {
 // agent that is stopped now (a person stopped it, or boot restore could not
 // start it) gets none: they fail with the reason and leave the saved
 // queue with the restore's final save.
-func (m *Manager) requeue(a *agent) {
-	m.mu.Lock()
+func (a *agent) requeue() {
+	m := a.m
+	a.mu.Lock()
 	saved := append([]Queued(nil), a.rec.Queue...)
 	if a.rec.State == api.StateStopped {
 		reason := "cancelled: the agent was stopped"
@@ -327,10 +410,10 @@ func (m *Manager) requeue(a *agent) {
 			reason = "agent stopped: " + a.rec.Error
 		}
 		for _, q := range saved {
-			m.failSaved(a, q, reason)
+			a.failSaved(q, reason)
 		}
 		a.rec.Queue = nil
-		m.mu.Unlock()
+		a.mu.Unlock()
 		return
 	}
 	items := make([]*delivery.Item, len(saved))
@@ -339,25 +422,16 @@ func (m *Manager) requeue(a *agent) {
 		a.items[q.ID] = items[i]
 	}
 	name := a.rec.Name
-	m.mu.Unlock()
+	a.mu.Unlock()
 	for i, it := range items {
 		if _, err := a.queue.PushUnbounded(it); err != nil {
-			m.mu.Lock()
+			a.mu.Lock()
 			delete(a.items, it.ID)
-			m.failSaved(a, saved[i], "not queued again after the restart: "+err.Error())
+			a.failSaved(saved[i], "not queued again after the restart: "+err.Error())
 			a.rec.Queue = withoutQueued(a.rec.Queue, it.ID)
-			m.mu.Unlock()
+			a.mu.Unlock()
 			continue
 		}
 		m.log.Info("message queued again after the restart", "agent", name, "id", it.ID, "accepted", saved[i].At)
 	}
-}
-
-func contains(list []*agent, a *agent) bool {
-	for _, x := range list {
-		if x == a {
-			return true
-		}
-	}
-	return false
 }

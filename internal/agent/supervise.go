@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 	"golang.org/x/sys/unix"
 )
@@ -44,13 +45,13 @@ func (m *Manager) Run(ctx context.Context) {
 }
 
 func (m *Manager) nextDue() (time.Time, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var due time.Time
-	for _, a := range m.agents {
+	for _, a := range m.all() {
+		a.mu.Lock()
 		if a.exitHandled && (due.IsZero() || a.nextRestart.Before(due)) {
 			due = a.nextRestart
 		}
+		a.mu.Unlock()
 	}
 	return due, !due.IsZero()
 }
@@ -87,38 +88,56 @@ func (m *Manager) Sweep(ctx context.Context) SweepStats {
 // views snapshots what planning needs.
 func (m *Manager) views() []agentView {
 	cfg := m.opts.Config()
+	all := m.all()
+	out := make([]agentView, 0, len(all))
+	for _, a := range all {
+		a.mu.Lock()
+		if a.deleted {
+			a.mu.Unlock()
+			continue
+		}
+		v := a.sweepView()
+		scope := &Record{Template: a.rec.Template, Task: a.rec.Task}
+		a.mu.Unlock()
+		v.IdleAfter = m.idleAfter(cfg, scope)
+		out = append(out, v)
+	}
+	return out
+}
+
+// sweepView is what the sweep plans from (IdleAfter aside); a.mu must be
+// held.
+func (a *agent) sweepView() agentView {
+	return agentView{
+		Name:         a.rec.Name,
+		State:        a.rec.State,
+		PaneID:       a.rec.PaneID,
+		ExitHandled:  a.exitHandled,
+		NextRestart:  a.nextRestart,
+		LastLaunch:   a.lastLaunch,
+		LastActivity: a.lastActivity,
+		Queued:       a.queue.Len(),
+	}
+}
+
+// idleAfter is idle_suspend_after of the scope rec launches from, cached
+// per scope for one config value (0 when it does not resolve).
+func (m *Manager) idleAfter(cfg *config.Config, rec *Record) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cfg != m.idleFor {
 		m.idleFor = cfg
 		m.idleCache = map[string]time.Duration{}
 	}
-	out := make([]agentView, 0, len(m.agents))
-	for _, a := range m.agents {
-		if a.deleted {
-			continue
+	scope := rec.scope()
+	idle, ok := m.idleCache[scope]
+	if !ok && cfg != nil {
+		if res, err := m.resolveRec(cfg, rec); err == nil {
+			idle = res.IdleSuspendAfter
 		}
-		scope := a.rec.scope()
-		idle, ok := m.idleCache[scope]
-		if !ok && cfg != nil {
-			if res, err := m.resolveRec(cfg, a.rec); err == nil {
-				idle = res.IdleSuspendAfter
-			}
-			m.idleCache[scope] = idle
-		}
-		out = append(out, agentView{
-			Name:         a.rec.Name,
-			State:        a.rec.State,
-			PaneID:       a.rec.PaneID,
-			ExitHandled:  a.exitHandled,
-			NextRestart:  a.nextRestart,
-			LastLaunch:   a.lastLaunch,
-			IdleAfter:    idle,
-			LastActivity: a.lastActivity,
-			Queued:       a.queue.Len(),
-		})
+		m.idleCache[scope] = idle
 	}
-	return out
+	return idle
 }
 
 // act carries out one planned action under the agent's op lock. An agent
@@ -131,28 +150,28 @@ func (m *Manager) act(ctx context.Context, act sweepAction, listedAt time.Time) 
 		return
 	}
 	defer a.op.Unlock()
-	m.mu.Lock()
+	a.mu.Lock()
 	stale := a.deleted || a.rec.State == api.StateStopped ||
 		(act.Kind != actRestart && !a.lastLaunch.Before(listedAt)) ||
 		(act.Kind == actRestart && !a.exitHandled)
-	m.mu.Unlock()
+	a.mu.Unlock()
 	if stale {
 		return
 	}
 	switch act.Kind {
 	case actExited:
-		m.onExit(ctx, a, act.Pane, true)
+		a.onExit(ctx, act.Pane, true)
 	case actVanished:
-		m.onExit(ctx, a, tmux.PaneInfo{}, false)
+		a.onExit(ctx, tmux.PaneInfo{}, false)
 	case actRestart:
-		m.restartDue(ctx, a)
+		a.restartDue(ctx)
 	case actSuspend:
-		m.suspend(ctx, a, act)
+		a.suspend(ctx)
 	case actAdopt:
-		m.mu.Lock()
+		a.mu.Lock()
 		a.rec.PaneID = act.Pane.PaneID
 		a.rec.PanePID = act.Pane.PID
-		m.mu.Unlock()
+		a.mu.Unlock()
 		m.save()
 	}
 }
@@ -163,19 +182,20 @@ func (m *Manager) act(ctx context.Context, act sweepAction, listedAt time.Time) 
 const statusGrace = 2 * time.Second
 
 // onExit records how the TUI ended and schedules its restart.
-func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLeft bool) {
+func (a *agent) onExit(ctx context.Context, p tmux.PaneInfo, paneLeft bool) {
+	m := a.m
 	now := m.clk.Now()
-	if m.exitCounted(a, p, paneLeft) {
+	if a.exitCounted(p, paneLeft) {
 		return
 	}
 	if paneLeft && !p.HasStatus && p.DeadSignal == 0 {
-		m.mu.Lock()
+		a.mu.Lock()
 		first := a.deadSince.IsZero() || a.deadPane != p.PaneID
 		if first {
 			a.deadSince, a.deadPane = now, p.PaneID
 		}
 		early := now.Sub(a.deadSince) < statusGrace
-		m.mu.Unlock()
+		a.mu.Unlock()
 		if first {
 			// Usually the status is a moment behind; if tmux missed the
 			// SIGCHLD it never comes unless another child exits.
@@ -204,7 +224,7 @@ func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLef
 		exit.StderrTail = "the tmux session disappeared (killed outside leo, or the tmux server stopped)"
 	}
 
-	m.mu.Lock()
+	a.mu.Lock()
 	r := a.rec
 	launched := now
 	if r.StartedAt != nil {
@@ -225,9 +245,9 @@ func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLef
 	}
 	r.Resumed = false
 	r.ExitedPID = exitedPID(r, p, paneLeft)
-	m.scheduleRestart(a, now.Add(d.Delay), paneLeft)
+	a.scheduleRestart(now.Add(d.Delay), paneLeft)
 	name := r.Name
-	m.mu.Unlock()
+	a.mu.Unlock()
 	m.save()
 	m.log.Warn("agent exited; restarting", "agent", name, "status", exit.Status, "signal", exit.Signal,
 		"up", now.Sub(launched).Round(time.Millisecond), "restart_in", d.Delay)
@@ -237,10 +257,10 @@ func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLef
 	}
 }
 
-// scheduleRestart records, under m.mu, a's exit as handled and its
-// restart as due at due (kept in the record, so a restored daemon
-// continues it then). A pane that is still there keeps its ids.
-func (m *Manager) scheduleRestart(a *agent, due time.Time, paneLeft bool) {
+// scheduleRestart records a's exit as handled and its restart as due at
+// due (kept in the record, so a restored daemon continues it then). A pane
+// that is still there keeps its ids. a.mu must be held.
+func (a *agent) scheduleRestart(due time.Time, paneLeft bool) {
 	r := a.rec
 	r.State = api.StateStarting
 	r.RestartDue = &due
@@ -269,34 +289,38 @@ func exitedPID(r *Record, p tmux.PaneInfo, paneLeft bool) int {
 // counted already: by a daemon killed since (its restart then runs when
 // it was due), or before a relaunch that was cut short (then now). An
 // exit counts once, however many daemons see its dead pane.
-func (m *Manager) exitCounted(a *agent, p tmux.PaneInfo, paneLeft bool) bool {
-	m.mu.Lock()
+func (a *agent) exitCounted(p tmux.PaneInfo, paneLeft bool) bool {
+	m := a.m
+	now := m.clk.Now()
+	a.mu.Lock()
 	r := a.rec
 	pid := exitedPID(r, p, paneLeft)
 	if pid == 0 || pid != r.ExitedPID {
-		m.mu.Unlock()
+		a.mu.Unlock()
 		return false
 	}
-	due := m.clk.Now()
+	due := now
 	if r.RestartDue != nil {
 		due = *r.RestartDue
 	}
-	m.scheduleRestart(a, due, paneLeft)
+	a.scheduleRestart(due, paneLeft)
 	name := r.Name
-	m.mu.Unlock()
+	a.mu.Unlock()
 	m.save()
 	m.log.Info("agent exit already counted; its restart continues", "agent", name, "pid", pid, "restart_at", due)
 	return true
 }
 
 // restartDue relaunches after the backoff.
-func (m *Manager) restartDue(ctx context.Context, a *agent) {
-	err := m.launch(ctx, a, "restart after exit")
-	m.mu.Lock()
+func (a *agent) restartDue(ctx context.Context) {
+	m := a.m
+	err := a.launch(ctx, "restart after exit")
+	now := m.clk.Now()
+	a.mu.Lock()
 	name := a.rec.Name
 	if err == nil {
 		a.rec.Restarts++
-		m.mu.Unlock()
+		a.mu.Unlock()
 		m.save()
 		return
 	}
@@ -306,7 +330,7 @@ func (m *Manager) restartDue(ctx context.Context, a *agent) {
 		a.exitHandled = false
 		a.rec.State = api.StateStopped
 		a.rec.Error = err.Error()
-		m.mu.Unlock()
+		a.mu.Unlock()
 		m.save()
 		m.log.Error("agent cannot be restarted; stopped", "agent", name, "err", err)
 		// Its TUI will not come back: queued messages fail now, with the
@@ -316,23 +340,23 @@ func (m *Manager) restartDue(ctx context.Context, a *agent) {
 	}
 	a.rec.Failures++
 	delay := m.policy.Backoff(a.rec.Failures - 1)
-	due := m.clk.Now().Add(delay)
+	due := now.Add(delay)
 	a.rec.RestartDue = &due
 	a.exitHandled = true
 	a.nextRestart = due
 	a.rec.Error = err.Error()
-	m.mu.Unlock()
+	a.mu.Unlock()
 	m.save()
 	m.log.Error("agent restart failed; retrying", "agent", name, "err", err, "retry_in", delay)
 }
 
 // suspend parks an idle agent: stopped, wake_on_message, session killed.
-func (m *Manager) suspend(ctx context.Context, a *agent, act sweepAction) {
+func (a *agent) suspend(ctx context.Context) {
 	if a.queue.Len() > 0 {
 		return
 	}
-	if err := m.stopLocked(ctx, a, true, "suspended (idle)"); err != nil {
-		m.log.Error("idle suspend failed", "agent", act.Name, "err", err)
+	if err := a.stop(ctx, true, "suspended (idle)"); err != nil {
+		a.m.log.Error("idle suspend failed", "agent", a.name(), "err", err)
 	}
 }
 
