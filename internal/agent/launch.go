@@ -281,7 +281,7 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 		m.mu.Lock()
 		a.rec.Error = err.Error()
 		m.mu.Unlock()
-		m.save()
+		m.saveAgent(a)
 		return api.Errorf(api.CodeTmux, "agent %s: %v", name, err)
 	}
 	m.mu.Lock()
@@ -292,7 +292,7 @@ func (m *Manager) launch(ctx context.Context, a *agent, why string) error {
 		a.rec.SessionEnvKeys = sessionEnvKeys(p.env)
 	}
 	m.mu.Unlock()
-	m.save()
+	m.saveAgent(a)
 	m.log.Info("agent launched", "agent", name, "why", why, "harness", p.res.HarnessName,
 		"session", p.sessionID, "resume", p.resume, "pane", pane.PaneID)
 	m.probe(a, gen)
@@ -443,7 +443,7 @@ func (m *Manager) probe(a *agent, gen int) {
 		m.mu.Unlock()
 		go func() {
 			defer m.bg.Done()
-			m.save()
+			m.saveAgent(a)
 		}()
 		return nil
 	}}

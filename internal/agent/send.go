@@ -504,7 +504,7 @@ func (m *Manager) adoptRecorded(a *agent, id string) bool {
 	a.rec.SessionUsed = true
 	name, harnessName := a.rec.Name, a.rec.Harness
 	m.mu.Unlock()
-	m.save()
+	m.saveAgent(a)
 	m.log.Info("conversation id recorded with the first turn", "agent", name, "harness", harnessName, "session", id)
 	return true
 }
@@ -586,7 +586,7 @@ func (m *Manager) settleInFlight(a *agent, id string, err error) {
 	}
 	a.rec.InFlight = nil
 	m.mu.Unlock()
-	m.save()
+	m.saveAgent(a)
 }
 
 // finished records a message's outcome.
@@ -707,7 +707,7 @@ func (m *Manager) discover(a *agent, h harness.Harness, rec *Record, gen int, si
 			a.rec.SessionID = id
 			a.rec.SessionUsed = true
 			m.mu.Unlock()
-			m.save()
+			m.saveAgent(a)
 			m.log.Info("conversation id discovered", "agent", rec.Name, "harness", rec.Harness, "session", id)
 			return
 		}

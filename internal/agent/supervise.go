@@ -153,7 +153,7 @@ func (m *Manager) act(ctx context.Context, act sweepAction, listedAt time.Time) 
 		a.rec.PaneID = act.Pane.PaneID
 		a.rec.PanePID = act.Pane.PID
 		m.mu.Unlock()
-		m.save()
+		m.saveAgent(a)
 	}
 }
 
@@ -228,7 +228,7 @@ func (m *Manager) onExit(ctx context.Context, a *agent, p tmux.PaneInfo, paneLef
 	m.scheduleRestart(a, now.Add(d.Delay), paneLeft)
 	name := r.Name
 	m.mu.Unlock()
-	m.save()
+	m.saveAgent(a)
 	m.log.Warn("agent exited; restarting", "agent", name, "status", exit.Status, "signal", exit.Signal,
 		"up", now.Sub(launched).Round(time.Millisecond), "restart_in", d.Delay)
 	if dropped != "" {
@@ -284,7 +284,7 @@ func (m *Manager) exitCounted(a *agent, p tmux.PaneInfo, paneLeft bool) bool {
 	m.scheduleRestart(a, due, paneLeft)
 	name := r.Name
 	m.mu.Unlock()
-	m.save()
+	m.saveAgent(a)
 	m.log.Info("agent exit already counted; its restart continues", "agent", name, "pid", pid, "restart_at", due)
 	return true
 }
@@ -297,7 +297,7 @@ func (m *Manager) restartDue(ctx context.Context, a *agent) {
 	if err == nil {
 		a.rec.Restarts++
 		m.mu.Unlock()
-		m.save()
+		m.saveAgent(a)
 		return
 	}
 	code := api.CodeOf(err)
@@ -307,7 +307,7 @@ func (m *Manager) restartDue(ctx context.Context, a *agent) {
 		a.rec.State = api.StateStopped
 		a.rec.Error = err.Error()
 		m.mu.Unlock()
-		m.save()
+		m.saveAgent(a)
 		m.log.Error("agent cannot be restarted; stopped", "agent", name, "err", err)
 		// Its TUI will not come back: queued messages fail now, with the
 		// reason, instead of each waiting out the readiness timeout.
@@ -322,7 +322,7 @@ func (m *Manager) restartDue(ctx context.Context, a *agent) {
 	a.nextRestart = due
 	a.rec.Error = err.Error()
 	m.mu.Unlock()
-	m.save()
+	m.saveAgent(a)
 	m.log.Error("agent restart failed; retrying", "agent", name, "err", err, "retry_in", delay)
 }
 
