@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,8 +123,11 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func BenchmarkSpawn100(b *testing.B) {
 	const n = 100
 	var leo, floor [2]time.Duration
+	var writes atomic.Int64
 	for i := 0; i < b.N; i++ {
 		e := newEnv(b)
+		// Counts the writes of agents.json (the guard runs before each).
+		e.tuneOpts = func(o *Options) { o.SaveGuard = func() error { writes.Add(1); return nil } }
 		m := e.manager()
 		ctx := context.Background()
 		raw := testutil.NewRawTmux(e.tmux)
@@ -157,6 +161,7 @@ func BenchmarkSpawn100(b *testing.B) {
 	b.ReportMetric(per(leo[1], n/2), "leo-ms/agent-second50")
 	b.ReportMetric(per(floor[0], n/2), "raw-ms/agent-first50")
 	b.ReportMetric(per(floor[1], n/2), "raw-ms/agent-second50")
+	b.ReportMetric(float64(writes.Load())/float64(b.N*n), "writes/agent")
 	b.ReportMetric(float64(leo[1])/float64(leo[0]), "leo-second/first")
 	b.ReportMetric(float64(floor[1])/float64(floor[0]), "raw-second/first")
 }
