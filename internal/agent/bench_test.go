@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,6 +229,69 @@ func BenchmarkRecordChange(b *testing.B) {
 			b.ReportMetric(float64(len(whole))/1024, "file-KiB")
 		})
 	}
+}
+
+// BenchmarkRecordChangeConcurrent: 16 agents of 1,000 each changed at
+// once, against the same 16 changes one after another: saves of different
+// agents that meet share one write (writes/change below 1).
+func BenchmarkRecordChangeConcurrent(b *testing.B) {
+	const n, together = 1000, 16
+	e := newEnv(b)
+	var writes atomic.Int64
+	e.tuneOpts = func(o *Options) { o.SaveGuard = func() error { writes.Add(1); return nil } }
+	m := e.newManager()
+	now := time.Now()
+	var some []*agent
+	for i := 0; i < n; i++ {
+		r := &Record{Name: fmt.Sprintf("codex-%d", i), Template: "codex", Harness: "codex", Workspace: e.workspace,
+			State: api.StateRunning, CreatedAt: now, StartedAt: &now}
+		a := m.newAgent(r)
+		m.agents[r.Name] = a
+		if i%(n/together) == 0 {
+			some = append(some, a)
+		}
+	}
+	if err := m.save(); err != nil {
+		b.Fatal(err)
+	}
+	bump := func(r *Record) { r.Restarts++ }
+	var leo, serial time.Duration
+	var leoWrites int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w0 := writes.Load()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for _, a := range some {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := m.commit(a, bump, false); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		leo += time.Since(start)
+		leoWrites += writes.Load() - w0
+		start = time.Now()
+		for _, a := range some {
+			if err := m.commit(a, bump, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		serial += time.Since(start)
+	}
+	b.StopTimer()
+	for _, a := range some {
+		if a.rec.Restarts != 2*b.N {
+			b.Fatalf("%s: restarts %d after %d changes", a.rec.Name, a.rec.Restarts, 2*b.N)
+		}
+	}
+	changes := float64(b.N * together)
+	b.ReportMetric(float64(leo.Microseconds())/changes, "together-µs/change")
+	b.ReportMetric(float64(serial.Microseconds())/changes, "one-by-one-µs/change")
+	b.ReportMetric(float64(leoWrites)/changes, "together-writes/change")
 }
 
 // liveFleet makes n agents whose tmux sessions run (a tiny stand-in
