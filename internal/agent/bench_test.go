@@ -167,6 +167,47 @@ func BenchmarkSpawn100(b *testing.B) {
 	b.ReportMetric(float64(floor[1])/float64(floor[0]), "raw-second/first")
 }
 
+// BenchmarkSpawnIntoFleet: one spawn into a fleet of 0 and of 400 live
+// agents (adopted by restore, no supervision loop running), each against a
+// raw new-session on the same server right after it (then killed). A spawn
+// must cost as much more at 400 as raw's does: nothing leo does per spawn
+// may grow with the fleet.
+func BenchmarkSpawnIntoFleet(b *testing.B) {
+	for _, n := range []int{0, 400} {
+		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
+			e := newEnv(b)
+			liveFleet(b, e, n)
+			m := e.newManager()
+			ctx := context.Background()
+			if _, err := m.restore(ctx); err != nil {
+				b.Fatal(err)
+			}
+			raw := testutil.NewRawTmux(e.tmux)
+			dir := filepath.Join(e.workspace, "codex")
+			argv := e.rawArgv("codex")
+			var leo, floor time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				if _, err := m.Spawn(ctx, api.SpawnRequest{Template: "codex"}); err != nil {
+					b.Fatal(err)
+				}
+				leo += time.Since(start)
+				start = time.Now()
+				raw.NewSession(b, "raw", dir, argv...)
+				floor += time.Since(start)
+				b.StopTimer()
+				raw.Run(b, "kill-session", "-t", "=raw")
+				b.StartTimer()
+			}
+			b.StopTimer()
+			b.ReportMetric(ms(leo)/float64(b.N), "leo-ms/spawn")
+			b.ReportMetric(ms(floor)/float64(b.N), "raw-ms/spawn")
+			b.ReportMetric(float64(leo)/float64(floor), "leo/raw")
+		})
+	}
+}
+
 // BenchmarkRecordChange: one change to one agent's record (saved, then in
 // memory) with 1 and with 1,000 agents in the manager, against two floors
 // measured in the same run and directory: an atomic write of a file
