@@ -293,7 +293,7 @@ type Store struct {
 	// guard, when set, must pass before each write (see Options.SaveGuard).
 	guard func() error
 	// all, when set, is every record memory holds (as SaveThen's snap): a
-	// save of one record writes the others from it while enc is not known
+	// save of one record writes the others from it while kept is not known
 	// to match the file.
 	all func() []*Record
 	// mu is held by the one writer at a time, from its snapshots to its
@@ -304,7 +304,8 @@ type Store struct {
 	// before the first write and after a save that did not land).
 	kept  []keptRecord
 	known bool
-	buf   []byte
+	// buf is the last write's bytes, reused for the next one.
+	buf []byte
 	// queue is the single-record saves waiting for a writer, in arrival
 	// order (guarded by qmu, never held while writing).
 	qmu   sync.Mutex
