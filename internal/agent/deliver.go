@@ -201,7 +201,7 @@ func (a *agent) settleInFlight(id string, err error) {
 	}
 	a.rec.InFlight = nil
 	a.mu.Unlock()
-	a.m.save()
+	a.m.saveAgent(a)
 }
 
 // finished records a message's outcome.

@@ -76,7 +76,7 @@ func (a *agent) adoptRecorded(id string) bool {
 		return false
 	}
 	_, harnessName := a.harness()
-	m.save()
+	m.saveAgent(a)
 	m.log.Info("conversation id recorded with the first turn", "agent", a.name(), "harness", harnessName, "session", id)
 	return true
 }
@@ -144,7 +144,7 @@ func (a *agent) discover(h harness.Harness, rec *Record, gen int, since time.Tim
 			if !m.claim(a, id, func() bool { return a.launchGen == gen && a.rec.SessionID == "" && !a.deleted }) {
 				return
 			}
-			m.save()
+			m.saveAgent(a)
 			m.log.Info("conversation id discovered", "agent", rec.Name, "harness", rec.Harness, "session", id)
 			return
 		}

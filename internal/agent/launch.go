@@ -196,7 +196,7 @@ func (a *agent) launch(ctx context.Context, why string) error {
 		a.mu.Lock()
 		a.rec.Error = err.Error()
 		a.mu.Unlock()
-		m.save()
+		m.saveAgent(a)
 		return api.Errorf(api.CodeTmux, "agent %s: %v", name, err)
 	}
 	a.mu.Lock()
@@ -207,7 +207,7 @@ func (a *agent) launch(ctx context.Context, why string) error {
 		a.rec.SessionEnvKeys = sessionEnvKeys(p.env)
 	}
 	a.mu.Unlock()
-	m.save()
+	m.saveAgent(a)
 	m.log.Info("agent launched", "agent", name, "why", why, "harness", p.res.HarnessName,
 		"session", p.sessionID, "resume", p.resume, "pane", pane.PaneID)
 	a.probe(gen)
@@ -408,7 +408,7 @@ func (a *agent) probe(gen int) {
 		m.mu.Unlock()
 		go func() {
 			defer m.bg.Done()
-			m.save()
+			m.saveAgent(a)
 		}()
 		return nil
 	}}

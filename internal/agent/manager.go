@@ -164,6 +164,7 @@ func New(opts Options) (*Manager, error) {
 		cancel:     cancel,
 	}
 	m.driver.Clock = opts.Clock
+	m.store.all = m.records
 	return m, nil
 }
 
@@ -198,50 +199,79 @@ func (m *Manager) save() error {
 	return m.commit(nil, nil, false)
 }
 
+// saveAgent writes a's record as memory has it now (a change made in
+// memory first); the other records are not encoded again.
+func (m *Manager) saveAgent(a *agent) error {
+	return m.commit(a, nil, false)
+}
+
 // commit changes a's record by f (and drops it when drop) in memory only
 // once the records with that change are on disk: a save that fails leaves
 // memory as it was, agreeing with the file. f must only set fields (it is
 // applied to a copy for the write, then to the record). With a nil it is a
-// plain save.
+// plain save of every record; otherwise only a's record is written anew.
 func (m *Manager) commit(a *agent, f func(r *Record), drop bool) error {
-	err := m.store.SaveThen(func() []*Record {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		out := make([]*Record, 0, len(m.agents))
-		for _, x := range m.agents {
-			x.mu.Lock()
-			if !x.deleted && (x != a || !drop) {
-				r := x.rec.clone()
-				if x == a && f != nil {
-					f(r)
-				}
-				out = append(out, r)
-			}
-			x.mu.Unlock()
-		}
-		return out
-	}, func() {
-		if a == nil {
-			return
-		}
-		m.mu.Lock()
-		defer m.mu.Unlock()
+	var err error
+	if a == nil {
+		err = m.store.SaveThen(m.records, nil)
+	} else {
 		a.mu.Lock()
-		defer a.mu.Unlock()
-		if f != nil {
-			f(a.rec)
-		}
-		if drop {
-			a.deleted = true
-			if m.agents[a.rec.Name] == a {
-				delete(m.agents, a.rec.Name)
+		name := a.rec.Name
+		a.mu.Unlock()
+		err = m.store.SaveRecordThen(name, func() *Record {
+			// The record memory has for the name: a's with f, or none
+			// (a dropped, or deleted meanwhile).
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			x := m.agents[name]
+			if x == nil {
+				return nil
 			}
-		}
-	})
+			x.mu.Lock()
+			defer x.mu.Unlock()
+			if x.deleted || (x == a && drop) {
+				return nil
+			}
+			r := x.rec.clone()
+			if x == a && f != nil {
+				f(r)
+			}
+			return r
+		}, func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if f != nil {
+				f(a.rec)
+			}
+			if drop {
+				a.deleted = true
+				if m.agents[a.rec.Name] == a {
+					delete(m.agents, a.rec.Name)
+				}
+			}
+		})
+	}
 	if err != nil {
 		m.log.Error("saving agent records failed", "err", err)
 	}
 	return err
+}
+
+// records is a copy of every record memory holds.
+func (m *Manager) records() []*Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Record, 0, len(m.agents))
+	for _, x := range m.agents {
+		x.mu.Lock()
+		if !x.deleted {
+			out = append(out, x.rec.clone())
+		}
+		x.mu.Unlock()
+	}
+	return out
 }
 
 // Persist writes every record now (the daemon calls it when state/ was

@@ -286,12 +286,30 @@ type Skipped struct {
 }
 
 // Store persists records atomically (0600). Saves are serialized so an older
-// snapshot never overwrites a newer one.
+// snapshot never overwrites a newer one. How a save of one record avoids
+// re-encoding the others is in store_write.go.
 type Store struct {
 	path string
 	// guard, when set, must pass before each write (see Options.SaveGuard).
 	guard func() error
-	mu    sync.Mutex
+	// all, when set, is every record memory holds (as SaveThen's snap): a
+	// save of one record writes the others from it while kept is not known
+	// to match the file.
+	all func() []*Record
+	// mu is held by the one writer at a time, from its snapshots to its
+	// done callbacks; kept and known belong to it.
+	mu sync.Mutex
+	// kept is each record's JSON exactly as the file on disk holds it, in
+	// the file's order (by name); known says it matches the file (false
+	// before the first write and after a save that did not land).
+	kept  []keptRecord
+	known bool
+	// buf is the last write's bytes, reused for the next one.
+	buf []byte
+	// queue is the single-record saves waiting for a writer, in arrival
+	// order (guarded by qmu, never held while writing).
+	qmu   sync.Mutex
+	queue []*recordSave
 }
 
 // NewStore keeps records at path.
@@ -421,36 +439,6 @@ func (r *Record) listing() api.Agent {
 		out.LastExit = &e
 	}
 	return out
-}
-
-// Save writes snapshot (taken by the caller under its own lock) atomically.
-// snap is called with the store's save lock held, so snapshots are written
-// in the order they were taken.
-func (s *Store) Save(snap func() []*Record) error {
-	return s.SaveThen(snap, nil)
-}
-
-// SaveThen is Save, calling done (when not nil) after the write succeeded
-// and before any later snapshot is taken: a change applied to memory in
-// done is on disk before any save can see it, and never in memory when the
-// write failed.
-func (s *Store) SaveThen(snap func() []*Record, done func()) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.guard != nil {
-		if err := s.guard(); err != nil {
-			return fmt.Errorf("write %s refused: %w", s.path, err)
-		}
-	}
-	recs := snap()
-	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
-	if err := statefile.WriteJSON(s.path, storeFile{Version: storeVersion, Agents: recs}, 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", s.path, err)
-	}
-	if done != nil {
-		done()
-	}
-	return nil
 }
 
 // IsCorrupt reports whether err is a corrupt-state-file report.

@@ -172,7 +172,7 @@ func (m *Manager) act(ctx context.Context, act sweepAction, listedAt time.Time) 
 		a.rec.PaneID = act.Pane.PaneID
 		a.rec.PanePID = act.Pane.PID
 		a.mu.Unlock()
-		m.save()
+		m.saveAgent(a)
 	}
 }
 
@@ -248,7 +248,7 @@ func (a *agent) onExit(ctx context.Context, p tmux.PaneInfo, paneLeft bool) {
 	a.scheduleRestart(now.Add(d.Delay), paneLeft)
 	name := r.Name
 	a.mu.Unlock()
-	m.save()
+	m.saveAgent(a)
 	m.log.Warn("agent exited; restarting", "agent", name, "status", exit.Status, "signal", exit.Signal,
 		"up", now.Sub(launched).Round(time.Millisecond), "restart_in", d.Delay)
 	if dropped != "" {
@@ -306,7 +306,7 @@ func (a *agent) exitCounted(p tmux.PaneInfo, paneLeft bool) bool {
 	a.scheduleRestart(due, paneLeft)
 	name := r.Name
 	a.mu.Unlock()
-	m.save()
+	m.saveAgent(a)
 	m.log.Info("agent exit already counted; its restart continues", "agent", name, "pid", pid, "restart_at", due)
 	return true
 }
@@ -321,7 +321,7 @@ func (a *agent) restartDue(ctx context.Context) {
 	if err == nil {
 		a.rec.Restarts++
 		a.mu.Unlock()
-		m.save()
+		m.saveAgent(a)
 		return
 	}
 	code := api.CodeOf(err)
@@ -331,7 +331,7 @@ func (a *agent) restartDue(ctx context.Context) {
 		a.rec.State = api.StateStopped
 		a.rec.Error = err.Error()
 		a.mu.Unlock()
-		m.save()
+		m.saveAgent(a)
 		m.log.Error("agent cannot be restarted; stopped", "agent", name, "err", err)
 		// Its TUI will not come back: queued messages fail now, with the
 		// reason, instead of each waiting out the readiness timeout.
@@ -346,7 +346,7 @@ func (a *agent) restartDue(ctx context.Context) {
 	a.nextRestart = due
 	a.rec.Error = err.Error()
 	a.mu.Unlock()
-	m.save()
+	m.saveAgent(a)
 	m.log.Error("agent restart failed; retrying", "agent", name, "err", err, "retry_in", delay)
 }
 
