@@ -479,7 +479,7 @@ func TestCLISetup(t *testing.T) {
 	}
 	data, _ := os.ReadFile(cfg)
 	if !strings.Contains(string(data), "web:") {
-		t.Fatalf("the default config lost its web: block (spec/managed-install.md):\n%s", data)
+		t.Fatalf("the default config lost its web: block (docs/managed-install.md):\n%s", data)
 	}
 	hasLines(t, leo(t, w, env, "validate").ok(t), `^`+regexp.QuoteMeta(cfg)+`: valid`)
 

@@ -1,6 +1,6 @@
 package browser_test
 
-// The config forms (spec/harnesses.md "Web UI") in real Chromium: the
+// The config forms (docs/configuration/harnesses.md "Web UI") in real Chromium: the
 // harness dropdown swaps the options sub-form, the model hint and the
 // inherited placeholders without a reload; a rejected save shows the
 // adapter's field-named error and leaves leo.yaml byte for byte; a good

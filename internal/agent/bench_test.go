@@ -20,7 +20,7 @@ import (
 )
 
 // Benchmarks print their figure next to the floor measured in the same run
-// (reference/tmux-driving.md): each raw floor is the tmux CLI run one
+// (docs/agents.md, "Each delivery"): each raw floor is the tmux CLI run one
 // process per command, as a script would.
 
 // BenchmarkSend: a message to an idle fake TUI, from Send until the reply

@@ -44,7 +44,7 @@ const (
 	CodeDrainFailed   Code = "drain_failed"
 	CodeServiceFailed Code = "service_failed"
 
-	// The handover's (leo service handover, spec/managed-install.md).
+	// The handover's (leo service handover, docs/managed-install.md).
 	CodeAlreadyManaged     Code = "already_managed"
 	CodeInvalidLabel       Code = "invalid_label"
 	CodeLabelConflict      Code = "label_conflict"
@@ -92,7 +92,7 @@ var Codes = []CodeInfo{
 	{CodeAgentStopped, http.StatusConflict, 0, "send to (or attach to) an agent a person stopped"},
 	{CodeTaskRunning, http.StatusConflict, 0, "run of a task whose run is going"},
 	{CodeDrainTimeout, http.StatusConflict, 0, "busy agents did not finish their turns within the drain's timeout"},
-	{CodeClaudeNotFound, http.StatusFailedDependency, 0, "claude is not installed (the contract text of spec/managed-install.md)"},
+	{CodeClaudeNotFound, http.StatusFailedDependency, 0, "claude is not installed (the contract text of docs/managed-install.md)"},
 	{CodeHarnessNotFound, http.StatusFailedDependency, 0, "another harness's CLI (codex, opencode) is not installed"},
 	{CodeQueueFull, http.StatusTooManyRequests, 0, "the agent's message queue is full"},
 	{CodeDeliveryFailed, http.StatusBadGateway, 0, "a message could not land in the agent's TUI"},

@@ -77,7 +77,7 @@ func isExecutable(p string) bool {
 // LookupHarness finds a harness's program, every time (installing it
 // needs no restart). A missing one is the one error every launch gives:
 // the adapter's own when it has one (harness.NotFounder: claude's
-// claude_not_found with the contract text of spec/managed-install.md),
+// claude_not_found with the contract text of docs/managed-install.md),
 // harness_not_found naming the program and the PATH otherwise.
 func (r Resolver) LookupHarness(binary, harnessName string) (string, error) {
 	p, err := r.Lookup(binary)

@@ -1,6 +1,6 @@
 package cli
 
-// fullYAML holds the examples of spec/harnesses.md plus one scope of each
+// fullYAML holds the examples of docs/configuration/harnesses.md plus one scope of each
 // kind the CLI shows: inherited and own harnesses, env secrets at defaults,
 // template and task level, a persistent task, and the web UI (so runs get the
 // MCP bridge). Relative paths resolve against the config's directory.

@@ -107,7 +107,7 @@ const (
 )
 
 // inCommandShape gives a failure of cmd its command's shape: every handover
-// failure, a bad flag too, is {"ok":false,"step",…} (spec/managed-install.md
+// failure, a bad flag too, is {"ok":false,"step",…} (docs/managed-install.md
 // lists invalid_args among the handover's codes), so the app reads one shape.
 func inCommandShape(cmd *cobra.Command, err error) error {
 	if cmd == nil || cmd.Annotations[failureShapeAnnotation] != failureShapeHandover {

@@ -19,7 +19,7 @@ import (
 // its daemon and web UI answer.
 
 // ManagedInfo is whether this leo is a managed install (a valid
-// state/managed.json on macOS, spec/managed-install.md).
+// state/managed.json on macOS, docs/managed-install.md).
 type ManagedInfo struct {
 	Managed bool `json:"managed"`
 	// Manager is the marker's "manager" (e.g. "Leo.app").

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The JSON rule (spec/managed-install.md), implemented here and in Run once:
+// The JSON rule (docs/managed-install.md), implemented here and in Run once:
 //
 //   - stdout carries only the JSON object; logs and progress go to stderr;
 //   - a failure is {"error": "<stable code>", "message": "…"} with a non-zero

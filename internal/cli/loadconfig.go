@@ -12,7 +12,7 @@ import (
 )
 
 // NoConfigMessage is the contract text for a home without leo.yaml
-// (spec/managed-install.md, "First start"), the daemon's own.
+// (docs/managed-install.md, "First start"), the daemon's own.
 const NoConfigMessage = daemon.NoConfigMessage
 
 // readConfig loads h's leo.yaml without validating it. Every failure is a

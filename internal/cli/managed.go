@@ -10,7 +10,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/managed"
 )
 
-// Managed is this home's managed-install marker (spec/managed-install.md).
+// Managed is this home's managed-install marker (docs/managed-install.md).
 // Every invocation reads it (the root command does, before any command
 // runs); an invalid one prints its one warning per process on stderr and
 // leo runs unmanaged. `leo doctor` repeats State.Warning(). A home that

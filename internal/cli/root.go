@@ -1,5 +1,5 @@
 // Package cli is the leo command tree. It holds, once each: the global flags,
-// the IO streams commands write to, the JSON rule of spec/managed-install.md
+// the IO streams commands write to, the JSON rule of docs/managed-install.md
 // and the mapping from errors to exit codes (exitcodes.go).
 //
 // Adding a command:

@@ -308,7 +308,7 @@ type ServiceRestartOptions struct {
 	Poll time.Duration
 }
 
-// restartResult is the JSON of spec/managed-install.md, field for field.
+// restartResult is the JSON of docs/managed-install.md, field for field.
 type restartResult struct {
 	OK        bool `json:"ok"`
 	Drained   bool `json:"drained"`

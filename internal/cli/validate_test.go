@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// badYAML makes one of each mistake of spec/harnesses.md "Validation
+// badYAML makes one of each mistake of docs/configuration/harnesses.md "Validation
 // behavior", plus a warning (max_turns on codex).
 const badYAML = `providers:
   zai: {}

@@ -156,7 +156,7 @@ func (c *Config) InheritedModel(harnessName string) string {
 	return m
 }
 
-// cascadeModel is spec/harnesses.md's model cascade: the scope's own model,
+// cascadeModel is docs/configuration/harnesses.md's model cascade: the scope's own model,
 // else — only when the scope runs the defaults' harness — defaults.model,
 // else that harness's built-in default; else "" (the harness chooses).
 func (c *Config) cascadeModel(own, harnessName string) (model string, inherited bool) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The examples of spec/harnesses.md, copied into testdata/, validate clean.
+// The examples of docs/configuration/harnesses.md, copied into testdata/, validate clean.
 func TestSpecExamplesValidateClean(t *testing.T) {
 	cases := []struct {
 		file    string
@@ -71,7 +71,7 @@ func TestOldFlatFieldsAreSilentlyIgnored(t *testing.T) {
 	}
 }
 
-// Every error text of spec/harnesses.md, literally.
+// Every error text of docs/configuration/harnesses.md, literally.
 func TestSpecErrorTexts(t *testing.T) {
 	cases := []struct {
 		name string

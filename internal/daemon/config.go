@@ -16,7 +16,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/home"
 )
 
-// NoConfigMessage is the contract text (spec/managed-install.md) of an
+// NoConfigMessage is the contract text (docs/managed-install.md) of an
 // unmanaged daemon started in a home without leo.yaml.
 const NoConfigMessage = "no leo.yaml found — run 'leo setup' first"
 

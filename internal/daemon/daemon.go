@@ -55,7 +55,7 @@ type Options struct {
 
 	// FirstStart is the seam for the managed first start: called when the
 	// default leo.yaml is missing, it may write one (see
-	// spec/managed-install.md). nil — an unmanaged install — refuses to
+	// docs/managed-install.md). nil — an unmanaged install — refuses to
 	// start with NoConfigMessage; nil on a managed install means
 	// managed.FirstStart. Never called for an explicit --config.
 	FirstStart func(ctx context.Context, h home.Home, log *slog.Logger) error

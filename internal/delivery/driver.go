@@ -1,5 +1,5 @@
 // Package delivery puts messages into an agent's TUI: one FIFO queue per
-// agent, and the paste protocol of reference/tmux-driving.md — paste only
+// agent, and the paste protocol (docs/agents.md, "Each delivery") — paste only
 // into an idle input line, confirm the text landed, then Enter, then confirm
 // the TUI took it. A message that did not land is a failure, never "sent".
 package delivery

@@ -16,7 +16,7 @@ import (
 
 // scriptPane is an in-memory TUI: it renders "state|input" and reacts to
 // paste and keys the way the real ones do, with knobs for the failure modes
-// of reference/user-pain-points.md (swallowed Enter, dropped paste, slow
+// users meet on the real TUIs (swallowed Enter, dropped paste, slow
 // start, dialogs, copy mode).
 type scriptPane struct {
 	mu          sync.Mutex

@@ -1,6 +1,6 @@
 // Package doctor is `leo doctor`: one check per thing that can be wrong
 // with an install, each saying what is wrong and the exact command that
-// fixes it, and the Repair steps of spec/overview.md section 8 (`--fix`),
+// fixes it, and the repairs docs/cli.md lists under leo doctor --fix (`--fix`),
 // each reporting in one line what it did.
 //
 // Everything platform-specific goes through seams — GOOS, the launchctl and

@@ -15,7 +15,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/managed"
 )
 
-// Fix performs the Repair steps of spec/overview.md section 8, in an
+// Fix performs the repairs docs/cli.md lists under leo doctor --fix, in an
 // order where one repair never undoes another: an interrupted release
 // first (it may restore the CLI job), then the handed-over backup with no
 // marker, then two jobs registered, then a stale socket. Each step it

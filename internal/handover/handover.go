@@ -1,7 +1,7 @@
 // Package handover moves this home's daemon between the CLI install's
 // LaunchAgent (com.blackpaw.leo) and Leo.app's managed one:
 // `leo service handover --to-app|--to-cli`, exactly as the "Handover"
-// section of spec/managed-install.md says — its checks, steps, order,
+// section of docs/managed-install.md says — its checks, steps, order,
 // result fields and error codes are a contract with the app.
 //
 // Everything that touches the machine is a seam (the platform, the user's
@@ -103,7 +103,7 @@ type Request struct {
 	DryRun bool
 }
 
-// Result is the success object of spec/managed-install.md.
+// Result is the success object of docs/managed-install.md.
 type Result struct {
 	OK            bool   `json:"ok"`
 	PreviousLabel string `json:"previous_label"`
@@ -227,7 +227,7 @@ func (r *run) target(label string) string {
 
 // preflightCommon: the flags, the platform, and who is asking. A bad
 // command line is invalid_args on every platform, before the platform is
-// looked at (spec/managed-install.md: bad flags answer invalid_args).
+// looked at (docs/managed-install.md: bad flags answer invalid_args).
 func (r *run) preflightCommon() error {
 	if r.req.ToApp == r.req.ToCLI {
 		return fail(StepPreflight, api.CodeInvalidArgs, "give exactly one of --to-app and --to-cli")

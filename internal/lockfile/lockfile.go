@@ -23,7 +23,7 @@ import (
 )
 
 // HeldError is returned when another daemon holds the lock. Its text is a
-// contract of spec/managed-install.md ("One daemon per home").
+// contract of docs/managed-install.md ("One daemon per home").
 type HeldError struct {
 	Home string
 	PID  int // 0 when the holder never wrote its pid

@@ -1,5 +1,5 @@
 // Package managed is leo's side of the managed-install contract with
-// Leo.app (spec/managed-install.md): the marker state/managed.json, its
+// Leo.app (docs/managed-install.md): the marker state/managed.json, its
 // validation, and what leo does differently while it is valid — binary
 // lookups with the marker's PATH first, self_path as leo's own binary, the
 // managed first start and the tmux version guard.

@@ -127,7 +127,7 @@ func TestReadValidSpecExample(t *testing.T) {
 	}
 }
 
-// One row per validation check of spec/managed-install.md: each turns the
+// One row per validation check of docs/managed-install.md: each turns the
 // spec's valid example invalid, and the warning names what failed.
 func TestReadInvalidEachCheck(t *testing.T) {
 	f := newFixture(t)

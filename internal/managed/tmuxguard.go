@@ -36,7 +36,7 @@ const askTimeout = 5 * time.Second
 // Tmux picks the tmux binary for the server on socket (the home's -L
 // name). Unmanaged: tmux on the resolver's PATH. Managed: never PATH, only
 // tmux_path or, when a server of another version V runs, <root>/<V>/tmux
-// (the tmux version guard of spec/managed-install.md). leo never kills a
+// (the tmux version guard of docs/managed-install.md). leo never kills a
 // server to resolve a mismatch.
 func (s State) Tmux(ctx context.Context, socket string, r binpath.Resolver) (TmuxChoice, error) {
 	if !s.Managed() {

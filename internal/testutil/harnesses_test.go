@@ -8,7 +8,7 @@ import (
 )
 
 // The per-harness facts tests use come from the adapters: pinned here
-// against what spec/harnesses.md says each CLI takes.
+// against what docs/configuration/harnesses.md says each CLI takes.
 func TestHarnessFactsComeFromTheAdapters(t *testing.T) {
 	for _, c := range []struct {
 		name        string

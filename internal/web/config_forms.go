@@ -13,7 +13,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/web/schema"
 )
 
-// The config forms (spec/harnesses.md "Web UI"):
+// The config forms (docs/configuration/harnesses.md "Web UI"):
 //
 //	GET  /web/config                        defaults form, templates and tasks lists
 //	POST /web/config/defaults               save the defaults

@@ -13,7 +13,7 @@ const (
 	resumedID = "9a8b7c6d-5e4f-4321-8fed-cba987654321"
 )
 
-// goldenScopes are the seed's examples (spec/harnesses.md) and the edges of
+// goldenScopes are the seed's examples (docs/configuration/harnesses.md) and the edges of
 // the argv builders.
 func goldenScopes(ws string) []harnesstest.GoldenScope {
 	return []harnesstest.GoldenScope{

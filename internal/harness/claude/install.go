@@ -5,7 +5,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
-// NotFoundMessage is the contract text of spec/managed-install.md for a
+// NotFoundMessage is the contract text of docs/managed-install.md for a
 // launch (and a daemon's health) that finds no claude.
 const NotFoundMessage = "claude CLI not found; install it from https://claude.com/claude-code"
 
@@ -15,7 +15,7 @@ var (
 )
 
 // NotFound is claude_not_found with NotFoundMessage: claude's missing
-// CLI has its own code and text (spec/managed-install.md).
+// CLI has its own code and text (docs/managed-install.md).
 func (Claude) NotFound() error {
 	return &api.Error{Code: api.CodeClaudeNotFound, Message: NotFoundMessage}
 }

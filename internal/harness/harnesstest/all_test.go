@@ -23,7 +23,7 @@ func TestContractEveryRegisteredHarness(t *testing.T) {
 	}
 }
 
-// TestSupportMatrix pins what spec/harnesses.md says of each built-in
+// TestSupportMatrix pins what docs/configuration/harnesses.md says of each built-in
 // adapter: its binary, whether it has channel plugins and honours
 // max_turns, and that it runs every leo primitive.
 func TestSupportMatrix(t *testing.T) {

@@ -1,4 +1,4 @@
-// Package schema is the form model of the config forms (spec/harnesses.md
+// Package schema is the form model of the config forms (docs/configuration/harnesses.md
 // "Web UI"): the harness dropdown, one control per harness option built
 // from the adapter's OptionsSchema(), the model input's suggestions and
 // hint, and the reverse — a posted form back into a harness_options map.

@@ -160,7 +160,7 @@ func TestApplyHarnessOptions(t *testing.T) {
 }
 
 // The model input: claude's valid models as suggestions; a format hint for
-// the free-form harnesses (spec/harnesses.md, word for word).
+// the free-form harnesses (docs/configuration/harnesses.md, word for word).
 func TestModelSuggestionsAndPlaceholder(t *testing.T) {
 	if got := ModelSuggestions("claude"); !reflect.DeepEqual(got, claude.ValidModels()) {
 		t.Errorf("claude suggestions %q", got)
