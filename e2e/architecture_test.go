@@ -85,3 +85,28 @@ func goPackages(t *testing.T, root string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestCodeCitesOnlyThisRepository: no Go file points a reader at
+// spec/… or reference/… pages, which live outside this repository; they
+// cite docs/ here or say it in place.
+func TestCodeCitesOnlyThisRepository(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := regexp.MustCompile(`(^|[^/\w])(spec|reference)/[\w-]+\.md`)
+	for _, dir := range goPackages(t, root) {
+		files, _ := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(string(b), "\n") {
+				if m := outside.FindString(line); m != "" {
+					t.Errorf("%s:%d cites %s, outside this repository", f, i+1, strings.TrimSpace(m))
+				}
+			}
+		}
+	}
+}
