@@ -344,6 +344,16 @@ func run(bin, h, out string) error {
 		if err != nil {
 			return err
 		}
+		// claude 2.1.332 also keeps the request bodies it sent
+		// (api-request-blob: its system prompt, the tools): no turn
+		// record, and not claude's to copy here.
+		var keep []string
+		for _, line := range strings.SplitAfter(string(b), "\n") {
+			if !strings.Contains(line, `"type":"api-request-blob"`) {
+				keep = append(keep, line)
+			}
+		}
+		b = []byte(strings.Join(keep, ""))
 		if out == "" {
 			out = filepath.Join("internal", "harness", "claude", "testdata", "records_v"+version+".jsonl")
 		}
