@@ -344,12 +344,12 @@ func run(bin, h, out string) error {
 		if err != nil {
 			return err
 		}
-		// claude 2.1.332 also keeps the request bodies it sent
-		// (api-request-blob: its system prompt, the tools): no turn
+		// claude 2.1.332 also keeps the requests it sent (api-request-blob,
+		// api-request-shape: its system prompt, the tools): no turn
 		// record, and not claude's to copy here.
 		var keep []string
 		for _, line := range strings.SplitAfter(string(b), "\n") {
-			if !strings.Contains(line, `"type":"api-request-blob"`) {
+			if !strings.Contains(line, `"type":"api-request-blob"`) && !strings.Contains(line, `"type":"api-request-shape"`) {
 				keep = append(keep, line)
 			}
 		}
