@@ -71,7 +71,7 @@ func BenchmarkBackToBack(b *testing.B) {
 			pt, ok := adapter.(harness.PasteTiming)
 			codexLike := ok && pt.EnterDelay() > 0
 
-			var leo, floor time.Duration
+			var leo, floor, queued time.Duration
 			var gaps []time.Duration
 			round := 0
 			for b.Loop() {
@@ -85,6 +85,7 @@ func BenchmarkBackToBack(b *testing.B) {
 					}
 					ids[i] = res.ID
 				}
+				queued += time.Since(start)
 				last := fmt.Sprintf("echo: b2b %d-%d", round, backToBack-1)
 				testutil.WaitForEvery(b, 2*time.Minute, 2*time.Millisecond, func() bool {
 					return strings.Contains(capture(pane), last)
@@ -121,6 +122,7 @@ func BenchmarkBackToBack(b *testing.B) {
 			b.ReportMetric(ms(leo)/n, "leo-ms/msg")
 			b.ReportMetric(ms(floor)/n, "raw-ms/msg")
 			b.ReportMetric(float64(leo)/float64(floor), "leo/raw")
+			b.ReportMetric(ms(queued)/n, "send-ms/msg")
 			sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
 			if len(gaps) > 0 {
 				b.ReportMetric(ms(gaps[len(gaps)/2]), "delivery-gap-median-ms")

@@ -427,15 +427,23 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 }
 
 // awaitBackoff is the wait before the next look while waiting for a TUI
-// that may take seconds (starting, in a turn): ten quick looks, then
-// doubling up to PollMax.
+// that may take seconds (starting, in a turn): a first few looks within
+// milliseconds (a turn shorter than a poll — a fast reply — is over by
+// then, and the next message should not pay a whole poll for it), ten at
+// the poll interval, then doubling up to PollMax.
 func (d *Driver) awaitBackoff(tries *int) time.Duration {
 	*tries++
-	if *tries <= 10 {
+	switch {
+	case *tries <= quickLooks:
+		return min(time.Millisecond<<(*tries-1), d.poll())
+	case *tries <= quickLooks+10:
 		return d.poll()
 	}
-	return min(d.poll()<<min(*tries-10, 16), d.pollMax())
+	return min(d.poll()<<min(*tries-quickLooks-10, 16), d.pollMax())
 }
+
+// quickLooks are the looks of awaitBackoff at 1, 2, 4 and 8 ms.
+const quickLooks = 4
 
 func nameOr(s, def string) string {
 	if s == "" {
