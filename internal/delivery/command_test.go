@@ -7,7 +7,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 // recordOf is a harness record for a command: it shows the command done
@@ -124,4 +127,34 @@ func TestCommandRefusesNonText(t *testing.T) {
 	if err == nil || p.pastes != 0 {
 		t.Fatalf("err=%v pastes=%d, want a refusal with nothing pasted", err, p.pastes)
 	}
+}
+
+// A command the record says is done leaves no turn to wait for, also where
+// the harness's turn record gets no end for it (claude's /compact is no
+// turn): the next message goes in at once, not after the grace a lagging
+// record gets.
+func TestACommandRecordedDoneNeedsNoTurnEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &scriptPane{}
+		rec := &recordOf{p: p, after: 3}
+		turns := func(context.Context) (harness.TurnActivity, error) {
+			return harness.TurnActivity{Found: true, Ended: 4, EndsUnrecorded: true}, nil
+		}
+		d := fastDriver()
+		d.ReadyTimeout = time.Minute
+		tg := Target{Pane: p, Screen: scriptScreen{}, Turn: &Turn{}, Activity: turns}
+		if err := d.Command(context.Background(), tg, "/compact", rec.read); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := d.Deliver(context.Background(), tg, "next"); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited > time.Second {
+			t.Fatalf("the message after the command waited %s", waited)
+		}
+		if !slices.Equal(p.submitted, []string{"/compact", "next"}) {
+			t.Fatalf("submitted %q", p.submitted)
+		}
+	})
 }

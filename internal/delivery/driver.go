@@ -88,8 +88,9 @@ type Target struct {
 // their busy line (codex, for ~175 ms), and codex hides its busy line while
 // it streams the reply: pasting then folds the next message into the
 // running turn. So the next message waits until the turn is over. Where
-// the harness records turn ends (Target.Activity), the turn is over when
-// its end is recorded. Where the screen is the only witness: a busy screen
+// the harness records turn ends (Target.Activity: claude, codex,
+// opencode), the turn is over when its end is recorded — at once, however
+// short the turn was. Where the screen is the only witness: a busy screen
 // seen and gone, or, when no busy screen was ever seen (a turn shorter
 // than a look), an idle screen that stays idle for Settle.
 type Turn struct {
@@ -201,6 +202,8 @@ type Driver struct {
 	SubmitTimeout time.Duration
 	// Settle is how long a TUI must stay idle after a submit in which no
 	// busy screen was seen before the next message is pasted.
+	// Only where the screen is the only witness: a turn the harness's
+	// record says ended needs none.
 	Settle time.Duration
 	// CommandTimeout bounds the wait for the harness's record of a
 	// command (Command): a compaction summarises the whole conversation,
@@ -307,6 +310,29 @@ func (t Target) activity(ctx context.Context) *harness.TurnActivity {
 	return &a
 }
 
+// overrule returns rec, or, for a harness that writes no end for some
+// turns (rec.EndsUnrecorded: claude's turn interrupted before the model
+// answered), a copy that counts the running turn as ended once the screen
+// has shown an idle, empty input line for settle: such a harness draws
+// every running turn as busy. *since is when that screen was first seen
+// (zero while the screen or the record says otherwise).
+func overrule(rec *harness.TurnActivity, s harness.Screen, now time.Time, since *time.Time, settle time.Duration) *harness.TurnActivity {
+	if !recordRuns(rec) || !rec.EndsUnrecorded || s.State != harness.ScreenReady || s.Input != "" || s.Held {
+		*since = time.Time{}
+		return rec
+	}
+	if since.IsZero() {
+		*since = now
+	}
+	if now.Sub(*since) < settle {
+		return rec
+	}
+	over := *rec
+	over.Running = false
+	over.Ended++ // the end the record lacks, witnessed by the screen
+	return &over
+}
+
 // recordRuns reports whether rec says a turn is running.
 func recordRuns(rec *harness.TurnActivity) bool { return rec != nil && rec.Found && rec.Running }
 
@@ -325,11 +351,12 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 	var lastErr error
 	lastDialog := ""
 	tries, cleared := 0, 0
+	var doubted time.Time // since when an idle screen contradicts the record
 	for {
 		s, g, err := d.observe(ctx, t)
 		var rec *harness.TurnActivity
 		if err == nil {
-			rec = t.activity(ctx)
+			rec = overrule(t.activity(ctx), s, c.Now(), &doubted, d.settle())
 			t.Turn.observe(c.Now(), s, g, d.settle(), rec)
 		}
 		switch {
@@ -400,15 +427,23 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 }
 
 // awaitBackoff is the wait before the next look while waiting for a TUI
-// that may take seconds (starting, in a turn): ten quick looks, then
-// doubling up to PollMax.
+// that may take seconds (starting, in a turn): a first few looks within
+// milliseconds (a turn shorter than a poll — a fast reply — is over by
+// then, and the next message should not pay a whole poll for it), ten at
+// the poll interval, then doubling up to PollMax.
 func (d *Driver) awaitBackoff(tries *int) time.Duration {
 	*tries++
-	if *tries <= 10 {
+	switch {
+	case *tries <= quickLooks:
+		return min(time.Millisecond<<(*tries-1), d.poll())
+	case *tries <= quickLooks+10:
 		return d.poll()
 	}
-	return min(d.poll()<<min(*tries-10, 16), d.pollMax())
+	return min(d.poll()<<min(*tries-quickLooks-10, 16), d.pollMax())
 }
+
+// quickLooks are the looks of awaitBackoff at 1, 2, 4 and 8 ms.
+const quickLooks = 4
 
 func nameOr(s, def string) string {
 	if s == "" {
@@ -764,7 +799,10 @@ func (d *Driver) Command(ctx context.Context, t Target, command string, record C
 			return false, &Failure{Stage: "command", Reason: fmt.Sprintf("the harness ran %s but refused it: %s", text, refused)}
 		case done:
 			if t.Turn != nil {
-				turn.SawBusy = sawBusy
+				// Recorded done is over: a command is no turn the
+				// record ends (claude's /compact), and a harness still in
+				// a turn says so on its record and screen.
+				turn.SawBusy, turn.over = sawBusy, true
 				*t.Turn = turn
 			}
 			return true, nil

@@ -255,13 +255,14 @@ type TurnWitness interface {
 	UserTurns(ctx context.Context, q SessionQuery, id string) ([]UserTurn, error)
 }
 
-// TurnRecorder is implemented by adapters whose harness records both the
-// start and the end of every turn (codex's rollout: task_started, then
-// task_complete or turn_aborted). A turn runs from its start record to its
-// end record, whatever the screen shows — codex hides its busy line while
-// it streams a reply — so delivery pastes nothing while the record says a
-// turn runs. Adapters without such a record leave the screen as the only
-// witness.
+// TurnRecorder is implemented by adapters whose harness records the start
+// and the end of its turns (codex's rollout: task_started, then
+// task_complete or turn_aborted; claude's transcript; opencode's session
+// store). A turn runs from its start record to its end record, whatever
+// the screen shows — codex hides its busy line while it streams a reply —
+// so delivery pastes nothing while the record says a turn runs, and a turn
+// whose end is recorded is over at once (no settle wait). Adapters without
+// such a record leave the screen as the only witness.
 type TurnRecorder interface {
 	// TurnActivity reads the turn records at or after q.Since, scoped like
 	// TurnWitness.UserTurns (conversation id, or with id "" every
@@ -281,6 +282,12 @@ type TurnActivity struct {
 	// Ended counts the turns' end records (completed, failed or
 	// interrupted).
 	Ended int
+	// EndsUnrecorded: the harness writes no end for some turns (claude
+	// none for a turn interrupted before the model answered), so a turn
+	// the record says runs may be over. Such a harness always draws a
+	// running turn as busy: delivery takes an idle, empty input line that
+	// lasts the settle time as that turn's end.
+	EndsUnrecorded bool
 }
 
 // CommandPrefixer is implemented by adapters whose TUI runs input that

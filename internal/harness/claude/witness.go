@@ -55,6 +55,90 @@ func (Claude) UserTurns(ctx context.Context, q harness.SessionQuery, id string) 
 	return out, nil
 }
 
+var _ harness.TurnRecorder = Claude{}
+
+// TurnActivity reads the turn starts and ends claude recorded at or after
+// q.Since, in the transcripts UserTurns reads. claude (2.1.197 and
+// 2.1.332, testdata/records_v*.jsonl) writes a turn's start as the user
+// entry of the message and its end as:
+//
+//   - a system entry of subtype turn_duration, once the turn is over;
+//   - an assistant entry with isApiErrorMessage, when the model's API
+//     failed (2.1.332 writes no turn_duration then; 2.1.197 writes both,
+//     one end);
+//   - a user entry "[Request interrupted by user]", when the turn was
+//     interrupted after the model began to answer.
+//
+// A turn interrupted before the model answered gets no end at all: claude
+// takes the message back into its input line and writes nothing. So the
+// record says that turn runs until the next one starts, and EndsUnrecorded
+// is set: claude draws every running turn as busy, and delivery takes an
+// idle screen over the record's word there. Slash commands (/compact) and
+// their output, tool results, meta, sub-agent (sidechain) entries and
+// compaction summaries are neither starts nor ends.
+func (Claude) TurnActivity(ctx context.Context, q harness.SessionQuery, id string) (harness.TurnActivity, error) {
+	paths, err := transcriptPaths(q, id)
+	if err != nil {
+		return harness.TurnActivity{}, err
+	}
+	out := harness.TurnActivity{EndsUnrecorded: true}
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return harness.TurnActivity{}, err
+		}
+		a, err := transcriptActivity(p, q.Since)
+		if err != nil {
+			return harness.TurnActivity{}, err
+		}
+		out.Found = out.Found || a.Found
+		out.Running = out.Running || a.Running
+		out.Ended += a.Ended
+	}
+	return out, nil
+}
+
+// notTurns start the text of user entries that are claude's own: a slash
+// command, its output, a "!" shell command and its output.
+var notTurns = []string{
+	"<command-name>", "<command-message>", "<local-command-", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
+}
+
+// interruptedPrefix starts the user entry claude writes when a turn is
+// interrupted after the model began to answer.
+const interruptedPrefix = "[Request interrupted by user"
+
+// markOf is the turn start or end an entry is (see TurnActivity).
+func markOf(e transcriptEntry) (turnMark, bool) {
+	if e.IsSidechain || e.Timestamp.IsZero() {
+		return turnMark{}, false
+	}
+	switch e.Type {
+	case "system":
+		return turnMark{at: e.Timestamp, end: true}, e.Subtype == "turn_duration"
+	case "assistant":
+		return turnMark{at: e.Timestamp, end: true}, e.IsAPIErrorMessage
+	case "user":
+		if e.IsMeta || e.IsCompactSummary {
+			return turnMark{}, false
+		}
+		text, ok := userText(e.Message.Content)
+		if !ok {
+			return turnMark{}, false
+		}
+		text = strings.TrimSpace(text)
+		if strings.HasPrefix(text, interruptedPrefix) {
+			return turnMark{at: e.Timestamp, end: true}, true
+		}
+		for _, p := range notTurns {
+			if strings.HasPrefix(text, p) {
+				return turnMark{}, false
+			}
+		}
+		return turnMark{at: e.Timestamp}, true
+	}
+	return turnMark{}, false
+}
+
 // transcriptPaths are the transcripts a lookup reads: conversation id's,
 // or (id "") every conversation of q.Workspace not in q.Exclude that was
 // written to since q.Since.
@@ -87,15 +171,18 @@ func transcriptPaths(q harness.SessionQuery, id string) ([]string, error) {
 	return paths, nil
 }
 
-// transcriptEntry is the part of a transcript line UserTurns reads.
+// transcriptEntry is the part of a transcript line UserTurns and
+// TurnActivity read.
 type transcriptEntry struct {
-	Type             string    `json:"type"`
-	SessionID        string    `json:"sessionId"`
-	Timestamp        time.Time `json:"timestamp"`
-	IsMeta           bool      `json:"isMeta"`
-	IsSidechain      bool      `json:"isSidechain"`
-	IsCompactSummary bool      `json:"isCompactSummary"`
-	Message          struct {
+	Type              string    `json:"type"`
+	Subtype           string    `json:"subtype"`
+	SessionID         string    `json:"sessionId"`
+	Timestamp         time.Time `json:"timestamp"`
+	IsMeta            bool      `json:"isMeta"`
+	IsSidechain       bool      `json:"isSidechain"`
+	IsCompactSummary  bool      `json:"isCompactSummary"`
+	IsAPIErrorMessage bool      `json:"isApiErrorMessage"`
+	Message           struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`

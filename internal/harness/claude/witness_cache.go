@@ -43,6 +43,16 @@ type transcriptState struct {
 	offset   int64  // bytes consumed: whole lines only
 	mark     []byte // the markLen bytes before offset
 	turns    []cachedTurn
+	// marks are the turn starts and ends read since the (re)start at the
+	// tail, in file order: kept whole (a few bytes each), so that the
+	// count of ends only grows while the file is read on.
+	marks []turnMark
+}
+
+// turnMark is a turn's start or end in a transcript.
+type turnMark struct {
+	at  time.Time
+	end bool
 }
 
 var cache = &harness.FileCache[transcriptState]{Max: maxCachedTranscripts}
@@ -56,17 +66,60 @@ var bytesRead atomic.Int64
 // bytes (a line starting exactly where the tail starts counts as cut). A
 // missing file has none.
 func transcriptUserTurns(path string, since time.Time) ([]harness.UserTurn, error) {
+	var out []harness.UserTurn
+	err := withTranscriptState(path, func(s *transcriptState, partial *harness.UserTurn) {
+		for _, c := range s.turns {
+			if !c.turn.At.Before(since) {
+				out = append(out, c.turn)
+			}
+		}
+		if partial != nil && !partial.At.Before(since) {
+			out = append(out, *partial)
+		}
+	})
+	return out, err
+}
+
+// transcriptActivity reads the turn starts and ends of one transcript at
+// or after since (see Claude.TurnActivity), through the same cache as
+// transcriptUserTurns. Found is false when the file does not exist.
+func transcriptActivity(path string, since time.Time) (harness.TurnActivity, error) {
+	var a harness.TurnActivity
+	err := withTranscriptState(path, func(s *transcriptState, _ *harness.UserTurn) {
+		a.Found = true
+		open := false
+		for _, m := range s.marks {
+			if m.at.IsZero() || m.at.Before(since) {
+				continue
+			}
+			switch {
+			case !m.end:
+				open = true
+			case open: // a second end of the same turn (an API error, then its turn_duration) is not another
+				open = false
+				a.Ended++
+			}
+		}
+		a.Running = open
+	})
+	return a, err
+}
+
+// withTranscriptState brings path's cached state up to date and calls use with
+// it, locked, and the user turn of a last line not yet whole. A missing
+// file is no error, and use is not called.
+func withTranscriptState(path string, use func(s *transcriptState, partial *harness.UserTurn)) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	size := info.Size()
 	tailStart := max(0, size-transcriptTail)
@@ -78,12 +131,12 @@ func transcriptUserTurns(path string, since time.Time) ([]harness.UserTurn, erro
 	dev, ino := harness.FileKey(info)
 	if !s.still(f, size, dev, ino) || s.offset < tailStart {
 		// Start (again) at the tail: whatever was cached is before it.
-		s.started, s.dev, s.ino, s.offset, s.mark, s.turns = true, dev, ino, tailStart, nil, nil
+		s.started, s.dev, s.ino, s.offset, s.mark, s.turns, s.marks = true, dev, ino, tailStart, nil, nil, nil
 		s.cut = tailStart > 0
 	}
 	partial, err := s.readFrom(f, fallbackID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Drop the turns the tail has moved past.
 	keep := 0
@@ -91,17 +144,8 @@ func transcriptUserTurns(path string, since time.Time) ([]harness.UserTurn, erro
 		keep++
 	}
 	s.turns = s.turns[keep:]
-
-	var out []harness.UserTurn
-	for _, c := range s.turns {
-		if !c.turn.At.Before(since) {
-			out = append(out, c.turn)
-		}
-	}
-	if partial != nil && !partial.At.Before(since) {
-		out = append(out, *partial)
-	}
-	return out, nil
+	use(s, partial)
+	return nil
 }
 
 // still reports whether the cached state may be continued: same file, not
@@ -159,8 +203,12 @@ func (s *transcriptState) readFrom(f *os.File, fallbackID string) (partial *harn
 		if s.cut {
 			s.cut = false
 		} else if !tooLong {
-			if u, ok := userTurnOfLine(bytes.TrimSuffix(line, []byte("\n")), fallbackID); ok {
+			u, isTurn, m, isMark := recordsOfLine(bytes.TrimSuffix(line, []byte("\n")), fallbackID)
+			if isTurn {
 				s.turns = append(s.turns, cachedTurn{start: start, turn: u})
+			}
+			if isMark {
+				s.marks = append(s.marks, m)
 			}
 		}
 		line, n, tooLong = line[:0], 0, false
@@ -187,22 +235,75 @@ func mayBeUser(line []byte) bool {
 	return bytes.Contains(line, []byte(`"user"`)) || bytes.Contains(line, []byte(`\u`))
 }
 
+// mayBeMark reports whether line can decode to a turn's end that is not a
+// user entry: a system entry whose subtype is "turn_duration", or an entry
+// with isApiErrorMessage (a key JSON decoding matches in any case).
+func mayBeMark(line []byte) bool {
+	return bytes.Contains(line, []byte("turn_duration")) || bytes.Contains(line, []byte(`\u`)) || containsFold(line, "apierrormessage")
+}
+
+// containsFold reports whether line holds lower (ASCII, lower case) in any
+// case.
+func containsFold(line []byte, lower string) bool {
+	for i := 0; i+len(lower) <= len(line); i++ {
+		j := 0
+		for j < len(lower) && line[i+j]|0x20 == lower[j] {
+			j++
+		}
+		if j == len(lower) {
+			return true
+		}
+	}
+	return false
+}
+
 // userTurnOfLine decodes one transcript line, ok when it is a user message.
 func userTurnOfLine(line []byte, fallbackID string) (harness.UserTurn, bool) {
-	// The one filter before decoding, for lines that are no user entry
-	// (assistant replies, snapshots): the type's value "user" must be in
-	// the line as those six bytes, or spelt with a \u escape. It must never
-	// reject a line the decoder takes (TestPrefilterNeverRejectsADecodedLine).
-	if !mayBeUser(line) {
-		return harness.UserTurn{}, false
+	u, ok, _, _ := recordsOfLine(line, fallbackID)
+	return u, ok
+}
+
+// recordsOfLine decodes one transcript line into the user message and the
+// turn start or end it is (either, both or none).
+func recordsOfLine(line []byte, fallbackID string) (u harness.UserTurn, isTurn bool, m turnMark, isMark bool) {
+	// The one filter before decoding, for lines that are neither (assistant
+	// replies, snapshots): the type's value "user" must be in the line as
+	// those six bytes, or spelt with a \u escape, or the line may be an end
+	// (mayBeMark). It must never reject a line the decoder takes
+	// (TestPrefilterNeverRejectsADecodedLine, TestMarkPrefilterNeverRejectsADecodedLine).
+	if !mayBeUser(line) && !mayBeMark(line) {
+		return u, false, m, false
 	}
-	return decodeUserTurn(line, fallbackID)
+	var e transcriptEntry
+	if json.Unmarshal(line, &e) != nil {
+		return u, false, m, false
+	}
+	u, isTurn = userTurnOf(e, fallbackID)
+	m, isMark = markOf(e)
+	return u, isTurn, m, isMark
 }
 
 // decodeUserTurn is userTurnOfLine without the filter.
 func decodeUserTurn(line []byte, fallbackID string) (harness.UserTurn, bool) {
 	var e transcriptEntry
-	if json.Unmarshal(line, &e) != nil || e.Type != "user" || e.IsMeta || e.IsSidechain || e.IsCompactSummary {
+	if json.Unmarshal(line, &e) != nil {
+		return harness.UserTurn{}, false
+	}
+	return userTurnOf(e, fallbackID)
+}
+
+// decodeMark is markOf of a line, without the filter.
+func decodeMark(line []byte) (turnMark, bool) {
+	var e transcriptEntry
+	if json.Unmarshal(line, &e) != nil {
+		return turnMark{}, false
+	}
+	return markOf(e)
+}
+
+// userTurnOf is the user message an entry holds.
+func userTurnOf(e transcriptEntry, fallbackID string) (harness.UserTurn, bool) {
+	if e.Type != "user" || e.IsMeta || e.IsSidechain || e.IsCompactSummary {
 		return harness.UserTurn{}, false
 	}
 	text, ok := userText(e.Message.Content)

@@ -69,10 +69,11 @@ func (Opencode) UserTurns(ctx context.Context, q harness.SessionQuery, id string
 // the answers given while the store has not changed. Delivery asks every
 // ~10 ms for seconds; opencode commits far less often.
 type storeState struct {
-	mu      sync.Mutex
-	wal     walCache
-	version string                        // the store's state the answers are for
-	answers map[string][]harness.UserTurn // by query
+	mu       sync.Mutex
+	wal      walCache
+	version  string                          // the store's state the answers are for
+	answers  map[string][]harness.UserTurn   // by query
+	activity map[string]harness.TurnActivity // TurnActivity's, by query
 }
 
 const (
@@ -137,12 +138,15 @@ func readUserTurns(path string, q harness.SessionQuery, id string) ([]harness.Us
 	if f.walHdr == nil {
 		// No WAL: a database written some other way (rewritten whole,
 		// renamed into place) may change without a sign the stat shows.
-		st.version, st.answers = "", nil
+		st.version, st.answers, st.activity = "", nil, nil
 		return readUserTurnsFrom(f, q, id)
 	}
 	version, key := storeVersion(f), queryKey(q, id)
 	if version != st.version {
-		st.version, st.answers = version, map[string][]harness.UserTurn{}
+		st.version, st.answers, st.activity = version, map[string][]harness.UserTurn{}, map[string]harness.TurnActivity{}
+	}
+	if st.answers == nil {
+		st.answers = map[string][]harness.UserTurn{}
 	}
 	if turns, ok := st.answers[key]; ok {
 		return slices.Clone(turns), nil

@@ -74,8 +74,19 @@ func claudeHasTurn(path string) bool {
 	return false
 }
 
+// reply ends the open turn as claude 2.1.197 records it: the assistant
+// entry (stop_reason end_turn), then a system entry of subtype
+// turn_duration — the turn's end leo's adapter reads
+// (internal/harness/claude/testdata/records_v2.1.197.jsonl).
 func (s *claudeStore) reply(msg string) {
-	_ = appendJSONL(claudeTranscript(s.id), claudeRecord(s.id, "assistant", msg))
+	path := claudeTranscript(s.id)
+	a := claudeRecord(s.id, "assistant", msg)
+	a["message"] = map[string]any{"role": "assistant", "type": "message", "content": []any{map[string]any{"type": "text", "text": msg}}, "stop_reason": "end_turn"}
+	_ = appendJSONL(path, a)
+	end := claudeRecord(s.id, "system", "")
+	delete(end, "message")
+	end["subtype"], end["parentUuid"], end["durationMs"], end["isMeta"] = "turn_duration", a["uuid"], 1, false
+	_ = appendJSONL(path, end)
 	claudeStop(s.id, s.promptID, msg)
 }
 

@@ -40,6 +40,16 @@ func (s *opencodeStore) compact() string {
 	return ""
 }
 
+// abort ends the open turn as interrupted: opencode 1.18.33 ends its
+// answer with MessageAbortedError.
+func (s *opencodeStore) abort() {
+	if s.id == "" {
+		return
+	}
+	opencodeTouch(s.id, cwd(), "")
+	opencodeRecordKind(s.id, "assistant", "", ocAborted)
+}
+
 func (s *opencodeStore) reply(msg string) {
 	opencodeTouch(s.id, cwd(), "")
 	opencodeRecord(s.id, "assistant", msg)

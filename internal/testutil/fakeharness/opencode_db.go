@@ -27,13 +27,15 @@ type ocMessage struct {
 	Text    string `json:"text"`
 	At      int64  `json:"at"`
 	// Kind is "" for a message, ocCompaction for the user message of a
-	// /compact (a compaction part, no text), ocSummary for its answer.
+	// /compact (a compaction part, no text), ocSummary for its answer,
+	// ocAborted for the answer of an interrupted turn (no text).
 	Kind string `json:"kind,omitempty"`
 }
 
 const (
 	ocCompaction = "compaction"
 	ocSummary    = "summary"
+	ocAborted    = "aborted"
 )
 
 func opencodeDBPath() string {
@@ -99,14 +101,24 @@ func opencodeDB(sessions []ocSession, msgs []ocMessage) []byte {
 	budget := [2]int{pageSize - 200, pageSize - 200}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
+		// An answer is written once it is whole, as opencode 1.18.33 leaves
+		// it (testdata/store/records_v1.18.33.tgz of the adapter): completed,
+		// with the finish reason that ends the turn, or the abort's error.
 		md := map[string]any{"role": m.Role, "time": map[string]any{"created": m.At}}
+		if m.Role == "assistant" {
+			md["time"] = map[string]any{"created": m.At, "completed": m.At}
+			md["finish"] = "stop"
+		}
 		pd := map[string]any{"type": "text", "text": m.Text}
 		switch m.Kind {
 		case ocCompaction:
 			pd = map[string]any{"type": "compaction", "auto": false}
 		case ocSummary:
-			md["mode"], md["agent"], md["summary"], md["finish"] = "compaction", "compaction", true, "stop"
-			md["time"] = map[string]any{"created": m.At, "completed": m.At}
+			md["mode"], md["agent"], md["summary"] = "compaction", "compaction", true
+		case ocAborted:
+			delete(md, "finish")
+			md["error"] = map[string]any{"name": "MessageAbortedError", "data": map[string]any{"message": "Aborted"}}
+			pd = map[string]any{"type": "step-start"}
 		}
 		data, _ := json.Marshal(md)
 		part, _ := json.Marshal(pd)

@@ -304,8 +304,8 @@ func (t *tui) handle(ev event) (int, bool) {
 				return 0, false
 			}
 			t.history = append(t.history, t.interruptedLine())
-			if cs, ok := t.store.(*codexStore); ok {
-				cs.abort()
+			if a, ok := t.store.(interface{ abort() }); ok {
+				a.abort()
 			}
 		}
 	}

@@ -1,0 +1,246 @@
+package opencode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+)
+
+var _ harness.TurnRecorder = Opencode{}
+
+// TurnActivity reads the turns opencode stored at or after q.Since, from
+// the message rows UserTurns reads (in session id, or with id "" in every
+// top-level session of q.Workspace not in q.Exclude begun at or after
+// q.Since: a launch's new session, never an older one a person runs).
+// opencode 1.18.33 (testdata/store/records_v1.18.33.tgz) stores a turn as
+// its user message, then one assistant message per step, each created as
+// the step starts and given time.completed when it ends: finish
+// "tool-calls" when another step follows, "stop" when the turn is over,
+// an error (MessageAbortedError for an interrupt, APIError for a refused
+// request) when it failed. A turn runs from its user message until an
+// assistant message after it ends that way — as opencode's own prompt loop
+// decides. A message sent while a turn runs is stored at once and
+// answered after it: still a turn running. /compact is a turn (a user
+// message with a compaction part, answered by a summary).
+func (Opencode) TurnActivity(ctx context.Context, q harness.SessionQuery, id string) (harness.TurnActivity, error) {
+	path, err := dbPath(q.Env)
+	if err != nil {
+		return harness.TurnActivity{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return harness.TurnActivity{}, err
+	}
+	a, err := readActivity(path, q, id)
+	if errors.Is(err, os.ErrNotExist) {
+		return harness.TurnActivity{}, nil
+	}
+	if err != nil {
+		return harness.TurnActivity{}, fmt.Errorf("opencode: session store %s: %w", path, err)
+	}
+	return a, nil
+}
+
+// stepFinishes are the finish reasons after which opencode's prompt loop
+// runs another step of the same turn.
+var stepFinishes = []string{"tool-calls", "unknown"}
+
+// messageData is the part of a message row's data TurnActivity reads.
+type messageData struct {
+	Role string `json:"role"`
+	Time struct {
+		Completed int64 `json:"completed"`
+	} `json:"time"`
+	Finish string          `json:"finish"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// ends reports whether an assistant message ends its turn.
+func (m messageData) ends() bool {
+	failed := len(m.Error) > 0 && string(m.Error) != "null"
+	return failed || (m.Time.Completed > 0 && !slices.Contains(stepFinishes, m.Finish))
+}
+
+func readActivity(path string, q harness.SessionQuery, id string) (harness.TurnActivity, error) {
+	st := storeOf(path)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	wal := st.wal
+	f, err := openSQLiteCached(path, &wal)
+	if err != nil {
+		st.wal = walCache{}
+		return harness.TurnActivity{}, err
+	}
+	defer f.Close()
+	st.wal = wal
+	if f.walHdr == nil {
+		st.version, st.answers, st.activity = "", nil, nil
+		return readActivityFrom(f, q, id)
+	}
+	version, key := storeVersion(f), queryKey(q, id)
+	if version != st.version {
+		st.version, st.answers, st.activity = version, map[string][]harness.UserTurn{}, map[string]harness.TurnActivity{}
+	}
+	if st.activity == nil {
+		st.activity = map[string]harness.TurnActivity{}
+	}
+	if a, ok := st.activity[key]; ok {
+		return a, nil
+	}
+	a, err := readActivityFrom(f, q, id)
+	if err != nil {
+		return harness.TurnActivity{}, err
+	}
+	if len(st.activity) >= maxCachedAnswers {
+		clear(st.activity)
+	}
+	st.activity[key] = a
+	return a, nil
+}
+
+func readActivityFrom(f *sqliteFile, q harness.SessionQuery, id string) (harness.TurnActivity, error) {
+	tables, err := storeTables(f)
+	if err != nil {
+		return harness.TurnActivity{}, err
+	}
+	sessions, err := sessionsOf(f, tables, q, id)
+	if err != nil {
+		return harness.TurnActivity{}, err
+	}
+	since := q.Since.UnixMilli()
+	if q.Since.IsZero() {
+		since = 0
+	}
+	if id == "" && since != 0 {
+		// Only sessions begun since: another one of the workspace (the one
+		// a reset left, one a person runs) holds none of this launch's
+		// turns.
+		st := tables["session"]
+		cID, cCreated := st.col("id"), st.col("time_created")
+		err := f.scanTable(st.root, func(row []any) bool {
+			sid, _ := field(row, cID).(string)
+			if at, ok := field(row, cCreated).(int64); sessions[sid] && (!ok || at < since) {
+				delete(sessions, sid)
+			}
+			return true
+		})
+		if err != nil {
+			return harness.TurnActivity{}, err
+		}
+	}
+	if len(sessions) == 0 {
+		return harness.TurnActivity{}, nil
+	}
+	msgs, err := sessionMessages(f, tables, sessions, since)
+	if err != nil {
+		return harness.TurnActivity{}, err
+	}
+	out := harness.TurnActivity{Found: true}
+	for _, ms := range msgs {
+		running, ended := turnsOf(ms)
+		out.Running = out.Running || running
+		out.Ended += ended
+	}
+	return out, nil
+}
+
+// turnsOf reads one session's messages, in order: whether a turn runs at
+// the end, and how many ended.
+func turnsOf(ms []storedMessage) (running bool, ended int) {
+	for _, m := range ms {
+		switch {
+		case m.Role == "user":
+			running = true
+		case m.Role == "assistant" && running && m.ends():
+			running = false
+			ended++
+		}
+	}
+	return running, ended
+}
+
+// storedMessage is one message row: its id, creation time and data.
+type storedMessage struct {
+	id string
+	at int64
+	messageData
+}
+
+// sessionMessages are the messages of each session created at or after
+// since, in the order opencode made them (time, then id): through the
+// (session_id, time_created) index when the store has it, else by a scan.
+func sessionMessages(f *sqliteFile, tables map[string]sqliteTable, sessions map[string]bool, since int64) (map[string][]storedMessage, error) {
+	mt := tables["message"]
+	cID, cSess, cTime, cData := mt.col("id"), mt.col("session_id"), mt.col("time_created"), mt.col("data")
+	out := map[string][]storedMessage{}
+	add := func(row []any, want string) {
+		sid, _ := field(row, cSess).(string)
+		at, _ := field(row, cTime).(int64)
+		if !sessions[sid] || (want != "" && sid != want) || at < since {
+			return
+		}
+		var d messageData
+		if s, ok := field(row, cData).(string); !ok || json.Unmarshal([]byte(s), &d) != nil {
+			return
+		}
+		mid, _ := field(row, cID).(string)
+		out[sid] = append(out[sid], storedMessage{id: mid, at: at, messageData: d})
+	}
+	indexes, err := f.indexes()
+	if err != nil {
+		return nil, err
+	}
+	if mIdx, ok := indexOn(indexes, "message", "session_id", "time_created"); ok && !scanOnly {
+		ids := make([]string, 0, len(sessions))
+		for sid := range sessions {
+			ids = append(ids, sid)
+		}
+		sort.Strings(ids)
+		for _, want := range ids {
+			from := []any{want}
+			if since != 0 {
+				from = append(from, since)
+			}
+			var rowErr error
+			err := f.scanIndexFrom(mIdx.root, from, func(rec []any) bool {
+				if len(rec) < 2 || compareValues(rec[0], want) != 0 {
+					return false
+				}
+				rowid, ok := rec[len(rec)-1].(int64)
+				if !ok {
+					return true
+				}
+				row, err := f.rowByID(mt.root, rowid)
+				if err != nil {
+					rowErr = err
+					return false
+				}
+				add(row, want)
+				return true
+			})
+			if err == nil {
+				err = rowErr
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	} else if err := f.scanTable(mt.root, func(row []any) bool { add(row, ""); return true }); err != nil {
+		return nil, err
+	}
+	for _, ms := range out {
+		sort.SliceStable(ms, func(i, j int) bool {
+			if ms[i].at != ms[j].at {
+				return ms[i].at < ms[j].at
+			}
+			return strings.Compare(ms[i].id, ms[j].id) < 0
+		})
+	}
+	return out, nil
+}
