@@ -177,20 +177,24 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 		return runAgentListOffline(opts)
 	}
 	if opts.JSON {
-		// The daemon's own JSON of the list, indented the way writeJSON
-		// prints agentListJSON: the same bytes, without decoding and
-		// re-encoding every record.
+		// The daemon's own JSON of the list inside the object writeJSON
+		// prints for agentListJSON: the same bytes, without decoding and
+		// re-encoding every record (Run lays it out).
 		raw, err := opts.Client.ListJSON(ctx)
 		if err != nil {
 			return err
 		}
+		raw = bytes.TrimSpace(raw)
 		var b bytes.Buffer
-		b.Grow(len(raw) + len(raw)/2)
-		b.WriteString("{\n  \"agents\": ")
-		if err := json.Indent(&b, raw, "  ", "  "); err != nil {
+		b.Grow(len(raw) + 32)
+		b.WriteString(`{"agents":`)
+		if len(raw) == 0 || raw[0] != '[' {
+			return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable agent list: not a JSON array")
+		}
+		if err := json.Compact(&b, raw); err != nil {
 			return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable agent list: %v", err)
 		}
-		b.WriteString(",\n  \"live\": true\n}\n")
+		b.WriteString(`,"live":true}` + "\n")
 		_, err = opts.IO.Out.Write(b.Bytes())
 		return err
 	}
