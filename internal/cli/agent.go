@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -179,21 +178,20 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 	if opts.JSON {
 		// The daemon's own JSON of the list inside the object writeJSON
 		// prints for agentListJSON: the same bytes, without decoding and
-		// re-encoding every record (Run lays it out).
+		// re-encoding every record. Run checks and lays out the whole
+		// object once (layoutJSON), so the list is not scanned twice.
 		raw, err := opts.Client.ListJSON(ctx)
 		if err != nil {
 			return err
 		}
 		raw = bytes.TrimSpace(raw)
+		if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+			return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable agent list: not a JSON array")
+		}
 		var b bytes.Buffer
 		b.Grow(len(raw) + 32)
 		b.WriteString(`{"agents":`)
-		if len(raw) == 0 || raw[0] != '[' {
-			return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable agent list: not a JSON array")
-		}
-		if err := json.Compact(&b, raw); err != nil {
-			return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable agent list: %v", err)
-		}
+		b.Write(raw)
 		b.WriteString(`,"live":true}` + "\n")
 		_, err = opts.IO.Out.Write(b.Bytes())
 		return err
