@@ -18,7 +18,7 @@ import (
 //
 // A command opts in with addJSONFlag and prints its success object with
 // writeJSON; Run prints failures. Run also lays the object out once, for
-// every command (releaseJSON): indented on a terminal, compact otherwise
+// every command (layoutJSON): indented on a terminal, compact otherwise
 // (a program reading the object pays for no whitespace).
 
 // addJSONFlag gives cmd the --json flag bound to target.
