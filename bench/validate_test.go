@@ -111,7 +111,7 @@ func TestGeneratedConfigIsValid(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("leo validate exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	if !bytes.Contains([]byte(stdout), []byte(`"ok": true`)) {
+	if !bytes.Contains([]byte(stdout), []byte(`"ok":true`)) {
 		t.Fatalf("leo validate --json did not report ok:\n%s", stdout)
 	}
 }

@@ -216,7 +216,7 @@ func TestServiceRestartThroughSystemctl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.TrimSpace(string(out)) != "{\n  \"ok\": true,\n  \"drained\": true,\n  \"restarted\": true\n}" {
+	if strings.TrimSpace(string(out)) != `{"ok":true,"drained":true,"restarted":true}` {
 		t.Fatalf("restart --json printed %q", out)
 	}
 	if took < time.Second {
@@ -237,7 +237,7 @@ func TestServiceRestartThroughSystemctl(t *testing.T) {
 	// Down but loaded: a plain start.
 	stopPIDFile(t, pidFile)
 	out, err = w.Leo(t.Context(), "service", "restart", "--json")
-	if err != nil || strings.TrimSpace(string(out)) != "{\n  \"ok\": true,\n  \"drained\": false,\n  \"restarted\": true\n}" {
+	if err != nil || strings.TrimSpace(string(out)) != `{"ok":true,"drained":false,"restarted":true}` {
 		t.Fatalf("restart of a down daemon: %q %v", out, err)
 	}
 	calls, _ := os.ReadFile(dir + "/calls")

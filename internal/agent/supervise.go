@@ -66,6 +66,12 @@ type SweepStats struct {
 // sessions, due restarts, idle agents. Its tmux cost is one call however
 // many agents there are, plus one per agent that needs something done.
 func (m *Manager) Sweep(ctx context.Context) SweepStats {
+	if !m.anyWatched() {
+		// Nothing the listing could show would lead to an action (planSweep
+		// passes over stopped agents): an empty fleet costs no tmux call.
+		// A spawn or restore adds its agent before the next tick.
+		return SweepStats{}
+	}
 	before := m.tmux.CallCount()
 	listedAt := m.clk.Now()
 	list, err := m.tmux.ListPanes(ctx)
@@ -83,6 +89,19 @@ func (m *Manager) Sweep(ctx context.Context) SweepStats {
 		m.act(ctx, act, listedAt)
 	}
 	return SweepStats{TmuxCalls: m.tmux.CallCount() - before, Actions: len(plan)}
+}
+
+// anyWatched reports whether some agent is neither deleted nor stopped:
+// one the sweep must look at.
+func (m *Manager) anyWatched() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range m.agents {
+		if !a.deleted && a.rec.State != api.StateStopped {
+			return true
+		}
+	}
+	return false
 }
 
 // views snapshots what planning needs.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -177,20 +176,23 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 		return runAgentListOffline(opts)
 	}
 	if opts.JSON {
-		// The daemon's own JSON of the list, indented the way writeJSON
-		// prints agentListJSON: the same bytes, without decoding and
-		// re-encoding every record.
+		// The daemon's own JSON of the list inside the object writeJSON
+		// prints for agentListJSON: the same bytes, without decoding and
+		// re-encoding every record. Run checks and lays out the whole
+		// object once (layoutJSON), so the list is not scanned twice.
 		raw, err := opts.Client.ListJSON(ctx)
 		if err != nil {
 			return err
 		}
-		var b bytes.Buffer
-		b.Grow(len(raw) + len(raw)/2)
-		b.WriteString("{\n  \"agents\": ")
-		if err := json.Indent(&b, raw, "  ", "  "); err != nil {
-			return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable agent list: %w", err)
+		raw = bytes.TrimSpace(raw)
+		if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+			return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable agent list: not a JSON array")
 		}
-		b.WriteString(",\n  \"live\": true\n}\n")
+		var b bytes.Buffer
+		b.Grow(len(raw) + 32)
+		b.WriteString(`{"agents":`)
+		b.Write(raw)
+		b.WriteString(`,"live":true}` + "\n")
 		_, err = opts.IO.Out.Write(b.Bytes())
 		return err
 	}

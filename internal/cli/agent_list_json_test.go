@@ -11,7 +11,7 @@ import (
 
 // `leo agent list --json` prints the daemon's list without decoding it; its
 // bytes must be exactly what encoding the decoded list as agentListJSON
-// gives (field names, order, indentation, no HTML escaping), empty or not.
+// gives (field names, order, layout, no HTML escaping), empty or not.
 func TestAgentListJSONIsTheDecodedListReencoded(t *testing.T) {
 	e, h := daemonEnv(t)
 	startFakeDaemon(t, e, h)

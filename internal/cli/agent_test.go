@@ -240,7 +240,7 @@ func TestAgentSendID(t *testing.T) {
 	fake.Put(api.Agent{Name: "bob", State: api.StateRunning})
 
 	r := e.run("agent", "send", "bob", "hello", "--id", "job-7:try.1", "--json")
-	if r.code != ExitOK || !strings.Contains(r.stdout, `"id": "job-7:try.1"`) {
+	if r.code != ExitOK || !strings.Contains(r.stdout, `"id":"job-7:try.1"`) {
 		t.Fatalf("send --id: %+v", r)
 	}
 	if msgs := fake.Messages(); len(msgs) != 1 || msgs[0].ID != "job-7:try.1" {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -90,8 +91,18 @@ func (e *testEnv) normalize(s string) string {
 }
 
 // golden compares got with testdata/<name>.golden (rewritten with -update).
+//
+// A *_json golden file holds the object indented, as a terminal shows it
+// (readable diffs); the output, compact on a pipe, is indented to compare.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
+	if strings.HasSuffix(name, "_json") {
+		var b bytes.Buffer
+		if err := json.Indent(&b, []byte(strings.TrimSpace(got)), "", "  "); err != nil {
+			t.Fatalf("%s: output is not JSON: %v\n%s", name, err, got)
+		}
+		got = b.String() + "\n"
+	}
 	path := filepath.Join("testdata", name+".golden")
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

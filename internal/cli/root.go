@@ -36,7 +36,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -245,11 +244,12 @@ func execute(ctx context.Context, root *cobra.Command, io *IOStreams, args []str
 	if h := (*target).Flags().Lookup("help"); held.Len() == 0 && h != nil && h.Changed {
 		return nil // --help asked for text (on the real stdout)
 	}
-	if jerr := oneJSONObject(held.Bytes()); jerr != nil {
+	out, jerr := layoutJSON(held.Bytes(), io.IsTTY)
+	if jerr != nil {
 		return &runFailure{err: api.Errorf(api.CodeInternal,
 			"leo %s printed something other than one JSON object on stdout (a bug in leo): %v", commandName(*target), jerr)}
 	}
-	_, err = real.Write(held.Bytes())
+	_, err = real.Write(out)
 	return err
 }
 
@@ -258,25 +258,6 @@ func commandName(c *cobra.Command) string {
 		return "leo"
 	}
 	return strings.TrimPrefix(c.CommandPath(), "leo ")
-}
-
-// oneJSONObject checks that b is one JSON object and nothing else.
-func oneJSONObject(b []byte) error {
-	if len(bytes.TrimSpace(b)) == 0 {
-		return errors.New("nothing was printed")
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	var obj map[string]json.RawMessage
-	if err := dec.Decode(&obj); err != nil {
-		return err
-	}
-	if obj == nil {
-		return errors.New("null is not an object")
-	}
-	if len(bytes.TrimSpace(b[dec.InputOffset():])) != 0 {
-		return errors.New("more follows the object")
-	}
-	return nil
 }
 
 // runFailure marks an error returned by a command's own code, as opposed to
@@ -340,7 +321,7 @@ func reportError(io *IOStreams, cmd *cobra.Command, asJSON, usage bool, err erro
 		} else {
 			body = &api.Error{Code: codeOf(err), Message: err.Error()}
 		}
-		if werr := writeJSON(io.Out, body); werr != nil {
+		if werr := printJSON(io, body); werr != nil {
 			fmt.Fprintf(io.ErrOut, "leo: %v\n", werr)
 		}
 		return

@@ -51,7 +51,7 @@ func TestValidateJSONBogusFlag(t *testing.T) {
 	e := newTestEnv(t)
 	r := e.run("validate", "--json", "--bogus")
 	assertJSONFailure(t, r, "invalid_args", ExitUsage)
-	if got := strings.TrimSpace(r.stdout); got != "{\n  \"error\": \"invalid_args\",\n  \"message\": \"unknown flag: --bogus\"\n}" {
+	if got := strings.TrimSpace(r.stdout); got != `{"error":"invalid_args","message":"unknown flag: --bogus"}` {
 		t.Errorf("stdout = %s", got)
 	}
 }
@@ -258,7 +258,7 @@ func TestRunVersionDirect(t *testing.T) {
 	if err := runVersion(&VersionOptions{IO: io, Version: "v9", JSON: true}); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "stdout", out.String(), `"version": "v9"`)
+	mustContain(t, "stdout", out.String(), `"version":"v9"`)
 }
 
 // TestEveryJSONCommandAnswersInvalidArgs walks the whole tree (helper

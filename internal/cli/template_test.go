@@ -38,7 +38,7 @@ func TestTemplateListEmpty(t *testing.T) {
 	e := newTestEnv(t)
 	cfg := e.writeConfig("empty", "defaults: {model: sonnet}\n", nil)
 	r := e.run("template", "list", "-c", cfg, "--json")
-	if got := strings.TrimSpace(r.stdout); got != "{\n  \"templates\": []\n}" {
+	if got := strings.TrimSpace(r.stdout); got != `{"templates":[]}` {
 		t.Errorf("got %s", got)
 	}
 	r = e.run("template", "list", "-c", cfg)

@@ -57,7 +57,7 @@ func TestWebEnableEditsTheConfigAndMintsTheToken(t *testing.T) {
 		t.Fatalf("token mode %v", fi.Mode())
 	}
 	r = e.run("web", "enable", "--json")
-	if r.code != ExitOK || !strings.Contains(r.stdout, `"changed": false`) || !strings.Contains(r.stdout, `"token_minted": false`) {
+	if r.code != ExitOK || !strings.Contains(r.stdout, `"changed":false`) || !strings.Contains(r.stdout, `"token_minted":false`) {
 		t.Fatalf("second web enable: %+v", r)
 	}
 	if again, _ := os.ReadFile(h.ConfigPath); string(again) != string(data) {

@@ -163,13 +163,21 @@ func (s *Scheduler) pass(ctx context.Context, plans map[string]*plan, now time.T
 		return due[i].spec.Name < due[j].spec.Name
 	})
 	firings := make([]Firing, 0, len(due))
+	next := nextSlots{}
 	for _, p := range due {
-		latest, _ := p.spec.Schedule.Missed(p.done, now.Add(time.Nanosecond), true)
-		if latest.IsZero() {
-			latest = p.next
+		// p.next is the first slot after p.done; while the one after it is
+		// still ahead, p.next is the latest slot due (the usual case: no
+		// walk over missed slots).
+		latest, after := p.next, next.of(p.spec.Schedule, p.next)
+		if !after.IsZero() && !after.After(now) {
+			latest, _ = p.spec.Schedule.Missed(p.done, now.Add(time.Nanosecond), true)
+			if latest.IsZero() {
+				latest = p.next
+			}
+			after = next.of(p.spec.Schedule, latest)
 		}
 		p.done = latest
-		p.next = p.spec.Schedule.Next(latest)
+		p.next = after
 		trigger := TriggerSchedule
 		if now.Sub(latest) >= Grace {
 			if !p.spec.CatchUp {
@@ -184,6 +192,27 @@ func (s *Scheduler) pass(ctx context.Context, plans map[string]*plan, now time.T
 	for _, f := range firings {
 		s.start(ctx, f)
 	}
+}
+
+// nextSlots remembers Schedule.Next within one pass. Tasks due at once
+// mostly share a schedule (every task "0 9 * * *" fires at nine), and Next
+// depends only on the expression, the time zone and the instant, so a
+// thousand of them cost one computation instead of a thousand.
+type nextSlots map[nextKey]time.Time
+
+type nextKey struct {
+	expr, zone string
+	after      int64 // t.UnixNano(): the instant, whatever t's *Location
+}
+
+func (n nextSlots) of(s *Schedule, t time.Time) time.Time {
+	k := nextKey{s.String(), s.Location().String(), t.UnixNano()}
+	if v, ok := n[k]; ok {
+		return v
+	}
+	v := s.Next(t)
+	n[k] = v
+	return v
 }
 
 func (s *Scheduler) start(ctx context.Context, f Firing) {

@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -329,4 +330,42 @@ func TestSchedulerReload(t *testing.T) {
 		clk.advance(t, time.Hour)
 		expectLog(t, h.events(), "fire new 05-04 06:45 CEST schedule")
 	})
+}
+
+// Tasks due at once share the work of finding their next slot only when
+// schedule and time zone are the same: "0 9 * * *" in UTC and in London
+// are due at the same instant in winter, and an hour apart once London
+// has sprung forward (2026-03-29).
+func TestSchedulerSharedDueTimeKeepsEachZone(t *testing.T) {
+	clk := newTestClock(time.Date(2026, 3, 28, 8, 59, 0, 0, time.UTC))
+	var specs []Spec
+	for _, name := range []string{"utc-a", "utc-b"} {
+		specs = append(specs, spec(t, name, "0 9 * * *", "UTC", true))
+	}
+	for _, name := range []string{"london-a", "london-b"} {
+		specs = append(specs, spec(t, name, "0 9 * * *", "Europe/London", true))
+	}
+	h := startScheduler(t, clk, specs)
+	clk.advance(t, time.Minute) // 03-28 09:00 UTC: all four
+	for _, name := range []string{"utc-a", "utc-b", "london-a", "london-b"} {
+		want := time.Date(2026, 3, 29, 9, 0, 0, 0, time.UTC)
+		if strings.HasPrefix(name, "london") {
+			want = want.Add(-time.Hour) // 09:00 BST
+		}
+		if got := h.s.Next(name); !got.Equal(want) {
+			t.Errorf("%s: next slot %v, want %v", name, got, want)
+		}
+	}
+	clk.advance(t, 24*time.Hour)
+	got := strings.Split(h.events(), "\n")
+	sort.Strings(got)
+	expectLog(t, strings.Join(got, "\n"),
+		"fire london-a 03-28 09:00 GMT schedule",
+		"fire london-a 03-29 09:00 BST schedule",
+		"fire london-b 03-28 09:00 GMT schedule",
+		"fire london-b 03-29 09:00 BST schedule",
+		"fire utc-a 03-28 09:00 UTC schedule",
+		"fire utc-a 03-29 09:00 UTC schedule",
+		"fire utc-b 03-28 09:00 UTC schedule",
+		"fire utc-b 03-29 09:00 UTC schedule")
 }
