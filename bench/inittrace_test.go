@@ -13,7 +13,7 @@ import (
 )
 
 // Start-up budgets: every leo command pays the initialisers of every
-// package linked into the binary (README, CLI start-up). leo's own packages
+// package linked into the binary (docs/performance.md, CLI start-up). leo's own packages
 // build nothing at init (regexps compile on first use, tables are built
 // when needed); the whole binary's initialisers stay within a budget, so
 // new code (web UI, MCP) cannot quietly add to every command's start.
@@ -26,7 +26,7 @@ import (
 // ones linked only through internal/mcp, found with go list) have a budget
 // of their own, so it cannot grow unseen; everything else is held to the
 // 128 KiB the whole binary had before the SDK. Leaving the SDK out of the
-// binary is the only way below that (README, CLI start-up).
+// binary is the only way below that (docs/performance.md, CLI start-up).
 const (
 	leoPackageInitBytes = 4 << 10
 	totalInitBytes      = 128 << 10
