@@ -57,7 +57,7 @@ func (m *Manager) Compact(ctx context.Context, name string) (api.SendResult, err
 		if errors.Is(err, delivery.ErrFull) {
 			return api.SendResult{}, a.queueFull(a.queueMax())
 		}
-		return api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "compact %s: %v", name, err)
+		return api.SendResult{}, api.Errorf(api.CodeDeliveryFailed, "compact %s: %w", name, err)
 	}
 	m.log.Info("compaction queued", "agent", name, "id", it.ID, "ahead", ahead, "woke", woke)
 	return api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: "queued"}, nil

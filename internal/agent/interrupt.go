@@ -54,7 +54,7 @@ func (a *agent) interrupt(ctx context.Context) error {
 			if errors.Is(err, delivery.ErrPaneDead) {
 				return api.Errorf(api.CodeAgentStopped, "agent %s has no live pane (it is starting or restarting); nothing to interrupt", name)
 			}
-			return api.Errorf(api.CodeTmux, "agent %s: interrupt: %v", name, err)
+			return api.Errorf(api.CodeTmux, "agent %s: interrupt: %w", name, err)
 		}
 	}
 	m.log.Info("interrupt sent", "agent", name, "harness", harnessName)

@@ -35,7 +35,7 @@ func (m *Manager) resolve(cfg *config.Config, template, task string) (*config.Re
 		return nil, api.Errorf(api.CodeNotFound, "%s %q not found in %s", kind, name, m.configName(cfg))
 	}
 	if err != nil {
-		return nil, api.Errorf(api.CodeConfigError, "%v", err)
+		return nil, api.Errorf(api.CodeConfigError, "%w", err)
 	}
 	if res.Harness == nil {
 		return nil, api.Errorf(api.CodeConfigError, "%ss.%s: harness %q is not registered", kind, name, res.HarnessName)
@@ -99,7 +99,7 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	})
 	var wsErr *launch.WorkspaceError
 	if errors.As(err, &wsErr) {
-		return nil, api.Errorf(api.CodeConfigError, "%s: workspace %s: %v", rec.scope(), wsErr.Dir, wsErr.Err)
+		return nil, api.Errorf(api.CodeConfigError, "%s: workspace %s: %w", rec.scope(), wsErr.Dir, wsErr.Err)
 	}
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 		return nil, api.Errorf(api.CodeInternal, "harness %s built an empty command", res.HarnessName)
 	}
 	if err != nil {
-		return nil, api.Errorf(api.CodeConfigError, "%s: %v", rec.scope(), err)
+		return nil, api.Errorf(api.CodeConfigError, "%s: %w", rec.scope(), err)
 	}
 	cmd = m.withTurnEnd(ctx, h, lp.Spec, cmd, rec.Name)
 	return &launchPlan{res: res, spec: lp.Spec, cmd: cmd, env: lp.Env(cmd).Map(), sessionID: s.ID, resume: s.Resume}, nil
@@ -172,12 +172,12 @@ func (a *agent) launch(ctx context.Context, why string) error {
 		dir = p.res.Workspace
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return api.Errorf(api.CodeConfigError, "%s: workspace %s: %v", rec.scope(), dir, err)
+		return api.Errorf(api.CodeConfigError, "%s: workspace %s: %w", rec.scope(), dir, err)
 	}
 
 	gen, oldPane, fresh, err := a.markStarting(p)
 	if err != nil {
-		return api.Errorf(api.CodeInternal, "agent %s: %s failed: its record could not be saved, so nothing was launched and it stays as it was (%v)", name, why, err)
+		return api.Errorf(api.CodeInternal, "agent %s: %s failed: its record could not be saved, so nothing was launched and it stays as it was (%w)", name, why, err)
 	}
 
 	spec := tmux.SessionSpec{
@@ -197,7 +197,7 @@ func (a *agent) launch(ctx context.Context, why string) error {
 		a.rec.Error = err.Error()
 		a.mu.Unlock()
 		m.saveAgent(a)
-		return api.Errorf(api.CodeTmux, "agent %s: %v", name, err)
+		return api.Errorf(api.CodeTmux, "agent %s: %w", name, err)
 	}
 	a.mu.Lock()
 	a.fresh = false
@@ -449,7 +449,7 @@ func (a *agent) startupFailed(gen int, err error) {
 	}
 	a.mu.Unlock()
 	m.log.Warn("agent TUI did not come up; relaunching", "agent", name, "err", err, "retry_in", delay)
-	a.queue.CancelWith(fmt.Errorf("the agent's TUI did not become ready (%v)", err))
+	a.queue.CancelWith(fmt.Errorf("the agent's TUI did not become ready (%w)", err))
 	m.Kick()
 }
 

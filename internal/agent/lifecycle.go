@@ -84,7 +84,7 @@ func (m *Manager) unclaimedSessions(ctx context.Context, base string) (map[strin
 func (m *Manager) sessions(ctx context.Context) (map[string]bool, error) {
 	list, err := m.tmux.ListPanes(ctx)
 	if err != nil && !tmux.IsNotFound(err) {
-		return nil, api.Errorf(api.CodeTmux, "spawn: list tmux sessions: %v", err)
+		return nil, api.Errorf(api.CodeTmux, "spawn: list tmux sessions: %w", err)
 	}
 	live := make(map[string]bool, len(list))
 	for _, p := range list {
@@ -236,7 +236,7 @@ func (a *agent) stop(ctx context.Context, wake bool, why string) error {
 		}
 	})
 	if err != nil {
-		return api.Errorf(api.CodeInternal, "agent %s not stopped: its record could not be saved, so its TUI was left running and supervised (%v)", name, err)
+		return api.Errorf(api.CodeInternal, "agent %s not stopped: its record could not be saved, so its TUI was left running and supervised (%w)", name, err)
 	}
 	if !wake {
 		a.queue.Cancel()
@@ -250,7 +250,7 @@ func (a *agent) stop(ctx context.Context, wake bool, why string) error {
 	a.nextRestart = time.Time{}
 	a.mu.Unlock()
 	if err := m.killSession(ctx, name, "agent "+why); err != nil {
-		return api.Errorf(api.CodeTmux, "agent %s: kill tmux session: %v", name, err)
+		return api.Errorf(api.CodeTmux, "agent %s: kill tmux session: %w", name, err)
 	}
 	m.log.Info("agent "+why, "agent", name)
 	return nil
@@ -331,10 +331,10 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 	// The session should already be gone; make sure before the record goes,
 	// so no tmux session is ever left without a record.
 	if err := m.killSession(ctx, name, "deleting its stopped agent"); err != nil {
-		return api.Errorf(api.CodeTmux, "agent %s: kill tmux session: %v", name, err)
+		return api.Errorf(api.CodeTmux, "agent %s: kill tmux session: %w", name, err)
 	}
 	if err := m.commit(a, nil, true); err != nil {
-		return api.Errorf(api.CodeInternal, "agent %s not deleted: its record could not be saved, so it is kept, stopped (%v)", name, err)
+		return api.Errorf(api.CodeInternal, "agent %s not deleted: its record could not be saved, so it is kept, stopped (%w)", name, err)
 	}
 	a.queue.Close()
 	m.log.Info("agent deleted", "agent", name)
@@ -366,7 +366,7 @@ func (m *Manager) Logs(ctx context.Context, name string, lines int) (api.Logs, e
 		if tmux.IsNotFound(err) {
 			return api.Logs{Agent: name, Text: tail}, nil
 		}
-		return api.Logs{}, api.Errorf(api.CodeTmux, "agent %s: capture pane: %v", name, err)
+		return api.Logs{}, api.Errorf(api.CodeTmux, "agent %s: capture pane: %w", name, err)
 	}
 	return api.Logs{Agent: name, Text: lastN(trimTrailingBlank(text), lines)}, nil
 }

@@ -53,7 +53,7 @@ func (m *Manager) Enqueue(ctx context.Context, name, message string) (*delivery.
 func (m *Manager) enqueue(ctx context.Context, name string, req api.SendRequest) (*delivery.Item, api.SendResult, error) {
 	text, err := delivery.PasteText(req.Message)
 	if err != nil {
-		return nil, api.SendResult{}, api.Errorf(api.CodeInvalidArgs, "send to %s: %v", name, err)
+		return nil, api.SendResult{}, api.Errorf(api.CodeInvalidArgs, "send to %s: %w", name, err)
 	}
 	message := text
 	if req.ID != "" {
@@ -161,7 +161,7 @@ func (a *agent) refused(id string, named bool, err error) error {
 	if errors.Is(err, delivery.ErrFull) {
 		return a.queueFull(a.queueMax())
 	}
-	return api.Errorf(api.CodeDeliveryFailed, "agent %s: %v", name, err)
+	return api.Errorf(api.CodeDeliveryFailed, "agent %s: %w", name, err)
 }
 
 // named answers a retry of message id sent to a: ok with the first answer
