@@ -221,6 +221,11 @@ func (m *Manager) Stop(ctx context.Context, name string) (api.Agent, error) {
 // listed as it is, and says so.
 func (a *agent) stop(ctx context.Context, wake bool, why string) error {
 	m, name := a.m, a.name()
+	if a.gone() {
+		// Deleted while the caller waited for a.op: the session of its
+		// name, if any, is a new agent's.
+		return api.Errorf(api.CodeNotFound, "agent %q not found", name)
+	}
 	err := a.commit(func(r *Record) {
 		r.State = api.StateStopped
 		r.WakeOnMessage = wake
@@ -291,6 +296,10 @@ func (m *Manager) relaunch(ctx context.Context, name, why string, prepare func(a
 // held.
 func (a *agent) relaunch(ctx context.Context, why string, prepare func(a *agent)) error {
 	a.mu.Lock()
+	if a.deleted {
+		a.mu.Unlock()
+		return api.Errorf(api.CodeNotFound, "agent %q not found", a.rec.Name)
+	}
 	before, gen, handled := *a.rec, a.launchGen, a.exitHandled
 	if prepare != nil {
 		prepare(a)
@@ -322,9 +331,18 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 	}
 	a.op.Lock()
 	defer a.op.Unlock()
+	return a.delete(ctx)
+}
+
+// delete removes a's record once it is stopped; a.op must be held.
+func (a *agent) delete(ctx context.Context) error {
+	m := a.m
 	a.mu.Lock()
-	state := a.rec.State
+	name, state, deleted := a.rec.Name, a.rec.State, a.deleted
 	a.mu.Unlock()
+	if deleted {
+		return api.Errorf(api.CodeNotFound, "agent %q not found", name)
+	}
 	if state != api.StateStopped {
 		return api.Errorf(api.CodeAgentRunning, "agent %q is %s; stop it before deleting", name, state)
 	}
