@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,4 +146,59 @@ func sortedRecords(recs []*Record) []*Record {
 		}
 	}
 	return recs
+}
+
+// A reset whose launch fails before anything is saved (here: no config)
+// leaves the conversation as it was — in memory and on disk — even when
+// another agent's save writes every record while the reset is under way
+// (the store does not know the file yet: right after boot, or after a
+// failed write). The reset's change must not be in memory before its save.
+func TestFailedResetLeavesTheConversationOnDiskWhileOthersSave(t *testing.T) {
+	var during atomic.Pointer[func()]
+	m, err := New(Options{
+		Home: home.Home{Root: t.TempDir()},
+		Tmux: &tmux.Server{},
+		Config: func() *config.Config {
+			if f := during.Swap(nil); f != nil {
+				(*f)()
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := os.MkdirAll(m.opts.Home.StateDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	created := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, n := range []string{"a", "b"} {
+		m.agents[n] = m.newAgent(&Record{Name: n, Template: "t", Harness: "claude", State: api.StateRunning,
+			SessionID: "s-" + n, SessionUsed: true, Failures: 2, CreatedAt: created})
+	}
+	saveB := func() {
+		if err := m.saveAgent(m.agents["b"]); err != nil {
+			t.Error(err)
+		}
+	}
+	during.Store(&saveB) // the launch's plan reads the config: b saves then
+	if _, err := m.Reset(context.Background(), "a"); err == nil {
+		t.Fatal("a reset without a config succeeded")
+	}
+	if a := m.agents["a"].view(); a.SessionID != "s-a" {
+		t.Fatalf("after the failed reset memory has session %q, want s-a", a.SessionID)
+	}
+	recs, _, _, err := NewStore(m.opts.Home.AgentsPath()).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Name == "a" && (r.SessionID != "s-a" || r.Failures != 2) {
+			t.Fatalf("after the failed reset the file has a with session %q failures %d, want s-a and 2", r.SessionID, r.Failures)
+		}
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records on disk, want 2", len(recs))
+	}
 }
