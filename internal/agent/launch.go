@@ -155,12 +155,19 @@ func (m *Manager) withTurnEnd(ctx context.Context, h harness.Harness, spec harne
 
 // launch starts (or restarts in place) a's TUI. a.op must be held. The
 // record is saved as starting before tmux is touched, so a crash at any
-// point leaves either a record to relaunch or a session it claims.
-func (a *agent) launch(ctx context.Context, why string) error {
+// point leaves either a record to relaunch or a session it claims. adjust
+// (when not nil) is the caller's change to the record (a reset's new
+// conversation): the plan is made from it, and it reaches memory with the
+// save as starting, never before (a launch that fails first leaves the
+// record, in memory and on disk, as it was).
+func (a *agent) launch(ctx context.Context, why string, adjust func(r *Record)) error {
 	m := a.m
 	a.mu.Lock()
 	rec := a.rec.clone()
 	a.mu.Unlock()
+	if adjust != nil {
+		adjust(rec)
+	}
 	name := rec.Name
 
 	p, err := m.plan(ctx, rec)
@@ -175,7 +182,7 @@ func (a *agent) launch(ctx context.Context, why string) error {
 		return api.Errorf(api.CodeConfigError, "%s: workspace %s: %w", rec.scope(), dir, err)
 	}
 
-	gen, oldPane, fresh, err := a.markStarting(p)
+	gen, oldPane, fresh, err := a.markStarting(p, adjust)
 	if err != nil {
 		return api.Errorf(api.CodeInternal, "agent %s: %s failed: its record could not be saved, so nothing was launched and it stays as it was (%w)", name, why, err)
 	}
@@ -214,14 +221,17 @@ func (a *agent) launch(ctx context.Context, why string) error {
 	return nil
 }
 
-// markStarting saves a's record as starting the launch p planned, before
-// tmux is touched; memory changes only once the file does (a failed save
+// markStarting saves a's record as starting the launch p planned (adjusted
+// by adjust), before tmux is touched; memory changes only once the file does (a failed save
 // leaves the agent as it was, so a later start tries again). Then it opens
 // the launch's generation, with p's adapter. It returns the generation,
 // the pane on record and whether a was never launched.
-func (a *agent) markStarting(p *launchPlan) (gen int, oldPane string, fresh bool, err error) {
+func (a *agent) markStarting(p *launchPlan, adjust func(r *Record)) (gen int, oldPane string, fresh bool, err error) {
 	now := a.m.clk.Now()
 	err = a.commit(func(r *Record) {
+		if adjust != nil {
+			adjust(r)
+		}
 		oldPane, fresh = r.PaneID, a.fresh
 		r.State = api.StateStarting
 		r.WakeOnMessage = false

@@ -145,7 +145,7 @@ func (m *Manager) spawnOnce(ctx context.Context, sc spawnScope, res *config.Reso
 	m.mu.Unlock()
 	defer a.op.Unlock()
 
-	if err := a.launch(ctx, "spawn"); err != nil {
+	if err := a.launch(ctx, "spawn", nil); err != nil {
 		// A spawn that did not start leaves nothing behind of its own.
 		m.mu.Lock()
 		a.mu.Lock()
@@ -193,10 +193,8 @@ func (a *agent) start(ctx context.Context, why string) error {
 		a.mu.Unlock()
 		return nil
 	}
-	a.rec.Failures = 0
-	a.exitHandled = false
 	a.mu.Unlock()
-	return a.launch(ctx, why)
+	return a.launch(ctx, why, func(r *Record) { r.Failures = 0 })
 }
 
 // Stop kills the agent's tmux session; it stays stopped (no restart) until
@@ -221,6 +219,11 @@ func (m *Manager) Stop(ctx context.Context, name string) (api.Agent, error) {
 // listed as it is, and says so.
 func (a *agent) stop(ctx context.Context, wake bool, why string) error {
 	m, name := a.m, a.name()
+	if a.gone() {
+		// Deleted while the caller waited for a.op: the session of its
+		// name, if any, is a new agent's.
+		return api.Errorf(api.CodeNotFound, "agent %q not found", name)
+	}
 	err := a.commit(func(r *Record) {
 		r.State = api.StateStopped
 		r.WakeOnMessage = wake
@@ -264,17 +267,16 @@ func (m *Manager) Restart(ctx context.Context, name string) (api.Agent, error) {
 // Reset starts a new conversation: the stored session id is dropped (claude
 // gets a fresh pinned id) and the TUI relaunched.
 func (m *Manager) Reset(ctx context.Context, name string) (api.Agent, error) {
-	return m.relaunch(ctx, name, "reset", func(a *agent) {
-		m.log.Info("agent reset: new conversation", "agent", name, "old_session", a.rec.SessionID)
-		a.rec.SessionID = ""
-		a.rec.SessionUsed = false
+	return m.relaunch(ctx, name, "reset", func(r *Record) {
+		r.SessionID = ""
+		r.SessionUsed = false
 	})
 }
 
 // relaunch is a person's restart or reset: the crash-loop count and any
-// idle parking are cleared, prepare (under a.mu) adjusts the record, and
-// the TUI is launched again.
-func (m *Manager) relaunch(ctx context.Context, name, why string, prepare func(a *agent)) (api.Agent, error) {
+// idle parking are cleared, prepare adjusts the record, and the TUI is
+// launched again.
+func (m *Manager) relaunch(ctx context.Context, name, why string, prepare func(r *Record)) (api.Agent, error) {
 	a, err := m.lookup(name)
 	if err != nil {
 		return api.Agent{}, err
@@ -288,28 +290,25 @@ func (m *Manager) relaunch(ctx context.Context, name, why string, prepare func(a
 }
 
 // relaunch launches a again, its record adjusted by prepare; a.op must be
-// held.
-func (a *agent) relaunch(ctx context.Context, why string, prepare func(a *agent)) error {
+// held. The adjustment reaches memory with the launch's save, so a launch
+// that fails before it leaves the record as it was, in memory and on disk
+// (another agent's save may write every record meanwhile).
+func (a *agent) relaunch(ctx context.Context, why string, prepare func(r *Record)) error {
 	a.mu.Lock()
-	before, gen, handled := *a.rec, a.launchGen, a.exitHandled
-	if prepare != nil {
-		prepare(a)
-	}
-	a.rec.Failures = 0
-	a.exitHandled = false
-	a.rec.WakeOnMessage = false
+	name, deleted, oldSession := a.rec.Name, a.deleted, a.rec.SessionID
 	a.mu.Unlock()
-	err := a.launch(ctx, why)
-	if err != nil {
-		a.mu.Lock()
-		if a.launchGen == gen {
-			// Nothing was saved or launched (the plan or the save
-			// failed): memory goes back to what the file says.
-			a.rec.SessionID, a.rec.SessionUsed = before.SessionID, before.SessionUsed
-			a.rec.Failures, a.rec.WakeOnMessage = before.Failures, before.WakeOnMessage
-			a.exitHandled = handled
+	if deleted {
+		return api.Errorf(api.CodeNotFound, "agent %q not found", name)
+	}
+	err := a.launch(ctx, why, func(r *Record) {
+		if prepare != nil {
+			prepare(r)
 		}
-		a.mu.Unlock()
+		r.Failures = 0
+		r.WakeOnMessage = false
+	})
+	if err == nil && why == "reset" {
+		a.m.log.Info("agent reset: new conversation", "agent", name, "old_session", oldSession)
 	}
 	return err
 }
@@ -322,9 +321,18 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 	}
 	a.op.Lock()
 	defer a.op.Unlock()
+	return a.delete(ctx)
+}
+
+// delete removes a's record once it is stopped; a.op must be held.
+func (a *agent) delete(ctx context.Context) error {
+	m := a.m
 	a.mu.Lock()
-	state := a.rec.State
+	name, state, deleted := a.rec.Name, a.rec.State, a.deleted
 	a.mu.Unlock()
+	if deleted {
+		return api.Errorf(api.CodeNotFound, "agent %q not found", name)
+	}
 	if state != api.StateStopped {
 		return api.Errorf(api.CodeAgentRunning, "agent %q is %s; stop it before deleting", name, state)
 	}

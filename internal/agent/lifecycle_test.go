@@ -390,3 +390,56 @@ func containsStr(list []string, s string) bool {
 	}
 	return false
 }
+
+// A Stop, Restart or Delete looks the agent up, then waits for its op lock.
+// When a Delete and a Spawn of the same name ran in between, what it holds
+// is the deleted agent's runtime: it must answer not_found and leave the new
+// agent's tmux session alone (the session is named after the agent, so a
+// stop or a delete would kill it and a restart would replace it).
+func TestStaleHandleAfterDeleteAndRespawnLeavesTheNewAgentAlone(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	ctx := context.Background()
+	if _, err := m.Spawn(ctx, api.SpawnRequest{Template: "codex"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m, "codex", api.StateRunning)
+	if _, err := m.Stop(ctx, "codex"); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := m.lookup("codex") // what a Stop that is about to wait holds
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Delete(ctx, "codex"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Spawn(ctx, api.SpawnRequest{Template: "codex"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m, "codex", api.StateRunning)
+	pid := e.panePID("codex")
+
+	ops := []struct {
+		name string
+		run  func() error
+	}{
+		{"stop", func() error { return stale.stop(ctx, false, "stopped") }},
+		{"restart", func() error { return stale.relaunch(ctx, "restart", nil) }},
+		{"delete", func() error { return stale.delete(ctx) }},
+	}
+	for _, op := range ops {
+		stale.op.Lock()
+		err := op.run()
+		stale.op.Unlock()
+		if !api.HasCode(err, api.CodeNotFound) {
+			t.Errorf("%s on the deleted agent's runtime: %v, want not_found", op.name, err)
+		}
+		if got := e.panePID("codex"); got != pid {
+			t.Fatalf("%s on the deleted agent's runtime: the new agent's pane pid is %d, was %d", op.name, got, pid)
+		}
+		if a := mustGet(t, m, "codex"); a.State != api.StateRunning {
+			t.Fatalf("%s on the deleted agent's runtime: the new agent is %s", op.name, a.State)
+		}
+	}
+}

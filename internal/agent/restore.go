@@ -288,7 +288,7 @@ func (a *agent) relaunchAtBoot(ctx context.Context) bootOutcome {
 	m := a.m
 	a.op.Lock()
 	defer a.op.Unlock()
-	err := a.launch(ctx, "boot restore")
+	err := a.launch(ctx, "boot restore", nil)
 	if err == nil {
 		return bootRelaunched
 	}

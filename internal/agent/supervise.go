@@ -333,7 +333,7 @@ func (a *agent) exitCounted(p tmux.PaneInfo, paneLeft bool) bool {
 // restartDue relaunches after the backoff.
 func (a *agent) restartDue(ctx context.Context) {
 	m := a.m
-	err := a.launch(ctx, "restart after exit")
+	err := a.launch(ctx, "restart after exit", nil)
 	now := m.clk.Now()
 	a.mu.Lock()
 	name := a.rec.Name
