@@ -33,12 +33,9 @@ import (
 	"log"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/blackpaw-studio/leo/e2e/realcli"
@@ -113,59 +110,19 @@ func run(bin, h, out string) error {
 		}
 		return modelserver.DefaultResponder(q)
 	})
-	home, err := os.MkdirTemp("", "caprec-")
+	tui, err := realcli.NewCapture(h, bin, ms.URL, "caprec")
 	if err != nil {
 		return err
 	}
-	defer func() { realcli.KillUnder(home); _ = os.RemoveAll(home) }()
-	ws := filepath.Join(home, "ws")
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		return err
-	}
-	if err := realcli.Setup(h, home, ms.URL); err != nil {
-		return err
-	}
-	if err := realcli.Trust(h, home, ws); err != nil {
-		return err
-	}
-	env := map[string]string{"PATH": bin + ":/usr/local/bin:/usr/bin:/bin", "TERM": "xterm-256color", "LANG": "C.UTF-8"}
-	for k, v := range realcli.Dirs(home) {
-		env[k] = v
-	}
-	hv, _ := realcli.Env(h, ms.URL)
-	for k, v := range hv {
-		env[k] = v
-	}
-	var envList []string
-	for k, v := range env {
-		envList = append(envList, k+"="+v)
-	}
-	sort.Strings(envList)
-	sock := fmt.Sprintf("caprec-%d", os.Getpid())
-	tm := func(stdin string, args ...string) (string, error) {
-		cmd := exec.Command("tmux", append([]string{"-L", sock, "-f", "/dev/null"}, args...)...)
-		cmd.Env = append(envList, "TMUX=")
-		if stdin != "" {
-			cmd.Stdin = strings.NewReader(stdin)
-		}
-		b, err := cmd.CombinedOutput()
-		return string(b), err
-	}
+	defer tui.Close()
+	ws, env, tm := tui.Workspace, tui.Env, tui.Tmux
 	argv := []string{filepath.Join(bin, h)}
 	if h == "claude" {
 		argv = append(argv, "--session-id", SessionID)
 	}
-	if o, err := tm("", append([]string{"new-session", "-d", "-s", "a", "-x", "120", "-y", "40", "-c", ws, "--"}, argv...)...); err != nil {
-		return fmt.Errorf("new-session: %v %s", err, o)
+	if err := tui.Start("120", "40", argv...); err != nil {
+		return err
 	}
-	defer func() {
-		pid, _ := tm("", "display-message", "-p", "-t", "a", "#{pane_pid}")
-		_, _ = tm("", "kill-server")
-		var p int
-		if _, err := fmt.Sscan(pid, &p); err == nil && p > 0 {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-	}()
 	var logb strings.Builder
 	t0 := time.Now()
 	note := func(format string, a ...any) {
@@ -173,7 +130,7 @@ func run(bin, h, out string) error {
 		log.Print(line)
 		logb.WriteString(line + "\n")
 	}
-	screen := func() string { s, _ := tm("", "capture-pane", "-p", "-J", "-t", "a"); return s }
+	screen := tui.Screen
 	waitFor := func(what string, d time.Duration, cond func(harness.Screen, string) bool) error {
 		deadline := time.Now().Add(d)
 		for {

@@ -20,13 +20,11 @@ import (
 	"log"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/blackpaw-studio/leo/e2e/realcli"
@@ -93,57 +91,17 @@ func run(bin, h, size, out, only string) error {
 		}
 		return modelserver.DefaultResponder(q)
 	})
-	home, err := os.MkdirTemp("", "capscr-")
+	c, err := realcli.NewCapture(h, bin, ms.URL, "capscr")
 	if err != nil {
 		return err
 	}
-	defer func() { realcli.KillUnder(home); _ = os.RemoveAll(home) }()
-	ws := filepath.Join(home, "ws")
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		return err
-	}
-	if err := realcli.Setup(h, home, ms.URL); err != nil {
-		return err
-	}
-	if err := realcli.Trust(h, home, ws); err != nil {
-		return err
-	}
-	env := map[string]string{"PATH": bin + ":/usr/local/bin:/usr/bin:/bin", "TERM": "xterm-256color", "LANG": "C.UTF-8"}
-	for k, v := range realcli.Dirs(home) {
-		env[k] = v
-	}
-	hv, _ := realcli.Env(h, ms.URL)
-	for k, v := range hv {
-		env[k] = v
-	}
-	var envList []string
-	for k, v := range env {
-		envList = append(envList, k+"="+v)
-	}
-	sort.Strings(envList)
-	sock := fmt.Sprintf("capscr-%d", os.Getpid())
-	tm := func(stdin string, args ...string) (string, error) {
-		cmd := exec.Command("tmux", append([]string{"-L", sock, "-f", "/dev/null"}, args...)...)
-		cmd.Env = append(envList, "TMUX=")
-		if stdin != "" {
-			cmd.Stdin = strings.NewReader(stdin)
-		}
-		b, err := cmd.CombinedOutput()
-		return string(b), err
-	}
+	defer c.Close()
+	tm := c.Tmux
 	w, hh, _ := strings.Cut(size, "x")
-	if o, err := tm("", "new-session", "-d", "-s", "a", "-x", w, "-y", hh, "-c", ws, "--", filepath.Join(bin, h)); err != nil {
-		return fmt.Errorf("new-session: %v %s", err, o)
+	if err := c.Start(w, hh, filepath.Join(bin, h)); err != nil {
+		return err
 	}
-	defer func() {
-		pid, _ := tm("", "display-message", "-p", "-t", "a", "#{pane_pid}")
-		_, _ = tm("", "kill-server")
-		var p int
-		if _, err := fmt.Sscan(pid, &p); err == nil && p > 0 {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-	}()
-	screen := func() string { s, _ := tm("", "capture-pane", "-p", "-J", "-t", "a"); return s }
+	screen := c.Screen
 	// stable waits until cond holds and the screen stays the same for a second.
 	stable := func(what string, d time.Duration, cond func(string) bool) (string, error) {
 		deadline := time.Now().Add(d)
