@@ -207,26 +207,10 @@ func sessionMessages(f *sqliteFile, tables map[string]sqliteTable, sessions map[
 			if since != 0 {
 				from = append(from, since)
 			}
-			var rowErr error
-			err := f.scanIndexFrom(mIdx.root, from, func(rec []any) bool {
-				if len(rec) < 2 || compareValues(rec[0], want) != 0 {
-					return false
-				}
-				rowid, ok := rec[len(rec)-1].(int64)
-				if !ok {
-					return true
-				}
-				row, err := f.rowByID(mt.root, rowid)
-				if err != nil {
-					rowErr = err
-					return false
-				}
+			err := f.rowsByIndex(mIdx, mt, want, from, func(rowid int64, row []any) bool {
 				add(row, want)
 				return true
 			})
-			if err == nil {
-				err = rowErr
-			}
 			if err != nil {
 				return nil, err
 			}

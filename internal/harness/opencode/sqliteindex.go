@@ -314,3 +314,30 @@ func uvarintSigned(b []byte) (int64, int) {
 	v, n := uvarint(b)
 	return int64(v), n
 }
+
+// rowsByIndex visits, in the index's order, the rows of table t that index
+// idx lists under key, starting at from (key first, then whatever narrows
+// it, e.g. a time): each is fetched by its rowid. visit returns false to
+// stop; a row that cannot be read stops the scan with its error.
+func (f *sqliteFile) rowsByIndex(idx sqliteIndex, t sqliteTable, key any, from []any, visit func(rowid int64, row []any) bool) error {
+	var rowErr error
+	err := f.scanIndexFrom(idx.root, from, func(rec []any) bool {
+		if len(rec) < 2 || compareValues(rec[0], key) != 0 {
+			return false
+		}
+		rowid, ok := rec[len(rec)-1].(int64)
+		if !ok {
+			return true
+		}
+		row, err := f.rowByID(t.root, rowid)
+		if err != nil {
+			rowErr = err
+			return false
+		}
+		return visit(rowid, row)
+	})
+	if err == nil {
+		err = rowErr
+	}
+	return err
+}

@@ -328,20 +328,7 @@ func indexedUserTurns(f *sqliteFile, tables map[string]sqliteTable, mIdx, pIdx s
 			at int64
 		}
 		var msgs []msg
-		var rowErr error
-		err := f.scanIndexFrom(mIdx.root, from, func(rec []any) bool {
-			if len(rec) < 2 || compareValues(rec[0], want) != 0 {
-				return false
-			}
-			rowid, ok := rec[len(rec)-1].(int64)
-			if !ok {
-				return true
-			}
-			row, err := f.rowByID(mt.root, rowid)
-			if err != nil {
-				rowErr = err
-				return false
-			}
+		err := f.rowsByIndex(mIdx, mt, want, from, func(rowid int64, row []any) bool {
 			sid, _ := field(row, cSess).(string)
 			at, _ := field(row, cTime).(int64)
 			if sid != want || at < since {
@@ -358,9 +345,6 @@ func indexedUserTurns(f *sqliteFile, tables map[string]sqliteTable, mIdx, pIdx s
 			}
 			return true
 		})
-		if err == nil {
-			err = rowErr
-		}
 		if err != nil {
 			return nil, err
 		}
@@ -370,19 +354,7 @@ func indexedUserTurns(f *sqliteFile, tables map[string]sqliteTable, mIdx, pIdx s
 				text  string
 			}
 			var parts []part
-			err := f.scanIndexFrom(pIdx.root, []any{m.id}, func(rec []any) bool {
-				if len(rec) < 2 || compareValues(rec[0], m.id) != 0 {
-					return false
-				}
-				rowid, ok := rec[len(rec)-1].(int64)
-				if !ok {
-					return true
-				}
-				row, err := f.rowByID(pt.root, rowid)
-				if err != nil {
-					rowErr = err
-					return false
-				}
+			err := f.rowsByIndex(pIdx, pt, m.id, []any{m.id}, func(rowid int64, row []any) bool {
 				if mid, _ := field(row, pMsg).(string); mid != m.id {
 					return true
 				}
@@ -396,9 +368,6 @@ func indexedUserTurns(f *sqliteFile, tables map[string]sqliteTable, mIdx, pIdx s
 				}
 				return true
 			})
-			if err == nil {
-				err = rowErr
-			}
 			if err != nil {
 				return nil, err
 			}
