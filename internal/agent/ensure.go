@@ -114,10 +114,15 @@ func (m *Manager) ensureSpawn(ctx context.Context, name string, target EnsureTar
 	if _, err := m.lookupBinary(res.Harness.Binary(), res.HarnessName); err != nil {
 		return err
 	}
-	live, err := m.sessions(ctx)
+	// The agent takes this name or none, so only its session is asked
+	// about (never the whole server's panes): one no record claims is
+	// never taken over.
+	session := TmuxSession(name)
+	exists, err := m.tmux.HasSession(ctx, session)
 	if err != nil {
-		return err
+		return api.Errorf(api.CodeTmux, "agent %s: ask tmux about session %s: %w", name, session, err)
 	}
+	live := map[string]bool{session: exists}
 	_, err = m.spawnOnce(ctx, spawnScope{template: target.Template, task: target.Task}, res, name, live, true)
 	return err
 }

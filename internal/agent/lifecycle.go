@@ -80,19 +80,6 @@ func (m *Manager) unclaimedSessions(ctx context.Context, base string) (map[strin
 	}
 }
 
-// sessions are the names of the tmux sessions now running.
-func (m *Manager) sessions(ctx context.Context) (map[string]bool, error) {
-	list, err := m.tmux.ListPanes(ctx)
-	if err != nil && !tmux.IsNotFound(err) {
-		return nil, api.Errorf(api.CodeTmux, "spawn: list tmux sessions: %w", err)
-	}
-	live := make(map[string]bool, len(list))
-	for _, p := range list {
-		live[p.SessionName] = true
-	}
-	return live, nil
-}
-
 // spawnScope is the config scope a new agent launches from: a template, or
 // a task's own scope (the implicit agent of a persistent task).
 type spawnScope struct{ template, task string }
