@@ -3,8 +3,10 @@ package perf
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -68,8 +70,12 @@ func BenchmarkBackToBack(b *testing.B) {
 			}
 			raw := startRawPane(b, w, h)
 			adapter, _ := harness.Lookup(h)
-			pt, ok := adapter.(harness.PasteTiming)
-			codexLike := ok && pt.EnterDelay() > 0
+			// The floor waits out the adapter's own Enter delay (codex's
+			// paste-burst window) once the paste shows, as leo must.
+			var enterDelay time.Duration
+			if pt, ok := adapter.(harness.PasteTiming); ok {
+				enterDelay = pt.EnterDelay()
+			}
 
 			var leo, floor, queued time.Duration
 			var gaps []time.Duration
@@ -106,8 +112,11 @@ func BenchmarkBackToBack(b *testing.B) {
 					if _, err := w.Tmux("paste-buffer", "-p", "-r", "-d", "-b", "raw-floor", "-t", raw); err != nil {
 						b.Fatal(err)
 					}
-					if codexLike {
-						time.Sleep(150 * time.Millisecond)
+					if enterDelay > 0 {
+						testutil.WaitForEvery(b, time.Minute, time.Millisecond, func() bool {
+							return strings.Contains(capture(raw), msg)
+						}, "the raw paste to show")
+						<-time.After(enterDelay)
 					}
 					if _, err := w.Tmux("send-keys", "-t", raw, "Enter"); err != nil {
 						b.Fatal(err)
@@ -139,12 +148,17 @@ func BenchmarkBackToBack(b *testing.B) {
 func startRawPane(b *testing.B, w *leoproc.World, h string) string {
 	b.Helper()
 	dir := filepath.Join(w.Workspaces, "raw-"+h)
-	argv := []string{"new-session", "-d", "-s", "raw-" + h, "-x", "200", "-y", "50", "-c", dir, "--", "/usr/bin/env"}
+	// The env is set in the pane (-e, as leo's spawn sets it): no env(1)
+	// in front of the fake, and no PATH but the world's.
+	env := map[string]string{"FAKE_TURN_MS": "1", "FAKE_HARNESS_LOG": w.HarnessLog + ".raw"}
 	for k, v := range w.UserEnv {
-		argv = append(argv, k+"="+v)
+		env[k] = v
 	}
-	argv = append(argv, "FAKE_TURN_MS=1", "FAKE_HARNESS_LOG="+w.HarnessLog+".raw", filepath.Join(w.Bin, h))
-	argv = append(argv, testutil.FreshArgs(h)...)
+	argv := []string{"new-session", "-d", "-s", "raw-" + h, "-x", "200", "-y", "50", "-c", dir}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		argv = append(argv, "-e", k+"="+env[k])
+	}
+	argv = append(append(argv, "--", filepath.Join(w.Bin, h)), testutil.FreshArgs(h)...)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		b.Fatal(err)
 	}
@@ -153,6 +167,7 @@ func startRawPane(b *testing.B, w *leoproc.World, h string) string {
 	}
 	target := "=raw-" + h + ":"
 	adapter, _ := harness.Lookup(h)
+	answered := false
 	testutil.WaitForEvery(b, time.Minute, 20*time.Millisecond, func() bool {
 		out, err := w.Tmux("capture-pane", "-p", "-J", "-t", target)
 		if err != nil {
@@ -160,8 +175,13 @@ func startRawPane(b *testing.B, w *leoproc.World, h string) string {
 		}
 		s := adapter.Screen().Classify(out)
 		if s.State == harness.ScreenDialog && len(s.DialogKeys) > 0 {
-			_, _ = w.Tmux(append([]string{"send-keys", "-t", target}, s.DialogKeys...)...)
-			time.Sleep(200 * time.Millisecond)
+			// Answered once: the dialog may still show while the
+			// fake takes the keys, and a second answer would type
+			// into its input line.
+			if !answered {
+				_, _ = w.Tmux(append([]string{"send-keys", "-t", target}, s.DialogKeys...)...)
+				answered = true
+			}
 			return false
 		}
 		return s.State == harness.ScreenReady && s.Input == ""

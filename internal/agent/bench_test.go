@@ -43,8 +43,8 @@ func BenchmarkSend(b *testing.B) {
 			raw := testutil.NewRawTmux(e.tmux)
 			rawName := "raw-" + h
 			dir := filepath.Join(e.workspace, h)
-			rawArgv := e.rawArgv(h)
-			raw.NewSession(b, rawName, dir, rawArgv...)
+			rawEnv, rawArgv := e.rawLaunch(h)
+			raw.NewSessionWithEnv(b, rawName, dir, rawEnv, rawArgv...)
 			waitFor(b, "raw fake ready", 20*time.Second, func() bool {
 				return adapter.Screen().Classify(raw.Capture(b, "="+rawName+":")).State == harness.ScreenReady
 			})
@@ -101,16 +101,14 @@ func rawPasteWaitEnter(b *testing.B, raw testutil.RawTmux, target, text string, 
 	testutil.WaitForEvery(b, 10*time.Second, time.Millisecond, func() bool { return strings.Contains(raw.Capture(b, target), "echo: "+text) }, "raw delivery")
 }
 
-// rawArgv is the fake harness launched bare, with the template's env, for
-// the floor's pane.
-func (e *testEnv) rawArgv(h string) []string {
-	argv := []string{"/usr/bin/env"}
+// rawLaunch is the fake harness launched bare, with the template's env, for
+// the floor's pane: the env to set in the pane and the program's argv.
+func (e *testEnv) rawLaunch(h string) (map[string]string, []string) {
+	env := map[string]string{"FAKE_TURN_MS": "1", "FAKE_HARNESS_LOG": e.harnLog + ".raw"}
 	for k, v := range e.userHome {
-		argv = append(argv, k+"="+v)
+		env[k] = v
 	}
-	argv = append(argv, "FAKE_TURN_MS=1", "FAKE_HARNESS_LOG="+e.harnLog+".raw")
-	argv = append(argv, filepath.Join(e.fakeDir, h))
-	return append(argv, testutil.FreshArgs(h)...)
+	return env, append([]string{filepath.Join(e.fakeDir, h)}, testutil.FreshArgs(h)...)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -133,7 +131,7 @@ func BenchmarkSpawn100(b *testing.B) {
 		ctx := context.Background()
 		raw := testutil.NewRawTmux(e.tmux)
 		dir := filepath.Join(e.workspace, "codex")
-		argv := e.rawArgv("codex")
+		rawEnv, argv := e.rawLaunch("codex")
 		for j := 0; j < n; j++ {
 			half := j * 2 / n
 			start := time.Now()
@@ -143,7 +141,7 @@ func BenchmarkSpawn100(b *testing.B) {
 			leo[half] += time.Since(start)
 
 			start = time.Now()
-			raw.NewSession(b, "raw", dir, argv...)
+			raw.NewSessionWithEnv(b, "raw", dir, rawEnv, argv...)
 			floor[half] += time.Since(start)
 			b.StopTimer()
 			raw.Run(b, "kill-session", "-t", "=raw")
@@ -184,7 +182,7 @@ func BenchmarkSpawnIntoFleet(b *testing.B) {
 			}
 			raw := testutil.NewRawTmux(e.tmux)
 			dir := filepath.Join(e.workspace, "codex")
-			argv := e.rawArgv("codex")
+			rawEnv, argv := e.rawLaunch("codex")
 			var leo, floor time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -194,7 +192,7 @@ func BenchmarkSpawnIntoFleet(b *testing.B) {
 				}
 				leo += time.Since(start)
 				start = time.Now()
-				raw.NewSession(b, "raw", dir, argv...)
+				raw.NewSessionWithEnv(b, "raw", dir, rawEnv, argv...)
 				floor += time.Since(start)
 				b.StopTimer()
 				raw.Run(b, "kill-session", "-t", "=raw")

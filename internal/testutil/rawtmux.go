@@ -3,8 +3,10 @@ package testutil
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +80,18 @@ func (r RawTmux) ListSessions(tb testing.TB) string {
 func (r RawTmux) NewSession(tb testing.TB, name, dir string, argv ...string) {
 	tb.Helper()
 	r.Run(tb, append([]string{"new-session", "-d", "-s", name, "-c", dir, "--"}, argv...)...)
+}
+
+// NewSessionWithEnv is NewSession with env set in the pane (new-session
+// -e, as leo's own spawn sets it): no env(1) in front of the program, and
+// no PATH but the one the env gives.
+func (r RawTmux) NewSessionWithEnv(tb testing.TB, name, dir string, env map[string]string, argv ...string) {
+	tb.Helper()
+	args := []string{"new-session", "-d", "-s", name, "-c", dir}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		args = append(args, "-e", k+"="+env[k])
+	}
+	r.Run(tb, append(append(args, "--"), argv...)...)
 }
 
 // Capture is `capture-pane -p -J -t target`.
