@@ -13,6 +13,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/statefile"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 // memory stands in for the manager's records: the store writes the others
@@ -184,19 +185,11 @@ func holdWrites(t *testing.T, s *Store) (writes func() int, inWrite <-chan struc
 
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.WaitFor(t, 10*time.Second, func() bool {
 		s.qmu.Lock()
-		got := len(s.queue)
-		s.qmu.Unlock()
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d saves queued, want %d", got, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer s.qmu.Unlock()
+		return len(s.queue) == n
+	}, fmt.Sprintf("%d saves queued", n))
 }
 
 // Saves of different agents that come while a write is under way all land,
