@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/blackpaw-studio/leo/internal/testutil/hermetic"
 )
 
 // Capture is one real TUI run by hand for the capture tools: a fresh home
@@ -16,7 +18,7 @@ import (
 type Capture struct {
 	Home, Workspace string
 	// Env is the TUI's environment (the harness's dirs and model server
-	// settings, PATH with bin first).
+	// settings; PATH is bin, then links to the tools the CLIs run on).
 	Env    map[string]string
 	env    []string
 	socket string
@@ -47,7 +49,16 @@ func (c *Capture) setUp(h, bin, modelURL string) error {
 	if err := Trust(h, c.Home, c.Workspace); err != nil {
 		return err
 	}
-	c.Env = map[string]string{"PATH": bin + ":/usr/local/bin:/usr/bin:/bin", "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+	// PATH is the CLIs' folder and links to the tools they run on (node,
+	// git, rg…), never a system folder, where a user's own claude lives.
+	tools := filepath.Join(c.Home, "tools")
+	if err := os.MkdirAll(tools, 0o700); err != nil {
+		return err
+	}
+	if err := hermetic.Link(tools, os.Getenv("PATH"), hermetic.Tools); err != nil {
+		return err
+	}
+	c.Env = map[string]string{"PATH": bin + string(os.PathListSeparator) + tools, "TERM": "xterm-256color", "LANG": "C.UTF-8"}
 	for k, v := range Dirs(c.Home) {
 		c.Env[k] = v
 	}
