@@ -68,40 +68,7 @@ func (m messageData) ends() bool {
 }
 
 func readActivity(path string, q harness.SessionQuery, id string) (harness.TurnActivity, error) {
-	st := storeOf(path)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	wal := st.wal
-	f, err := openSQLiteCached(path, &wal)
-	if err != nil {
-		st.wal = walCache{}
-		return harness.TurnActivity{}, err
-	}
-	defer f.Close()
-	st.wal = wal
-	if f.walHdr == nil {
-		st.version, st.answers, st.activity = "", nil, nil
-		return readActivityFrom(f, q, id)
-	}
-	version, key := storeVersion(f), queryKey(q, id)
-	if version != st.version {
-		st.version, st.answers, st.activity = version, map[string][]harness.UserTurn{}, map[string]harness.TurnActivity{}
-	}
-	if st.activity == nil {
-		st.activity = map[string]harness.TurnActivity{}
-	}
-	if a, ok := st.activity[key]; ok {
-		return a, nil
-	}
-	a, err := readActivityFrom(f, q, id)
-	if err != nil {
-		return harness.TurnActivity{}, err
-	}
-	if len(st.activity) >= maxCachedAnswers {
-		clear(st.activity)
-	}
-	st.activity[key] = a
-	return a, nil
+	return readCached(path, q, id, func(st *storeState) *map[string]harness.TurnActivity { return &st.activity }, readActivityFrom)
 }
 
 func readActivityFrom(f *sqliteFile, q harness.SessionQuery, id string) (harness.TurnActivity, error) {

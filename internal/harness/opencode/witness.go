@@ -124,6 +124,17 @@ func queryKey(q harness.SessionQuery, id string) string {
 }
 
 func readUserTurns(path string, q harness.SessionQuery, id string) ([]harness.UserTurn, error) {
+	turns, err := readCached(path, q, id, func(st *storeState) *map[string][]harness.UserTurn { return &st.answers }, readUserTurnsFrom)
+	return slices.Clone(turns), err // the kept answer never leaves the cache
+}
+
+// readCached answers a query on the store at path from the answers kept
+// in cache for the store's present version, reading it (read) only when
+// it changed. A store with no WAL is read anew every time: written some
+// other way (rewritten whole, renamed into place), it may change without
+// a sign the stat shows.
+func readCached[T any](path string, q harness.SessionQuery, id string, cache func(*storeState) *map[string]T, read func(*sqliteFile, harness.SessionQuery, string) (T, error)) (T, error) {
+	var zero T
 	st := storeOf(path)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -131,35 +142,34 @@ func readUserTurns(path string, q harness.SessionQuery, id string) ([]harness.Us
 	f, err := openSQLiteCached(path, &wal)
 	if err != nil {
 		st.wal = walCache{}
-		return nil, err
+		return zero, err
 	}
 	defer f.Close()
 	st.wal = wal
 	if f.walHdr == nil {
-		// No WAL: a database written some other way (rewritten whole,
-		// renamed into place) may change without a sign the stat shows.
 		st.version, st.answers, st.activity = "", nil, nil
-		return readUserTurnsFrom(f, q, id)
+		return read(f, q, id)
 	}
 	version, key := storeVersion(f), queryKey(q, id)
 	if version != st.version {
-		st.version, st.answers, st.activity = version, map[string][]harness.UserTurn{}, map[string]harness.TurnActivity{}
+		st.version, st.answers, st.activity = version, nil, nil
 	}
-	if st.answers == nil {
-		st.answers = map[string][]harness.UserTurn{}
+	kept := cache(st)
+	if *kept == nil {
+		*kept = map[string]T{}
 	}
-	if turns, ok := st.answers[key]; ok {
-		return slices.Clone(turns), nil
+	if v, ok := (*kept)[key]; ok {
+		return v, nil
 	}
-	turns, err := readUserTurnsFrom(f, q, id)
+	v, err := read(f, q, id)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	if len(st.answers) >= maxCachedAnswers {
-		clear(st.answers)
+	if len(*kept) >= maxCachedAnswers {
+		clear(*kept)
 	}
-	st.answers[key] = slices.Clone(turns)
-	return turns, nil
+	(*kept)[key] = v
+	return v, nil
 }
 
 func readUserTurnsFrom(f *sqliteFile, q harness.SessionQuery, id string) ([]harness.UserTurn, error) {
