@@ -137,11 +137,14 @@ type Agent struct {
 	Template string `json:"template"`
 	// Task names the persistent task an implicit agent was launched for,
 	// from that task's own scope (tasks.<name>); Template is then empty.
-	Task          string     `json:"task,omitempty"`
-	Harness       string     `json:"harness"`
-	Model         string     `json:"model,omitempty"`
-	Workspace     string     `json:"workspace"`
-	State         AgentState `json:"state"`
+	Task      string     `json:"task,omitempty"`
+	Harness   string     `json:"harness"`
+	Model     string     `json:"model,omitempty"`
+	Workspace string     `json:"workspace"`
+	State     AgentState `json:"state"`
+	// Attention is what a running agent is doing (absent while stopped):
+	// working, needs_input, idle, errored, limited.
+	Attention     *Attention `json:"attention,omitempty"`
 	WakeOnMessage bool       `json:"wake_on_message"`
 	SessionID     string     `json:"session_id,omitempty"`
 	TmuxSession   string     `json:"tmux_session"`
@@ -199,15 +202,7 @@ func DescribeMessage(text string) (from, firstLine string) {
 			from, text = who, after
 		}
 	}
-	for l := range strings.SplitSeq(text, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			firstLine = l
-			break
-		}
-	}
-	if r := []rune(firstLine); len(r) > FirstLineRunes {
-		firstLine = string(r[:FirstLineRunes-1]) + "…"
-	}
+	firstLine = FirstLine(text)
 	return from, firstLine
 }
 

@@ -234,6 +234,11 @@ type Screen struct {
 	// finished starting (codex's "Waiting for startup"): neither failed nor
 	// a turn yet.
 	Held bool
+	// Prompt is set, with State ScreenDialog and no DialogKeys, when the
+	// screen shows the harness asking a person (a permission prompt, a
+	// question): leo never answers it on its own, and messages wait for
+	// it without a timeout.
+	Prompt *Prompt
 }
 
 // ScreenReader classifies plain-text captures (capture-pane -p -J, no SGR).
