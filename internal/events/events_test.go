@@ -105,4 +105,3 @@ func TestASlowReaderIsDroppedWithALastEventAndNeverBlocksPublish(t *testing.T) {
 	}
 	slow.Close() // closing twice is harmless
 }
-
