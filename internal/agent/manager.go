@@ -18,6 +18,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/delivery"
+	"github.com/blackpaw-studio/leo/internal/events"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/proc"
 	"github.com/blackpaw-studio/leo/internal/tmux"
@@ -60,6 +61,9 @@ type Options struct {
 	// SaveGuard, when set, is called before every write of agents.json; an
 	// error refuses the write (the daemon no longer owns the home).
 	SaveGuard func() error
+	// Events receives what happens to agents and messages (nil: nobody
+	// listens).
+	Events events.Publisher
 
 	// Tunables (zero: defaults). Tests shorten them.
 	Policy          RestartPolicy
