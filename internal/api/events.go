@@ -38,8 +38,8 @@ type Attention struct {
 	// reply; errored and limited, the harness's words; needs_input, what
 	// the prompt asks, in one line.
 	Detail string `json:"detail,omitempty"`
-	// MessageID is the id of leo's message whose turn runs (working only;
-	// empty for a turn a person typed in the TUI).
+	// MessageID is the id of leo's message whose turn runs (working), or
+	// asks (needs_input); empty for a turn a person typed in the TUI.
 	MessageID string `json:"message_id,omitempty"`
 	// Prompt is what the harness asks, only in needs_input.
 	Prompt *Prompt `json:"prompt,omitempty"`
