@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
@@ -163,7 +164,9 @@ func (a *agent) asked(p harness.Prompt) {
 func needsInput(p harness.Prompt) api.Attention {
 	return api.Attention{
 		State:  api.AttentionNeedsInput,
-		Detail: api.FirstLine(p.Text),
+		// The whole question in one line: its first line alone often only
+		// names the tool ("Bash command"), not what it would run.
+		Detail: api.FirstLine(strings.Join(strings.Fields(p.Text), " ")),
 		Prompt: &api.Prompt{Kind: p.Kind, Text: p.Text, Choices: slices.Clone(p.Choices)},
 	}
 }

@@ -131,7 +131,7 @@ func TestMessagesWaitForAPersonPastTheReadinessTimeout(t *testing.T) {
 	m.Signal(context.Background(), h, harness.Signal{Kind: harness.SignalNeedsInput,
 		Prompt: &harness.Prompt{Kind: api.PromptPermission, Text: "Bash command\n  touch x\nDo you want to proceed?", Choices: []string{"Yes", "No"}}})
 	at := waitAttention(t, m, h, api.AttentionNeedsInput)
-	if at.Prompt == nil || at.Prompt.ID == "" || !strings.Contains(at.Prompt.Text, "touch x") || at.Detail != "Bash command" {
+	if at.Prompt == nil || at.Prompt.ID == "" || !strings.Contains(at.Prompt.Text, "touch x") || at.Detail != "Bash command touch x Do you want to proceed?" {
 		t.Fatalf("needs_input %+v", at)
 	}
 	sentAt := time.Now()
