@@ -83,7 +83,7 @@ func TestAgentPageShowsAttention(t *testing.T) {
 		body := s.get(path, http.StatusOK)
 		mustHave(t, path, body, `data-live-agent="echo" data-attention="needs_input" data-prompt="p-0123456789ab"`,
 			`<dt>Attention</dt><dd id="agent-attention">`, `<span class="attn attn-needs_input">needs input</span>`,
-			"Bash command rm -rf &lt;b&gt;x&lt;/b&gt;", `<div class="prompt" data-prompt-id="p-0123456789ab">`,
+			`<div class="prompt" data-prompt-id="p-0123456789ab">`,
 			"&lt;script&gt;alert(1)&lt;/script&gt;", "<li>No</li>", "<code>leo attach echo</code>")
 		mustLack(t, path, body, "<script>alert", "<b>x</b>")
 	}
@@ -110,7 +110,7 @@ func TestPagesLiveOnTheStream(t *testing.T) {
 		mustLack(t, c.path, body, `hx-trigger="every 3s"`)
 	}
 	js := s.get("/static/leo.js", http.StatusOK)
-	mustHave(t, "leo.js", js, `new EventSource("/web/events")`, "Notification.requestPermission", `"leo.notify"`)
+	mustHave(t, "leo.js", js, `new EventSource("/web/events"`, "Notification.requestPermission", `"leo.notify"`)
 	mustLack(t, "leo.js", js, "innerHTML")
 }
 

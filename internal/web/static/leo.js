@@ -34,8 +34,10 @@ document.addEventListener("DOMContentLoaded", function () {
 // the daemon replays what the page missed; a "stream.behind" (the daemon
 // no longer has all of it) fetches every part. Should the stream be
 // refused (the login ended, a proxy that does not pass it), the parts are
-// fetched every 3 s until it opens again. <html data-stream> says how the
-// stream is: "connecting", "open" or "closed".
+// fetched every 3 s until it opens again. A hidden tab lets its stream go
+// (unless notifications are on) and catches up when shown. <html
+// data-stream> says how the stream is: "connecting", "open", "closed" or
+// "paused".
 //
 // Notifications are opt-in: the Notify me button asks the browser's
 // permission, and only after that click does an agent entering
@@ -50,7 +52,9 @@ document.addEventListener("DOMContentLoaded", function () {
   var FALLBACK_MS = 3000;
 
   var source = null;
+  var lastId = ""; // the newest event's id: where a new stream starts
   var retries = 0;
+  var retryTimer = null;
   var fallback = null;
   var busy = {}; // part id → {again: bool} while its fetch runs
   // known is each agent's attention as this page last saw it ("state|prompt
@@ -100,6 +104,7 @@ document.addEventListener("DOMContentLoaded", function () {
       return;
     }
     if (!ev || typeof ev !== "object") return;
+    if (msg.lastEventId) lastId = msg.lastEventId;
     if (!ev.type) ev.type = msg.type;
     if (ev.type === "agent.attention") notifyFor(ev);
     if (ev.type === "agent.state" && ev.state !== "running") delete known[ev.agent];
@@ -119,9 +124,12 @@ document.addEventListener("DOMContentLoaded", function () {
   }
 
   function connect() {
-    if (!parts().length || !window.EventSource || !window.htmx) return;
+    retryTimer = null;
+    if (source || !parts().length || !window.EventSource || !window.htmx) return;
     setStream("connecting");
-    var es = new EventSource("/web/events");
+    // The browser sends Last-Event-ID when it reconnects a stream itself;
+    // a stream this page opens anew says where to start.
+    var es = new EventSource("/web/events" + (lastId ? "?since=" + encodeURIComponent(lastId) : ""));
     source = es;
     EVENTS.forEach(function (t) { es.addEventListener(t, onEvent); });
     es.onmessage = onEvent;
@@ -143,8 +151,24 @@ document.addEventListener("DOMContentLoaded", function () {
       source = null;
       startFallback();
       retries = Math.min(retries + 1, 4);
-      setTimeout(connect, FALLBACK_MS * Math.pow(2, retries - 1));
+      retryTimer = setTimeout(connect, FALLBACK_MS * Math.pow(2, retries - 1));
     };
+  }
+
+  // A browser holds at most six connections to one server, and each tab's
+  // stream keeps one: a hidden tab lets its stream go, unless it is there
+  // to notify, and starts again where it left off when shown.
+  function onVisibility() {
+    if (document.hidden && !notifying()) {
+      if (source) source.close();
+      source = null;
+      stopFallback();
+      if (retryTimer) clearTimeout(retryTimer);
+      retryTimer = null;
+      if (parts().length) setStream("paused");
+    } else if (!document.hidden && !source && !retryTimer) {
+      connect();
+    }
   }
 
   // seed records the attention the page was rendered with, so that an
@@ -244,5 +268,6 @@ document.addEventListener("DOMContentLoaded", function () {
     parts().forEach(seed);
     setupButton();
     connect();
+    document.addEventListener("visibilitychange", onVisibility);
   });
 })();
