@@ -27,6 +27,8 @@ tasks:
     schedule: "0 3 1 1 *"
     prompt_file: p.md
     enabled: false
+notify:
+  - {command: ["true"], events: [needs_input]}
 `
 
 // jsonRuleCase is a command line (after the command's path) that succeeds
@@ -78,6 +80,9 @@ var jsonRuleCases = []jsonRuleCase{
 	{path: "task disable", args: []string{"nightly"}},
 	{path: "task history", args: []string{"nightly"}},
 	{path: "task logs", args: []string{"nightly"}, mayFail: "no run has happened (TestTaskLogs covers the success)"},
+	{path: "notify test"},
+	{path: "notify list"},
+	{path: "notify ls"},
 	{path: "web enable"},
 	{path: "setup", args: []string{"--defaults"}, mayFail: "a config exists already (TestSetupDefaultsWritesAValidConfigOnce covers the success)"},
 }

@@ -21,9 +21,11 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/events"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/managed"
+	"github.com/blackpaw-studio/leo/internal/notify"
 	"github.com/blackpaw-studio/leo/internal/task"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 	"github.com/blackpaw-studio/leo/internal/turnend"
@@ -97,6 +99,8 @@ type AgentDeps struct {
 	// fails when this daemon no longer owns the home (its lock file was
 	// removed and another daemon took the home), so the write is refused.
 	SaveGuard func() error
+	// Events is the daemon's event stream the manager publishes to.
+	Events events.Publisher
 }
 
 // Run runs the daemon until ctx is cancelled (SIGINT/SIGTERM in `leo
@@ -257,6 +261,9 @@ func (d *run) serve(ctx context.Context) error {
 	if turnEnds == nil {
 		turnEnds = turnend.New(d.log.With("component", "turnend"))
 	}
+	// The event stream (docs/api.md), numbered from the start time so
+	// that numbers keep increasing across restarts.
+	bus := events.New(events.FirstSeq(time.Now()), 0, 0, nil)
 	agents, err := d.opts.NewAgents(AgentDeps{
 		Home:      h,
 		Tmux:      tm,
@@ -265,6 +272,7 @@ func (d *run) serve(ctx context.Context) error {
 		Log:       d.log,
 		LeoBinary: d.opts.LeoBinary,
 		SaveGuard: d.ensureOwner,
+		Events:    bus,
 	})
 	if err != nil {
 		return fmt.Errorf("start the agent manager: %w", err)
@@ -274,6 +282,10 @@ func (d *run) serve(ctx context.Context) error {
 			d.log.Warn("closing the agent manager", "err", err)
 		}
 	}()
+	// The notifiers read the stream from before boot restore; each
+	// event reads the running config, so a reload applies to the next.
+	notifier := d.startNotifier(ctx, store, agents, bus)
+	defer notifier.stop()
 	persistent, err := d.persistentFirings(agents, turnEnds)
 	if err != nil {
 		return fmt.Errorf("start the task service: %w", err)
@@ -299,7 +311,7 @@ func (d *run) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l := &live{store: store, tm: tm, agents: agents, sock: sock, serveErr: make(chan error, 1)}
+	l := &live{store: store, tm: tm, agents: agents, sock: sock, serveErr: make(chan error, 1), notifier: notifier.engine}
 	l.srv = d.newServer(l, tasks, persistent, turnEnds)
 	if err := d.startServers(l); err != nil {
 		return err
@@ -380,6 +392,7 @@ type live struct {
 	hs       *http.Server
 	sock     socket
 	serveErr chan error
+	notifier *notify.Engine
 }
 
 // newServer is the socket API's server over the daemon's parts.
@@ -401,6 +414,7 @@ func (d *run) newServer(l *live, tasks *task.Service, persistent *task.Persisten
 			return config.SetTaskEnabled(h.ConfigPath, name, enabled, config.WithGetenv(d.opts.Getenv))
 		},
 		log:       d.log.With("component", "api"),
+		notifier:  l.notifier,
 		drainer:   newDrainer(l.agents, persistentAwaiting(persistent), d.opts.DrainPoll, d.log.With("component", "drain")),
 		ready:     make(chan struct{}),
 		stopping:  make(chan struct{}),
@@ -413,9 +427,48 @@ func (d *run) newServer(l *live, tasks *task.Service, persistent *task.Persisten
 			if persistent != nil && persistent.Problem != "" {
 				out = append(out, persistent.Problem)
 			}
+			if l.notifier != nil {
+				out = append(out, l.notifier.Problems()...)
+			}
 			return out
 		},
 	}
+}
+
+// runningNotifier is the notifier engine and what stops it.
+type runningNotifier struct {
+	engine *notify.Engine
+	stop   func()
+}
+
+// startNotifier starts the notifier engine on bus (docs/notifications.md):
+// an agent's events go to its template's (or persistent task's) notify:
+// list, through the manager's record of it.
+func (d *run) startNotifier(ctx context.Context, store *configStore, agents Agents, bus *events.Bus) runningNotifier {
+	eng := notify.New(notify.Options{
+		Config: store.Get,
+		AgentScope: func(name string) (string, string, bool) {
+			a, err := agents.Get(name)
+			if err != nil {
+				return "", "", false
+			}
+			return a.Template, a.Task, true
+		},
+		Log:       d.log.With("component", "notify"),
+		Dir:       d.home.Root,
+		UserAgent: "leo/" + d.opts.Version,
+	})
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		eng.Run(rctx, bus)
+	}()
+	return runningNotifier{engine: eng, stop: func() {
+		cancel()
+		<-done
+		eng.Close()
+	}}
 }
 
 // restoreThenRun brings the recorded agents back (boot restore), then,
