@@ -2,7 +2,6 @@ package browser_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -36,40 +35,41 @@ const notificationSpy = `(() => {
 	window.Notification = Spy;
 })(); undefined`
 
-// signal posts a claude hook payload for agent through the daemon's hook
-// route, as leo's hook command does when claude runs it.
-func (s *site) signal(t *testing.T, agent string, payload map[string]any) {
+// ask sends agent a message whose turn makes the fake claude ask
+// permission to run command (its prompt imitates the real 2.1.197's: see
+// internal/testutil/fakeharness/claude_permission.go). Its hooks and its
+// screen tell the daemon, as the real claude's do.
+func (s *site) ask(t *testing.T, agent, command string) {
 	t.Helper()
-	a, err := s.w.Client.Get(context.Background(), agent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	payload["session_id"] = a.SessionID
-	raw, _ := json.Marshal(payload)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.w.Client.TurnEnd(ctx, api.TurnEndReport{Agent: agent, Harness: "claude", Payload: raw}); err != nil {
-		t.Fatalf("hook report for %s: %v", agent, err)
+	if _, err := s.w.Client.Send(ctx, agent, "please run it fake-ask:"+command); err != nil {
+		t.Fatalf("send to %s: %v", agent, err)
 	}
 }
 
-func permissionRequest(command string) map[string]any {
-	return map[string]any{"hook_event_name": "PermissionRequest", "tool_name": "Bash",
-		"tool_input": map[string]any{"command": command, "description": "make a file"}}
-}
-
-func toolRan() map[string]any {
-	return map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Bash",
-		"tool_input": map[string]any{"command": "touch x"}, "tool_response": map[string]any{"stdout": ""}}
+// answer presses 1 ("Yes") in agent's pane, as a person attached to it
+// does.
+func (s *site) answer(t *testing.T, agent string) {
+	t.Helper()
+	if _, err := s.w.Tmux("send-keys", "-t", "=leo-"+agent+":", "1"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // firstRow is the agent in the Agents page's first row.
 const firstRow = `(document.querySelector("#agents-list tbody tr[data-agent]") || {dataset: {}}).dataset.agent`
 
-// Issue 18 in a real browser: an agent that needs input shows at the top
-// of the Agents page with its prompt — live, from the event stream,
-// without a reload — and goes back when it is answered; a notification
-// shows only once a person clicked Notify me; the agent's page shows the
+// promptOf is the text of agent's prompt row on the Agents page.
+func promptOf(agent string) string {
+	return fmt.Sprintf(`(document.querySelector('tr[data-prompt-for=%q] .prompt-text') || {innerText: ""}).innerText`, agent)
+}
+
+// Issue 18 in a real browser: an agent that needs input (the fake claude's
+// permission prompt, as the real one shows it) comes to the top of the
+// Agents page with its prompt — live, from the event stream, without a
+// reload — and goes back once it is answered in the TUI; a notification
+// shows only after a person clicked Notify me; the agent's page shows the
 // attention too.
 func TestBrowserNeedsInputLive(t *testing.T) {
 	s := startSite(t)
@@ -99,27 +99,28 @@ func TestBrowserNeedsInputLive(t *testing.T) {
 	b.do("spy on notifications, mark the page", chromedp.Evaluate[chromedp.Void](notificationSpy+"; window.leoNoReload = true; undefined"))
 	b.waitJS("the Notify me button", `!document.querySelector("#notify-toggle").hidden && document.querySelector("#notify-toggle").innerText === "Notify me"`, 5*time.Second)
 
-	// Before any click: an agent that needs input shows, and nothing is
-	// asked or notified.
-	s.signal(t, "asker", permissionRequest("touch first.txt"))
+	// Before any click: an agent that needs input shows, with claude's
+	// words and choices, and nothing is asked or notified.
+	s.ask(t, "asker", "touch first.txt")
 	b.waitJS("asker at the top with its prompt, live",
-		firstRow+` === "asker" && document.querySelector('tr[data-agent="asker"]').dataset.attention === "needs_input" && (document.querySelector('tr[data-prompt-for="asker"] .prompt-text') || {innerText: ""}).innerText.includes("touch first.txt")`, 20*time.Second)
+		firstRow+` === "asker" && document.querySelector('tr[data-agent="asker"]').dataset.attention === "needs_input" && `+promptOf("asker")+`.includes("touch first.txt")`, 30*time.Second)
+	b.waitJS("the prompt's choices", `[...document.querySelectorAll('tr[data-prompt-for="asker"] .prompt-choices li')].map(li => li.innerText).join("|").startsWith("Yes|Yes, and always allow")`, 10*time.Second)
 	if asked, seen := b.evalInt("window.leoAsked"), b.evalInt("window.leoSeen.length"); asked != 0 || seen != 0 {
 		t.Fatalf("without a click: %d permission requests, %d notifications", asked, seen)
 	}
 	if att := b.text(`tr[data-agent="asker"] .attention`); !strings.Contains(att, "needs input") {
 		t.Fatalf("asker's attention cell: %q", att)
 	}
-	s.signal(t, "asker", toolRan())
-	b.waitJS("asker back below aaa once answered", firstRow+` === "aaa" && !document.querySelector('tr[data-prompt-for="asker"]') && document.querySelector('tr[data-agent="asker"]').dataset.attention !== "needs_input"`, 20*time.Second)
+	s.answer(t, "asker")
+	b.waitJS("asker back below aaa once answered in the TUI", firstRow+` === "aaa" && !document.querySelector('tr[data-prompt-for="asker"]') && document.querySelector('tr[data-agent="asker"]').dataset.attention !== "needs_input"`, 30*time.Second)
 
 	// The click asks the browser, once; then entering needs_input notifies.
 	b.do("click Notify me", chromedp.Click(chromedp.CSS("#notify-toggle")))
 	b.waitJS("notifications on", `document.querySelector("#notify-toggle").innerText === "Notifications on" && window.leoAsked === 1`, 5*time.Second)
-	hostile := `touch "<b>bold</b>" && echo <script>alert(1)</script>`
-	s.signal(t, "asker", permissionRequest(hostile))
+	hostile := `touch "<b>bold</b>" <script>alert(1)</script>`
+	s.ask(t, "asker", hostile)
 	b.waitJS("asker at the top again, the hostile command as text",
-		firstRow+fmt.Sprintf(` === "asker" && (document.querySelector('tr[data-prompt-for="asker"] .prompt-text') || {innerText: ""}).innerText.includes(%q)`, hostile), 20*time.Second)
+		firstRow+fmt.Sprintf(` === "asker" && %s.includes(%q)`, promptOf("asker"), hostile), 30*time.Second)
 	if n := b.evalInt(`document.querySelectorAll('#agents-list b, #agents-list script').length`); n != 0 {
 		t.Fatalf("the prompt's text became %d elements", n)
 	}
@@ -128,14 +129,14 @@ func TestBrowserNeedsInputLive(t *testing.T) {
 	s.clean(t, "agents page", b.html())
 	b.shoot(shots, "agents-needs-input")
 
-	// The agent's page: the attention and what it asks.
+	// The agent's page: the attention and what it asks, live too.
 	b.do("open asker", chromedp.Click(chromedp.CSS(`#agents-list a[href="/web/agents/asker"]`)))
 	b.waitJS("asker's page with its prompt", `location.pathname === "/web/agents/asker" && document.querySelector("#agent-attention").innerText.includes("needs input") && document.querySelector("#agent-attention .prompt-text").innerText.includes(`+fmt.Sprintf("%q", hostile)+`)`, 10*time.Second)
 	b.waitJS("the stream open on the agent page", `document.documentElement.dataset.stream === "open"`, 30*time.Second)
 	b.shoot(shots, "agent-needs-input")
 	b.do("mark the agent page", chromedp.Evaluate[chromedp.Void]("window.leoNoReload = true; undefined"))
-	s.signal(t, "asker", toolRan())
-	b.waitJS("the prompt gone from asker's page once answered", `window.leoNoReload === true && !document.querySelector("#agent-attention .prompt") && !document.querySelector("#agent-attention").innerText.includes("needs input")`, 20*time.Second)
+	s.answer(t, "asker")
+	b.waitJS("the prompt gone from asker's page once answered", `window.leoNoReload === true && !document.querySelector("#agent-attention .prompt") && !document.querySelector("#agent-attention").innerText.includes("needs input")`, 30*time.Second)
 	b.noErrors()
 }
 
