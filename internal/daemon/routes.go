@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 // The socket API, all in one place. Each handler decodes its request,
@@ -247,21 +249,43 @@ func (s *server) reloadConfig(r *http.Request) (any, error) {
 	return s.reload(r.Context())
 }
 
-// turnEnd hands a harness hook's report to the hub, which reads it in the
-// background (the hook must not wait). A harness without a turn-end
-// signal is invalid_args; a report that matches no firing is fine.
+// turnEnd takes a harness hook's report (the hook must not wait: it is
+// read in the background). Its adapter reads what it says, which changes
+// the agent's attention; a turn's end also goes to the turn-end hub, which
+// completes the persistent firing waiting for it. A harness without a
+// turn-end signal is invalid_args; a report that matches no firing is fine.
 func (s *server) turnEnd(r *http.Request) (any, error) {
 	var rep api.TurnEndReport
 	if err := decodeBody(r, &rep, false); err != nil {
 		return nil, err
 	}
-	if s.turnEnds == nil {
-		return okResult{OK: true}, nil
+	h, ok := harness.Lookup(rep.Harness)
+	if _, signals := h.(harness.TurnEndSignaler); !ok || !signals {
+		return nil, api.Errorf(api.CodeInvalidArgs, "turn-end report: harness %q has no turn-end signal", rep.Harness)
 	}
-	if err := s.turnEnds.Submit(rep); err != nil {
-		return nil, api.Errorf(api.CodeInvalidArgs, "%w", err)
-	}
+	go s.takeSignal(h, rep)
 	return okResult{OK: true}, nil
+}
+
+// signalTimeout bounds what the agent manager may do about one signal (a
+// capture of the pane, to read a prompt).
+const signalTimeout = 10 * time.Second
+
+func (s *server) takeSignal(h harness.Harness, rep api.TurnEndReport) {
+	sig, err := harness.ReadSignal(h, rep.Payload)
+	if err != nil {
+		s.log.Warn("hook report not read", "agent", rep.Agent, "harness", rep.Harness, "err", err)
+	}
+	if err == nil && s.agents != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), signalTimeout)
+		s.agents.Signal(ctx, rep.Agent, sig)
+		cancel()
+	}
+	if s.turnEnds != nil && (err != nil || sig.EndsTurn()) {
+		if err := s.turnEnds.Submit(rep); err != nil {
+			s.log.Warn("turn-end report not taken", "agent", rep.Agent, "harness", rep.Harness, "err", err)
+		}
+	}
 }
 
 type okResult struct {
