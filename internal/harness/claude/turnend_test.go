@@ -289,7 +289,6 @@ func TestMergeHooksFromAnEarlierLeo(t *testing.T) {
 	}
 }
 
-
 func TestTurnEndSignalNewAndBadSettings(t *testing.T) {
 	ws := t.TempDir()
 	spec := harness.LaunchSpec{Workspace: ws}
