@@ -26,8 +26,8 @@ type hookPayload struct {
 	// UserPromptSubmit.
 	Prompt *string `json:"prompt"`
 	// PermissionRequest, PostToolUse, PostToolUseFailure.
-	ToolName  string                     `json:"tool_name"`
-	ToolInput map[string]json.RawMessage `json:"tool_input"`
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
 	// Notification.
 	Message          string `json:"message"`
 	NotificationType string `json:"notification_type"`
@@ -164,7 +164,14 @@ const maxAsk = 2000
 // toolAsk is what a permission request asks about: the tool and the
 // argument a person judges it by ("Bash: touch x"), else the tool and its
 // input as JSON.
-func toolAsk(tool string, input map[string]json.RawMessage) string {
+func toolAsk(tool string, raw json.RawMessage) string {
+	var input map[string]json.RawMessage
+	if json.Unmarshal(raw, &input) != nil {
+		if t := rawText(raw); t != "" {
+			return cut(tool+": "+t, maxAsk)
+		}
+		return tool
+	}
 	for _, key := range []string{"command", "file_path", "notebook_path", "url", "path", "pattern", "query"} {
 		var v string
 		if json.Unmarshal(input[key], &v) == nil && v != "" {

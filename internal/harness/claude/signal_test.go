@@ -190,6 +190,7 @@ func TestParseSignalEdges(t *testing.T) {
 		"a write asked about":        {`{"hook_event_name":"PermissionRequest","tool_name":"Write","tool_input":{"file_path":"/w/a.go","content":"package a"}}`, needs("Write: /w/a.go")},
 		"a tool with odd input":      {`{"hook_event_name":"PermissionRequest","tool_name":"mcp__x__y","tool_input":{"n":1}}`, needs(`mcp__x__y: {"n":1}`)},
 		"a tool without input":       {`{"hook_event_name":"PermissionRequest","tool_name":"ExitPlanMode"}`, needs("ExitPlanMode")},
+		"input not an object":        {`{"hook_event_name":"PermissionRequest","tool_name":"X","tool_input":"go"}`, needs("X: go")},
 		"escapes stay text":          {`{"hook_event_name":"UserPromptSubmit","prompt":"a\u001b[201~b\u0000c"}`, harness.Signal{Kind: harness.SignalTurnStarted, Text: "a\x1b[201~b\x00c"}},
 		"an error kind with details": {`{"hook_event_name":"StopFailure","error":"invalid_request","error_details":"prompt is too long","last_assistant_message":"API Error: …"}`, harness.Signal{Kind: harness.SignalTurnFailed, Text: "invalid_request: prompt is too long"}},
 	} {
