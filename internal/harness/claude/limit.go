@@ -30,7 +30,11 @@ func resetsAt(text string, now time.Time) time.Time {
 	}
 	m := all[len(all)-1]
 	if m[1] != "" {
-		return now.Add(parseShortDuration(m[1]))
+		d := parseShortDuration(m[1])
+		if d <= 0 || d > maxReset {
+			return time.Time{}
+		}
+		return now.Add(d)
 	}
 	loc := time.Local
 	if m[8] != "" {
@@ -76,6 +80,10 @@ func resetsAt(text string, now time.Time) time.Time {
 	return t
 }
 
+// maxReset bounds a "resets in …" taken for a time (the sum of many
+// fields would overflow).
+const maxReset = 400 * 24 * time.Hour
+
 // resetSlack is how far past a "3pm" may be and still be today's.
 const resetSlack = 10 * time.Minute
 
@@ -86,6 +94,9 @@ func parseShortDuration(s string) time.Duration {
 		n, err := strconv.Atoi(f[:len(f)-1])
 		if err != nil {
 			continue
+		}
+		if d > maxReset {
+			return d // no further: it is too far already
 		}
 		unit := map[byte]time.Duration{'d': 24 * time.Hour, 'h': time.Hour, 'm': time.Minute, 's': time.Second}[f[len(f)-1]]
 		d += time.Duration(n) * unit

@@ -242,6 +242,7 @@ func TestParseSignalLimitResets(t *testing.T) {
 		"You've hit your weekly limit · resets Jan 2, 2027, 9am (Europe/Berlin)": time.Date(2027, 1, 2, 9, 0, 0, 0, berlin),
 		"You've hit your weekly limit · resets Jan 2, 9\u202fAM (Europe/Berlin)": time.Date(2027, 1, 2, 9, 0, 0, 0, berlin),
 		"Fast limit reached and temporarily disabled · resets in 5m 30s":         at.Add(5*time.Minute + 30*time.Second),
+		"resets in " + strings.Repeat("9999d ", 100):                             {},
 		"API Error: Request rejected (429) · modelserver: scripted error":        {},
 		"You've hit your session limit · resets 13pm (UTC)":                      {},
 		"You've hit your weekly limit · resets Feb 31, 9am (UTC)":                {},
@@ -252,4 +253,33 @@ func TestParseSignalLimitResets(t *testing.T) {
 			t.Errorf("%q: %+v %v, want resets at %v", text, got, err, want)
 		}
 	}
+}
+
+// Any payload is read without a panic, and what it says is consistent: a
+// prompt only with needs input, a reset time only with a limit.
+func FuzzParseSignal(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "hooks", "*.jsonl"))
+	for _, file := range files {
+		data, _ := os.ReadFile(file)
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			f.Add(l)
+		}
+	}
+	f.Add([]byte(`{"hook_event_name":"StopFailure","error":"rate_limit","last_assistant_message":"x · resets Dec 31, 9999, 12pm (Nowhere/Zone)"}`))
+	f.Add([]byte(`{"hook_event_name":"StopFailure","error":"rate_limit","last_assistant_message":"resets in 9999d 9999h"}`))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		s, err := Claude{}.ParseSignal(payload)
+		if err != nil {
+			return
+		}
+		if s.Kind < harness.SignalNone || s.Kind > harness.SignalLimited {
+			t.Fatalf("kind %d", s.Kind)
+		}
+		if (s.Prompt != nil) != (s.Kind == harness.SignalNeedsInput) {
+			t.Fatalf("%+v: a prompt exactly with needs input", s)
+		}
+		if !s.ResetsAt.IsZero() && s.Kind != harness.SignalLimited {
+			t.Fatalf("%+v: a reset time without a limit", s)
+		}
+	})
 }
