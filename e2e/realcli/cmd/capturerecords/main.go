@@ -18,7 +18,8 @@
 //	last       answered at once                               LEO-rec-009
 //
 // The record goes to internal/harness/claude/testdata/records_v<version>.jsonl
-// (claude, started with a fixed --session-id) or
+// (claude, started with a fixed --session-id; with -hooks, leo's hooks
+// registered, records-hooks_v<version>.jsonl) or
 // internal/harness/opencode/testdata/store/records_v<version>.tgz (opencode's
 // db and WAL as it left them), and a log of when each turn was submitted and
 // seen idle again to the same name with .log.
@@ -63,13 +64,14 @@ func main() {
 	bin := flag.String("bin", os.Getenv(realcli.BinDirEnv), "`dir` holding claude, codex, opencode")
 	h := flag.String("harness", "claude", "harness (claude or opencode)")
 	out := flag.String("out", "", "`file` to write the record to (default: the adapter's testdata, named by version)")
+	hooks := flag.Bool("hooks", false, "claude: with leo's hooks registered (a command that reads the payload and exits), as a leo agent runs; the record is records-hooks_v<version>.jsonl")
 	flag.Parse()
-	if err := run(*bin, *h, *out); err != nil {
+	if err := run(*bin, *h, *out, *hooks); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(bin, h, out string) error {
+func run(bin, h, out string, hooks bool) error {
 	ad, ok := harnesses[h]
 	if !ok {
 		return fmt.Errorf("-harness %q: not one of claude, opencode", h)
@@ -116,6 +118,13 @@ func run(bin, h, out string) error {
 	}
 	defer tui.Close()
 	ws, env, tm := tui.Workspace, tui.Env, tui.Tmux
+	if hooks && h == "claude" {
+		// What leo registers (claude.SignalEvents), with a command that
+		// takes its time as leo's does: it reads the payload and posts it.
+		if err := claude.MergeHooks(claude.SettingsLocalPath(ws), []string{"/bin/sh", "-c", "cat > /dev/null; sleep 0.5"}); err != nil {
+			return err
+		}
+	}
 	argv := []string{filepath.Join(bin, h)}
 	if h == "claude" {
 		argv = append(argv, "--session-id", SessionID)
@@ -312,7 +321,11 @@ func run(bin, h, out string) error {
 		}
 		b = []byte(strings.Join(keep, ""))
 		if out == "" {
-			out = filepath.Join("internal", "harness", "claude", "testdata", "records_v"+version+".jsonl")
+			name := "records_v"
+			if hooks {
+				name = "records-hooks_v"
+			}
+			out = filepath.Join("internal", "harness", "claude", "testdata", name+version+".jsonl")
 		}
 		if err := os.WriteFile(out, b, 0o644); err != nil {
 			return err
