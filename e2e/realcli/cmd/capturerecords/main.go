@@ -29,6 +29,10 @@
 // internal/harness/opencode/testdata/store/records_v<version>.tgz (opencode's
 // db and WAL as it left them), and a log of when each turn was submitted and
 // seen idle again to the same name with .log.
+//
+// With -scenario ratelimit (claude) it records one turn answered HTTP 429
+// instead, to internal/harness/claude/testdata/ratelimit_v<version>.jsonl
+// (ratelimit.go).
 package main
 
 import (
@@ -82,8 +86,18 @@ func main() {
 	bin := flag.String("bin", os.Getenv(realcli.BinDirEnv), "`dir` holding claude, codex, opencode")
 	h := flag.String("harness", "claude", "harness (claude, codex or opencode)")
 	out := flag.String("out", "", "`file` to write the record to (default: the adapter's testdata, named by version)")
+	scenario := flag.String("scenario", "", "ratelimit (claude): one turn answered HTTP 429 instead (ratelimit.go)")
 	flag.Parse()
-	if err := run(*bin, *h, *out); err != nil {
+	var err error
+	switch {
+	case *scenario == "ratelimit" && *h == "claude":
+		err = runClaudeRateLimit(*bin)
+	case *scenario != "":
+		err = fmt.Errorf("-scenario %q: only ratelimit, with -harness claude", *scenario)
+	default:
+		err = run(*bin, *h, *out)
+	}
+	if err != nil {
 		log.Fatal(err)
 	}
 }
