@@ -73,8 +73,14 @@ func CheckScreen(t testing.TB, r harness.ScreenReader, capture string) {
 	default:
 		t.Fatalf("Classify(%q) state %d is not a ScreenState", capture, s.State)
 	}
-	if s.State == harness.ScreenDialog && (len(s.DialogKeys) == 0 || s.Dialog == "") {
-		t.Fatalf("Classify(%q) is a dialog without a name or keys: %+v", capture, s)
+	// A dialog has a name and either keys that answer it the way leo
+	// wants or, for a prompt that is a person's to answer, the prompt
+	// and no keys.
+	if s.State == harness.ScreenDialog && (s.Dialog == "" || (len(s.DialogKeys) == 0) == (s.Prompt == nil)) {
+		t.Fatalf("Classify(%q) is a dialog without a name, or without keys or a prompt (or with both): %+v", capture, s)
+	}
+	if s.Prompt != nil && (s.State != harness.ScreenDialog || s.Prompt.Kind == "" || strings.TrimSpace(s.Prompt.Text) == "") {
+		t.Fatalf("Classify(%q) gives a prompt outside a dialog, or without a kind or text: %+v", capture, s)
 	}
 	if s.State != harness.ScreenDialog && len(s.DialogKeys) > 0 {
 		t.Fatalf("Classify(%q) gives dialog keys outside a dialog: %+v", capture, s)

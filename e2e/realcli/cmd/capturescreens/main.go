@@ -11,6 +11,9 @@
 // with the keys the log names (the first of clearKeys that empties the
 // line). The 429 turn is answered 429 for every turn request until its
 // error shows, then the server answers normally again.
+//
+// With -scenario approval (codex) it captures codex's approval prompt for
+// a shell command instead (approval.go).
 package main
 
 import (
@@ -70,6 +73,12 @@ func main() {
 }
 
 func run(bin, h, size, out, only string) error {
+	if only == approvalScenario {
+		if h != "codex" {
+			return fmt.Errorf("-scenario %s: codex only", approvalScenario)
+		}
+		return runApproval(bin, size, out)
+	}
 	r, ok := readers[h]
 	if !ok {
 		return fmt.Errorf("-harness %q: not one of claude, codex, opencode", h)
