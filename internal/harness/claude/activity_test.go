@@ -275,7 +275,7 @@ func TestTurnActivityFailedEntries(t *testing.T) {
 		limited      bool
 	}{
 		{entry("2026-12-02T00:53:54.000Z", `{"odd":1}`, `[]`), "API error", false},
-		{entry("2026-12-02T00:53:54.000Z", `"unknown"`, `"\u001b[2J` + strings.Repeat("x", 3000) + `"`), "\x1b[2J" + strings.Repeat("x", maxFailedRunes-5) + "…", false},
+		{entry("2026-12-02T00:53:54.000Z", `"unknown"`, `"\u001b[2J`+strings.Repeat("x", 3000)+`"`), "\x1b[2J" + strings.Repeat("x", maxFailedRunes-5) + "…", false},
 	} {
 		env := map[string]string{"HOME": t.TempDir()}
 		path := TranscriptPath(env, ws, id)

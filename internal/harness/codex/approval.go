@@ -13,6 +13,8 @@ import (
 // of the composer at the bottom of the pane when a command asks to run
 // outside the sandbox and the approval policy lets codex ask:
 //
+//	› make a file LEO-appr-001                         the message (history)
+//
 //	• Running touch approved-x                        the busy line, no "esc to interrupt"
 //
 //	  Would you like to run the following command?   the question
