@@ -163,7 +163,7 @@ func (a *agent) asked(p harness.Prompt) {
 
 func needsInput(p harness.Prompt) api.Attention {
 	return api.Attention{
-		State:  api.AttentionNeedsInput,
+		State: api.AttentionNeedsInput,
 		// The whole question in one line: its first line alone often only
 		// names the tool ("Bash command"), not what it would run.
 		Detail: api.FirstLine(strings.Join(strings.Fields(p.Text), " ")),

@@ -233,3 +233,31 @@ func TestSignalsSetAttentionWithTheHarnessWords(t *testing.T) {
 		t.Fatalf("agent.state events %v, want starting, running, stopped", states)
 	}
 }
+
+// A TUI that keeps exiting soon after its launch is on the stream as
+// agent.exited with its failures counted up: what a crash-loop
+// notification reads.
+func TestExitsArePublishedWithTheFailuresInARow(t *testing.T) {
+	e := newEnv(t, withEnv(map[string]string{"FAKE_CRASH_AFTER_MS": "100", "FAKE_CRASH_CODE": "3"}))
+	bus := e.withEvents()
+	m := e.manager()
+	h := harnesses[0]
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: h}); err != nil {
+		t.Fatal(err)
+	}
+	var exits []api.Event
+	waitFor(t, "three exits on the stream", 30*time.Second, func() bool {
+		exits = exits[:0]
+		for _, ev := range bus.Since(0, nil) {
+			if ev.Type == api.EventAgentExited && ev.Agent == h {
+				exits = append(exits, ev)
+			}
+		}
+		return len(exits) >= api.CrashLoopFailures
+	})
+	for i, ev := range exits[:api.CrashLoopFailures] {
+		if ev.Failures != i+1 || !strings.Contains(ev.Reason, "exited with status 3") {
+			t.Fatalf("exit %d: %+v, want failures %d and the status", i, ev, i+1)
+		}
+	}
+}
