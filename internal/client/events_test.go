@@ -114,4 +114,3 @@ func TestFollowEventsWaitsOnAQuietStream(t *testing.T) {
 		t.Fatalf("quiet stream: got %d, last %d, %v", got, last, err)
 	}
 }
-
