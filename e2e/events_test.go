@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,5 +116,105 @@ func TestEventsFollowAMessageFromTheCLIAndHTTP(t *testing.T) {
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Fatalf("%s: %v, want %v", name, got, want)
 		}
+	}
+}
+
+// `leo events --follow --json` outlives the daemon: stopped (SIGTERM, its
+// readers hear daemon.stopping) or killed (SIGKILL, the stream is cut), it
+// asks the next daemon with Last-Event-ID for what it missed: the next
+// daemon's start, its restore, then what happens — in order, nothing
+// twice, a stream.behind saying the numbers between are gone.
+func TestEventsFollowOutlivesDaemonRestarts(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "codex")
+	w.WriteConfig(nil)
+	d1 := w.startDaemon()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := w.Client.Spawn(ctx, api.SpawnRequest{Template: "codex", Name: "ev"}); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.CommandContext(ctx, leoproc.Binary(t), "events", "--follow", "--json")
+	cmd.Env = w.Env()
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); _ = cmd.Wait() }()
+	lines := make(chan api.Event, 1024)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var e api.Event
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				t.Errorf("not one JSON object a line: %q", sc.Text())
+				continue
+			}
+			lines <- e
+		}
+		close(lines)
+	}()
+	var last uint64
+	// await reads events in order until one matches, failing on a number
+	// that does not increase.
+	await := func(what string, match func(api.Event) bool) api.Event {
+		t.Helper()
+		deadline := time.After(60 * time.Second)
+		for {
+			select {
+			case e, ok := <-lines:
+				if !ok {
+					t.Fatalf("leo events ended before %s (stderr %q)", what, stderr.String())
+				}
+				if e.Seq <= last {
+					t.Fatalf("seq %d (%s) after %d", e.Seq, e.Type, last)
+				}
+				last = e.Seq
+				if match(e) {
+					return e
+				}
+			case <-deadline:
+				t.Fatalf("no %s within 60s", what)
+			}
+		}
+	}
+	// Connected: a message's queued event arrives live.
+	id := w.send("ev", "before the restart")
+	await("message.queued before the restart", func(e api.Event) bool { return e.Type == api.EventMessageQueued && e.MessageID == id })
+
+	d1.Kill(syscall.SIGTERM)
+	await("daemon.stopping of the first daemon", func(e api.Event) bool {
+		return e.Type == api.EventDaemonStopping && strings.Contains(e.Reason, "pid "+strconv.Itoa(d1.PID))
+	})
+	d2 := w.startDaemon()
+	behind := await("stream.behind from the second daemon", func(e api.Event) bool {
+		return e.Type == api.EventStreamBehind || e.Type == api.EventDaemonStarting
+	})
+	if behind.Type != api.EventStreamBehind || behind.Missed == 0 {
+		t.Fatalf("first event from the second daemon: %+v, want stream.behind", behind)
+	}
+	if e := await("daemon.starting", func(api.Event) bool { return true }); e.Type != api.EventDaemonStarting || !strings.Contains(e.Reason, "pid "+strconv.Itoa(d2.PID)) {
+		t.Fatalf("after stream.behind: %+v, want the second daemon's daemon.starting", e)
+	}
+	id = w.send("ev", "after a restart")
+	await("message.queued after the restart", func(e api.Event) bool { return e.Type == api.EventMessageQueued && e.MessageID == id })
+
+	// Killed: no daemon.stopping, the stream is cut; the next daemon's
+	// start still arrives.
+	d2.Kill(syscall.SIGKILL)
+	d3 := w.startDaemon()
+	await("the third daemon's daemon.starting", func(e api.Event) bool {
+		return e.Type == api.EventDaemonStarting && strings.Contains(e.Reason, "pid "+strconv.Itoa(d3.PID))
+	})
+	id = w.send("ev", "after a kill")
+	await("message.queued after the kill", func(e api.Event) bool { return e.Type == api.EventMessageQueued && e.MessageID == id })
+	if !strings.Contains(stderr.String(), "leo events: the stream ended") {
+		t.Fatalf("stderr %q, want the wait said", stderr.String())
 	}
 }
