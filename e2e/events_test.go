@@ -135,7 +135,13 @@ func TestEventsFollowOutlivesDaemonRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.CommandContext(ctx, leoproc.Binary(t), "events", "--follow", "--json")
+	// From the newest event now, so nothing between the start of the
+	// process and its connection is lost.
+	kept, err := w.Client.RecentEvents(ctx, client.EventsQuery{})
+	if err != nil || len(kept) == 0 {
+		t.Fatalf("kept events: %v %v", kept, err)
+	}
+	cmd := exec.CommandContext(ctx, leoproc.Binary(t), "events", "--follow", "--json", "--since", strconv.FormatUint(kept[len(kept)-1].Seq, 10))
 	cmd.Env = w.Env()
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
