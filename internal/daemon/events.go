@@ -128,7 +128,7 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request) {
 
 // writeEvent writes one event in SSE framing. JSON never holds a raw
 // newline, so data: is one line whatever the event carries.
-func writeEvent(w http.ResponseWriter, e api.Event) error {
+func writeEvent(w http.ResponseWriter, e *api.Event) error {
 	data, err := json.Marshal(e)
 	if err != nil {
 		return err

@@ -85,6 +85,10 @@ func (b *Bus) Publish(e api.Event) api.Event {
 		b.ring[(b.start+b.n)%len(b.ring)] = e
 		b.n++
 	}
+	// Readers share one copy: a reader's buffer holds pointers, so a
+	// hundred idle readers cost a hundred small buffers, not a hundred
+	// copies of every slot for the collector to scan.
+	shared := &e
 	for s := range b.subs {
 		if s.filter != nil && !s.filter(e) {
 			continue
@@ -94,12 +98,12 @@ func (b *Bus) Publish(e api.Event) api.Event {
 		// the reader's buffer (or not for it), so a reader reconnecting
 		// with it as Last-Event-ID gets e and what follows, none twice.
 		if len(s.ch) >= cap(s.ch)-1 {
-			s.ch <- api.Event{Seq: e.Seq - 1, Type: api.EventStreamDropped, At: e.At,
+			s.ch <- &api.Event{Seq: e.Seq - 1, Type: api.EventStreamDropped, At: e.At,
 				Reason: "this reader fell too far behind the daemon's events and was dropped; reconnect with Last-Event-ID to catch up"}
 			b.removeLocked(s)
 			continue
 		}
-		s.ch <- e
+		s.ch <- shared
 	}
 	return e
 }
@@ -145,7 +149,7 @@ func (b *Bus) sinceLocked(seq uint64, filter func(api.Event) bool) []api.Event {
 // Sub is one reader of the stream.
 type Sub struct {
 	bus    *Bus
-	ch     chan api.Event
+	ch     chan *api.Event
 	filter func(api.Event) bool
 	once   sync.Once
 }
@@ -160,17 +164,18 @@ func (b *Bus) Subscribe(since uint64, filter func(api.Event) bool) *Sub {
 	if since > 0 {
 		backlog = b.sinceLocked(since, filter)
 	}
-	s := &Sub{bus: b, ch: make(chan api.Event, b.buffer+len(backlog)+1), filter: filter}
-	for _, e := range backlog {
-		s.ch <- e
+	s := &Sub{bus: b, ch: make(chan *api.Event, b.buffer+len(backlog)+1), filter: filter}
+	for i := range backlog {
+		s.ch <- &backlog[i]
 	}
 	b.subs[s] = struct{}{}
 	return s
 }
 
 // Events is the reader's channel: closed after its stream.dropped event,
-// or on Close.
-func (s *Sub) Events() <-chan api.Event { return s.ch }
+// or on Close. Every reader is given the same event: read it, never
+// change it.
+func (s *Sub) Events() <-chan *api.Event { return s.ch }
 
 // Close stops the reader.
 func (s *Sub) Close() {

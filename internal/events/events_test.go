@@ -82,7 +82,7 @@ func TestASlowReaderIsDroppedWithALastEventAndNeverBlocksPublish(t *testing.T) {
 	var last api.Event
 	n := 0
 	for e := range slow.Events() {
-		last = e
+		last = *e
 		n++
 	}
 	if last.Type != api.EventStreamDropped {
@@ -111,4 +111,22 @@ func TestASlowReaderIsDroppedWithALastEventAndNeverBlocksPublish(t *testing.T) {
 		}
 	}
 	slow.Close() // closing twice is harmless
+}
+
+// Readers share the one published event: publishing to a hundred readers
+// costs one allocation, not a copy per reader.
+func TestReadersShareTheEvent(t *testing.T) {
+	b := New(1, 16, 4096, fixedNow)
+	var subs []*Sub
+	for range 100 {
+		subs = append(subs, b.Subscribe(0, nil))
+	}
+	allocs := testing.AllocsPerRun(1000, func() { b.Publish(api.Event{Type: api.EventProblem, Reason: "r"}) })
+	if allocs > 1 {
+		t.Fatalf("Publish to 100 readers: %.1f allocations, want 1", allocs)
+	}
+	first, second := <-subs[0].Events(), <-subs[1].Events()
+	if first != second {
+		t.Fatal("two readers were given two copies of one event")
+	}
 }

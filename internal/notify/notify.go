@@ -174,7 +174,7 @@ func (e *Engine) Run(ctx context.Context, bus *events.Bus) {
 					e.log.Warn("the notifier engine missed events the stream no longer keeps", "missed", ev.Missed)
 				default:
 					last = ev.Seq
-					e.Handle(ev)
+					e.Handle(*ev)
 				}
 			}
 		}
