@@ -364,3 +364,27 @@ func TestEventStreamReloadsAndProblems(t *testing.T) {
 		t.Fatalf("problem met again: %+v", p2)
 	}
 }
+
+// The stream never waits for boot restore: a reader connected during it
+// has the daemon's start at once, and sees what restore publishes.
+func TestEventStreamDoesNotWaitForRestore(t *testing.T) {
+	h := newHome(t)
+	fake := daemontest.New()
+	fake.RestoreGate = make(chan struct{})
+	deps := &atomic.Pointer[daemon.AgentDeps]{}
+	opts := options(t, h, fake, deps)
+	opts.ReadyWait = 10 * time.Minute // a gated route would hang the test
+	r := start(t, opts, fake)
+	<-fake.RestoreStarted()
+	defer close(fake.RestoreGate)
+
+	kept, err := r.Client.RecentEvents(context.Background(), client.EventsQuery{})
+	if err != nil || len(kept) == 0 || kept[0].Type != api.EventDaemonStarting {
+		t.Fatalf("kept during restore: %+v %v", kept, err)
+	}
+	s := openEvents(t, h, "/events", nil)
+	deps.Load().Events.Publish(api.Event{Type: api.EventAgentState, Agent: "bob", State: "running"})
+	if _, typ, data := s.nextEvent(t); typ != api.EventAgentState || !strings.Contains(data, `"agent":"bob"`) {
+		t.Fatalf("during restore: %s %s", typ, data)
+	}
+}

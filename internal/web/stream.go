@@ -27,7 +27,8 @@ import (
 //     stop of the server for its whole grace period. Streams end when
 //     Shutdown starts (streamStop).
 //   - A session that ends (logout elsewhere, a new token) ends the streams
-//     it opened: a stream is not a way to keep reading after the login is
+//     it opened, and a new token ends the token's streams (/api/v1/events):
+//     a stream is not a way to keep reading after the login or the token is
 //     gone.
 
 // eventsRoute is the socket route of the event stream.
@@ -39,18 +40,31 @@ type streamStopKey struct{}
 
 // pageEvents is GET /web/events: the stream, for a logged-in page.
 func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) {
+	s.serveAuthorisedStream(w, r, s.loggedIn)
+}
+
+// apiEvents is GET /api/v1/events (and /api/events): the stream, for the
+// token's clients. A new token ends it, as it ends the pages' streams: a
+// token taken back must not keep reading.
+func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
+	s.serveAuthorisedStream(w, r, s.bearerOK)
+}
+
+// serveAuthorisedStream serves the stream while authorised(r) holds.
+func (s *Server) serveAuthorisedStream(w http.ResponseWriter, r *http.Request, authorised func(*http.Request) bool) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	go s.endWithSession(ctx, cancel, r)
+	go s.endWhenUnauthorised(ctx, cancel, r, authorised)
 	s.serveStream(w, r.WithContext(ctx), eventsRoute)
 }
 
-// endWithSession cancels a stream once r's session is no longer live.
-// Each change of the sessions (an end, a new token) is a reason to look.
-func (s *Server) endWithSession(ctx context.Context, cancel context.CancelFunc, r *http.Request) {
+// endWhenUnauthorised cancels a stream once r is no longer authorised
+// (its session ended, or the token changed). Each change of the sessions
+// (an end, a new token) is a reason to look.
+func (s *Server) endWhenUnauthorised(ctx context.Context, cancel context.CancelFunc, r *http.Request, authorised func(*http.Request) bool) {
 	for {
 		changed := s.sessions.changes()
-		if !s.loggedIn(r) {
+		if !authorised(r) {
 			cancel()
 			return
 		}

@@ -322,6 +322,58 @@ func TestStreamEndsWithItsSession(t *testing.T) {
 	testutil.WaitFor(t, 10*time.Second, func() bool { return h.streamsOpen() == 0 }, "no stream served")
 }
 
+// The token's stream (/api/v1/events, and /api/events) is the socket's
+// too: refused without the token or with another, replayed and live with
+// it, past the read deadline, and ended by a new token.
+func TestAPIStreamNeedsTheTokenAndEndsWithIt(t *testing.T) {
+	s, h, _ := streamSite(t, func(srv *Server) { srv.readTimeout = 300 * time.Millisecond })
+	for _, path := range []string{"/api/v1/events", "/api/events"} {
+		for _, hdr := range []map[string]string{nil, {"Authorization": "Bearer not-the-token"}} {
+			if status, _, body := s.do("GET", path+"?follow=0", nil, hdr); status != http.StatusUnauthorized || !strings.Contains(body, `"unauthorized"`) {
+				t.Fatalf("GET %s with %v = %d %s, want 401 unauthorized", path, hdr, status, body)
+			}
+		}
+	}
+	if n := len(h.requests()); n != 0 {
+		t.Fatalf("a stream reached the socket without the token: %+v", h.requests())
+	}
+	first := h.bus.Publish(api.Event{Type: api.EventAgentState, Agent: "coder", State: "running"})
+	bearer := s.bearer()
+	bearer["Last-Event-ID"] = strconv.FormatUint(first.Seq-1, 10)
+	st := s.openStream("/api/v1/events?agent=coder", bearer)
+	if e := st.next(t, "the replayed event"); e.Seq != first.Seq {
+		t.Fatalf("replayed %+v", e)
+	}
+	if reqs := h.requests(); len(reqs) != 1 || reqs[0].path != "/events" || reqs[0].query != "agent=coder" {
+		t.Fatalf("the socket got %+v", reqs)
+	}
+	// Past the server's read deadline, still live.
+	u, _ := url.Parse(s.base)
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /login HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ntoken=", u.Host)
+	_ = c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err != nil && !errors.Is(err, io.EOF) {
+		t.Fatalf("the control was not cut off by the read deadline: %v", err)
+	}
+	h.bus.Publish(api.Event{Type: api.EventAgentState, Agent: "coder", State: "stopped"})
+	if e := st.next(t, "an event after the read deadline"); e.State != "stopped" {
+		t.Fatalf("got %+v", e)
+	}
+	// A new token: the old one's stream ends.
+	if err := os.WriteFile(s.home.TokenPath(), []byte("a-new-token-0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.srv.loadToken(); err != nil {
+		t.Fatal(err)
+	}
+	st.ends(t, "the token's stream after a new token")
+	testutil.WaitFor(t, 10*time.Second, func() bool { return h.streamsOpen() == 0 }, "no stream served")
+}
+
 func newJar() http.CookieJar {
 	jar, _ := cookiejar.New(nil)
 	return jar

@@ -125,7 +125,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if target == eventsRoute {
-		s.serveStream(w, r, target) // stream.go: no deadlines, ends at shutdown
+		s.apiEvents(w, r) // stream.go: no deadlines, ends at shutdown and with the token
 		return
 	}
 	s.opts.API.ServeHTTP(w, socketRequest(r, target))
