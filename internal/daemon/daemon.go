@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -82,6 +84,9 @@ type Options struct {
 	// DrainPoll is how often a drain looks at the agents' screens
 	// (default 250ms).
 	DrainPoll time.Duration
+	// EventsHeartbeat is how often an idle event stream gets a comment
+	// line (0: 15 s); tests shorten it.
+	EventsHeartbeat time.Duration
 	// OwnerCheck is how often the daemon checks that its lock file and
 	// socket are still the ones it made (default 2s); see checkOwner.
 	OwnerCheck time.Duration
@@ -264,6 +269,7 @@ func (d *run) serve(ctx context.Context) error {
 	// The event stream (docs/api.md), numbered from the start time so
 	// that numbers keep increasing across restarts.
 	bus := events.New(events.FirstSeq(time.Now()), 0, 0, nil)
+	bus.Publish(api.Event{Type: api.EventDaemonStarting, Reason: "leo " + d.opts.Version + ", pid " + strconv.Itoa(os.Getpid())})
 	agents, err := d.opts.NewAgents(AgentDeps{
 		Home:      h,
 		Tmux:      tm,
@@ -290,7 +296,7 @@ func (d *run) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start the task service: %w", err)
 	}
-	tasks, err := d.newTaskService(store, persistent)
+	tasks, err := d.newTaskService(store, persistent, bus)
 	if err != nil {
 		return fmt.Errorf("start the task service: %w", err)
 	}
@@ -298,6 +304,7 @@ func (d *run) serve(ctx context.Context) error {
 	// reload may turn it on, off, or move it).
 	var webSync atomic.Pointer[func()]
 	store.changed = func() {
+		bus.Publish(api.Event{Type: api.EventConfigReloaded, Reason: "leo.yaml reloaded"})
 		prepareHarnesses(ctx, store.Get(), d.bridged(store.Get(), h), d.opts.Getenv, d.log)
 		agents.ConfigChanged()
 		tasks.ConfigChanged()
@@ -311,7 +318,7 @@ func (d *run) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l := &live{store: store, tm: tm, agents: agents, sock: sock, serveErr: make(chan error, 1), notifier: notifier.engine}
+	l := &live{store: store, tm: tm, agents: agents, sock: sock, serveErr: make(chan error, 1), notifier: notifier.engine, events: bus}
 	l.srv = d.newServer(l, tasks, persistent, turnEnds)
 	if err := d.startServers(l); err != nil {
 		return err
@@ -393,6 +400,7 @@ type live struct {
 	sock     socket
 	serveErr chan error
 	notifier *notify.Engine
+	events   *events.Bus
 }
 
 // newServer is the socket API's server over the daemon's parts.
@@ -415,6 +423,8 @@ func (d *run) newServer(l *live, tasks *task.Service, persistent *task.Persisten
 		},
 		log:       d.log.With("component", "api"),
 		notifier:  l.notifier,
+		events:    l.events,
+		heartbeat: d.opts.EventsHeartbeat,
 		drainer:   newDrainer(l.agents, persistentAwaiting(persistent), d.opts.DrainPoll, d.log.With("component", "drain")),
 		ready:     make(chan struct{}),
 		stopping:  make(chan struct{}),
@@ -514,6 +524,7 @@ func (d *run) serveUntilStopped(ctx context.Context, l *live, hup <-chan os.Sign
 	owner := time.NewTicker(d.opts.OwnerCheck)
 	defer owner.Stop()
 	tmuxReported := false
+	published := map[string]bool{} // the problems already on the stream
 	for {
 		select {
 		case <-owner.C:
@@ -524,6 +535,7 @@ func (d *run) serveUntilStopped(ctx context.Context, l *live, hup <-chan os.Sign
 			d.checkTmux(l.tm, &tmuxReported)
 			l.web.Retry()
 			l.store.Watch(ctx)
+			publishProblems(l.events, l.srv.problems(), published)
 		case <-hup:
 			if res, err := l.store.Reload(ctx); err != nil {
 				d.log.Error("reload on SIGHUP", "err", err)
@@ -543,6 +555,8 @@ func (d *run) serveUntilStopped(ctx context.Context, l *live, hup <-chan os.Sign
 // is then removed if it is still the one we made). Supervision stops after
 // it; the deferred Close calls leave every agent's tmux session running.
 func (d *run) shutdown(ctx context.Context, l *live) {
+	// Published before the streams end, so their readers hear it.
+	l.events.Publish(api.Event{Type: api.EventDaemonStopping, Reason: "leo " + d.opts.Version + ", pid " + strconv.Itoa(os.Getpid())})
 	l.srv.stopServing()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.ShutdownTimeout)
 	defer cancel()
@@ -704,6 +718,24 @@ func listenSocket(path string) (socket, error) {
 		return socket{}, fmt.Errorf("stat %s: %w", path, err)
 	}
 	return socket{path: path, ln: ln, fi: fi}, nil
+}
+
+// publishProblems puts each problem /health reports on the stream once,
+// when it is first met; one that went away may be published again when it
+// comes back.
+func publishProblems(bus *events.Bus, now []string, published map[string]bool) {
+	if bus == nil {
+		return
+	}
+	still := map[string]bool{}
+	for _, p := range now {
+		still[p] = true
+		if !published[p] {
+			bus.Publish(api.Event{Type: api.EventProblem, Reason: p})
+		}
+	}
+	clear(published)
+	maps.Copy(published, still)
 }
 
 // problems are what /health reports for an operator to act on: what the

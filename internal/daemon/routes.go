@@ -47,6 +47,8 @@ import (
 //	                                  deliveries, wait until no turn is in flight
 //	                                  (drain_timeout, deliveries resumed, if not)
 //	POST   /drain/resume              {"ok":true}: deliveries go again
+//	GET    /events?since=&agent=&follow= the event stream: Server-Sent Events
+//	                                  (docs/api.md); follow=0 is a JSON list
 //	POST   /hooks/turn-end            api.TurnEndReport → {"ok":true} (a harness's
 //	                                  turn-end hook; never waits for restore)
 //	GET    /notify                    api.NotifyStatus: every notifier and what it did
@@ -80,6 +82,8 @@ func (s *server) routes() http.Handler {
 	// Not gated: the hub needs no restored agents, and a hook must not
 	// wait (it gives up after a few seconds anyway).
 	mux.HandleFunc("POST /hooks/turn-end", s.handle(false, s.turnEnd))
+	// Not gated either: a reader sees the restore's own events.
+	mux.HandleFunc("GET /events", s.streamEvents)
 	// Not gated either: notifiers need no restored agents.
 	mux.HandleFunc("GET /notify", s.handle(false, s.notifyStatus))
 	mux.HandleFunc("POST /notify/test", s.handle(false, s.notifyTest))

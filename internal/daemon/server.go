@@ -15,6 +15,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/events"
 	"github.com/blackpaw-studio/leo/internal/notify"
 	"github.com/blackpaw-studio/leo/internal/turnend"
 )
@@ -56,6 +57,11 @@ type server struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 	readyWait time.Duration
+	// events is the daemon's event stream (GET /events); heartbeat how
+	// often an idle stream gets a comment (0: defaultHeartbeat).
+	events    *events.Bus
+	heartbeat time.Duration
+
 	// stopping is closed when shutdown begins, releasing waiting requests.
 	stopping chan struct{}
 	stopOnce sync.Once
