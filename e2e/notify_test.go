@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,5 +106,67 @@ func TestNotifyCrashLoopReachesACommand(t *testing.T) {
 		if strings.HasPrefix(p, "notify:") {
 			t.Errorf("a working notifier is a problem: %s", p)
 		}
+	}
+}
+
+// Task runs through the real daemon: a failed run reaches the top-level
+// list's command, a task's own list replaces it (a webhook on loopback
+// gets the success), and a task with notify: [] sends nothing.
+func TestNotifyTaskRunsReachTheirScopesNotifiers(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var posted []api.Notification
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n api.Notification
+		if err := json.NewDecoder(r.Body).Decode(&n); err != nil {
+			t.Errorf("webhook body: %v", err)
+		}
+		mu.Lock()
+		posted = append(posted, n)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	w := newWorld(t, "codex")
+	writeTasks(t, w, map[string][2]string{
+		"good":  {"codex", "    notify:\n      - {webhook: \"" + srv.URL + "/hook\", events: [task_succeeded, task_failed]}\n"},
+		"bad":   {"codex", "    env:\n      FAKE_SCENARIO: turn_failed\n"},
+		"quiet": {"codex", "    notify: []\n    env:\n      FAKE_SCENARIO: turn_failed\n"},
+	})
+	out := filepath.Join(t.TempDir(), "notifications.jsonl")
+	f, err := os.OpenFile(w.Home.ConfigPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(`notify:
+  - command: [sh, -c, 'cat >> "$OUT"; echo >> "$OUT"']
+    env: {OUT: "` + out + `"}
+    events: [task_failed, task_succeeded]
+`)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.startDaemon()
+
+	for _, task := range []string{"quiet", "good", "bad"} {
+		if rec, r := runJSON(t, w, "run", task); rec.Outcome == "" {
+			t.Fatalf("run %s: %s", task, r)
+		}
+	}
+	testutil.WaitFor(t, 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(posted) == 1 && len(notifications(t, out)) == 1
+	}, "one post and one command run")
+	got := notifications(t, out)[0]
+	if got.Notify != api.NotifyTaskFailed || got.Task != "bad" || got.Notifier != "notify[0]" || got.Event.Type != api.EventTaskRunEnded ||
+		got.Event.State != string(api.OutcomeFailed) || !strings.HasPrefix(got.Text, "task bad failed") {
+		t.Errorf("the command got %+v", got)
+	}
+	mu.Lock()
+	p := posted[0]
+	mu.Unlock()
+	if p.Notify != api.NotifyTaskSucceeded || p.Task != "good" || p.Notifier != "tasks.good.notify[0]" || p.Text != "task good succeeded" {
+		t.Errorf("the webhook got %+v", p)
 	}
 }
