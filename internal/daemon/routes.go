@@ -47,8 +47,13 @@ import (
 //	                                  deliveries, wait until no turn is in flight
 //	                                  (drain_timeout, deliveries resumed, if not)
 //	POST   /drain/resume              {"ok":true}: deliveries go again
+//	GET    /events?since=&agent=&follow= the event stream: Server-Sent Events
+//	                                  (docs/api.md); follow=0 is a JSON list
 //	POST   /hooks/turn-end            api.TurnEndReport → {"ok":true} (a harness's
 //	                                  turn-end hook; never waits for restore)
+//	GET    /notify                    api.NotifyStatus: every notifier and what it did
+//	POST   /notify/test               api.NotifyTestRequest → api.NotifyTestResult: a
+//	                                  sample sent to each notifier of the event
 //
 // Errors are {"error": code, "message": text} with api.HTTPStatus(code).
 // An agent name that breaks the name rule is invalid_args on every route,
@@ -77,6 +82,11 @@ func (s *server) routes() http.Handler {
 	// Not gated: the hub needs no restored agents, and a hook must not
 	// wait (it gives up after a few seconds anyway).
 	mux.HandleFunc("POST /hooks/turn-end", s.handle(false, s.turnEnd))
+	// Not gated either: a reader sees the restore's own events.
+	mux.HandleFunc("GET /events", s.streamEvents)
+	// Not gated either: notifiers need no restored agents.
+	mux.HandleFunc("GET /notify", s.handle(false, s.notifyStatus))
+	mux.HandleFunc("POST /notify/test", s.handle(false, s.notifyTest))
 
 	mux.HandleFunc("GET /tasks", s.handle(true, s.listTasks))
 	mux.HandleFunc("GET /tasks/{name}", s.handle(true, s.getTask))
@@ -315,4 +325,22 @@ func (s *server) noRoute(mux *http.ServeMux) http.Handler {
 		}
 		api.WriteJSON(w, http.StatusNotFound, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
+}
+
+func (s *server) notifyStatus(*http.Request) (any, error) {
+	if s.notifier == nil {
+		return api.NotifyStatus{Notifiers: []api.NotifierStatus{}}, nil
+	}
+	return s.notifier.Status(), nil
+}
+
+func (s *server) notifyTest(r *http.Request) (any, error) {
+	var req api.NotifyTestRequest
+	if err := decodeBody(r, &req, true); err != nil {
+		return nil, err
+	}
+	if s.notifier == nil {
+		return nil, api.Errorf(api.CodeUnsupported, "this daemon runs no notifiers")
+	}
+	return s.notifier.Test(r.Context(), req)
 }

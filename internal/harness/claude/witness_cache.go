@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,9 +45,23 @@ type transcriptState struct {
 	mark     []byte // the markLen bytes before offset
 	turns    []cachedTurn
 	// marks are the turn starts and ends read since the (re)start at the
-	// tail, in file order: kept whole (a few bytes each), so that the
-	// count of ends only grows while the file is read on.
+	// tail, in time order (addMark): kept whole (a few bytes each), so
+	// that the count of ends only grows while the file is read on.
 	marks []turnMark
+}
+
+// addMark puts m among the marks by its time, after those of the same
+// time (file order otherwise). claude 2.1.197 can write a new session's
+// first turn late, its end before its user entry (seen in the real suite
+// with leo's UserPromptSubmit hook: stop_hook_summary and turn_duration,
+// then the user entry stamped earlier): in file order that end would
+// count for nothing and the turn would seem to run until the next one.
+func (s *transcriptState) addMark(m turnMark) {
+	i := len(s.marks)
+	for i > 0 && s.marks[i-1].at.After(m.at) {
+		i--
+	}
+	s.marks = slices.Insert(s.marks, i, m)
 }
 
 // turnMark is a turn's start or end in a transcript. An end that is an
@@ -225,7 +240,7 @@ func (s *transcriptState) readFrom(f *os.File, fallbackID string) (partial *harn
 				s.turns = append(s.turns, cachedTurn{start: start, turn: u})
 			}
 			if isMark {
-				s.marks = append(s.marks, m)
+				s.addMark(m)
 			}
 		}
 		line, n, tooLong = line[:0], 0, false

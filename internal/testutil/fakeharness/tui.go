@@ -83,6 +83,10 @@ type tui struct {
 	wake chan func()
 	// codex is what only codex's screen has (startup, held submit, gap).
 	codex *codexTUI
+	// claude: the permission prompt showing (claude_permission.go), and
+	// the commands answered "don't ask again".
+	perm    *claudePermission
+	allowed map[string]bool
 }
 
 var (
@@ -103,7 +107,7 @@ func restoreTerminal() {
 }
 
 func newTUI(r role, model string, st store) *tui {
-	t := &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1), trustDoneCh: make(chan struct{}, 1), submitLagCh: make(chan string, 1), wake: make(chan func(), 4)}
+	t := &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1), trustDoneCh: make(chan struct{}, 1), submitLagCh: make(chan string, 1), wake: make(chan func(), 4), allowed: map[string]bool{}}
 	if r == roleCodex {
 		t.codex = &codexTUI{}
 	}
@@ -255,6 +259,10 @@ func (t *tui) handle(ev event) (int, bool) {
 		case evEscape, evCtrlC:
 			return fail(1, "fake: trust declined"), true
 		}
+		return 0, false
+	}
+	if t.perm != nil {
+		t.claudePermissionKey(ev)
 		return 0, false
 	}
 	if t.codex != nil && t.codex.held && (ev.kind == evText || ev.kind == evPaste) {
@@ -467,6 +475,17 @@ func (t *tui) beginTurn(msg string) {
 	t.busy = true
 	t.busySince = time.Now()
 	t.current = msg
+	if cmd, ok := claudeAsk(msg); ok && t.role == roleClaude {
+		// The model answers with a tool call first.
+		t.turnTimer = time.AfterFunc(turnDuration(), func() {
+			t.wake <- func() {
+				if t.busy && t.current == msg && t.perm == nil {
+					t.claudeCallTool(cmd)
+				}
+			}
+		})
+		return
+	}
 	t.turnTimer = time.AfterFunc(turnDuration(), func() {
 		select {
 		case t.turnDoneCh <- struct{}{}:
@@ -506,6 +525,11 @@ func (t *tui) finishTurn() {
 		t.history = append(t.history, t.replyLines(reply)...)
 		t.store.reply(reply)
 	}
+	t.nextQueued()
+}
+
+// nextQueued starts the turn of the first message queued meanwhile.
+func (t *tui) nextQueued() {
 	if len(t.queue) > 0 {
 		next := t.queue[0]
 		t.queue = t.queue[1:]

@@ -23,7 +23,8 @@
 //	recovered  (codex) answered at once                       LEO-rec-013
 //
 // The record goes to internal/harness/claude/testdata/records_v<version>.jsonl
-// (claude, started with a fixed --session-id),
+// (claude, started with a fixed --session-id; with -hooks, leo's hooks
+// registered, records-hooks_v<version>.jsonl),
 // internal/harness/codex/testdata/records_v<version>/sessions/ (codex's
 // rollouts as it left them, started as leo starts it: -a never), or
 // internal/harness/opencode/testdata/store/records_v<version>.tgz (opencode's
@@ -86,6 +87,7 @@ func main() {
 	bin := flag.String("bin", os.Getenv(realcli.BinDirEnv), "`dir` holding claude, codex, opencode")
 	h := flag.String("harness", "claude", "harness (claude, codex or opencode)")
 	out := flag.String("out", "", "`file` to write the record to (default: the adapter's testdata, named by version)")
+	hooks := flag.Bool("hooks", false, "claude: with leo's hooks registered (a command that reads the payload and exits), as a leo agent runs; the record is records-hooks_v<version>.jsonl")
 	scenario := flag.String("scenario", "", "ratelimit (claude): one turn answered HTTP 429 instead (ratelimit.go)")
 	flag.Parse()
 	var err error
@@ -95,14 +97,14 @@ func main() {
 	case *scenario != "":
 		err = fmt.Errorf("-scenario %q: only ratelimit, with -harness claude", *scenario)
 	default:
-		err = run(*bin, *h, *out)
+		err = run(*bin, *h, *out, *hooks)
 	}
 	if err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(bin, h, out string) error {
+func run(bin, h, out string, hooks bool) error {
 	ad, ok := harnesses[h]
 	if !ok {
 		return fmt.Errorf("-harness %q: not one of claude, codex, opencode", h)
@@ -153,6 +155,13 @@ func run(bin, h, out string) error {
 	}
 	defer tui.Close()
 	ws, env, tm := tui.Workspace, tui.Env, tui.Tmux
+	if hooks && h == "claude" {
+		// What leo registers (claude.SignalEvents), with a command that
+		// takes its time as leo's does: it reads the payload and posts it.
+		if err := claude.MergeHooks(claude.SettingsLocalPath(ws), []string{"/bin/sh", "-c", "cat > /dev/null; sleep 0.5"}); err != nil {
+			return err
+		}
+	}
 	argv := []string{filepath.Join(bin, h)}
 	switch h {
 	case "claude":
@@ -379,7 +388,11 @@ func run(bin, h, out string) error {
 		}
 		b = []byte(strings.Join(keep, ""))
 		if out == "" {
-			out = filepath.Join("internal", "harness", "claude", "testdata", "records_v"+version+".jsonl")
+			name := "records_v"
+			if hooks {
+				name = "records-hooks_v"
+			}
+			out = filepath.Join("internal", "harness", "claude", "testdata", name+version+".jsonl")
 		}
 		if err := os.WriteFile(out, b, 0o644); err != nil {
 			return err
