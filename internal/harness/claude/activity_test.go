@@ -275,3 +275,88 @@ func TestMarkPrefilterNeverRejectsADecodedLine(t *testing.T) {
 		}
 	})
 }
+
+// The last ended turn's failure, in claude's words: the refused turn (HTTP
+// 400) failed from its API error entry on, until the next turn ends; no
+// other turn did, and none was a rate limit.
+func TestTurnActivityFailedOfRealTranscripts(t *testing.T) {
+	const refused = "API Error: 400 modelserver: scripted error"
+	for _, v := range recordVersions {
+		t.Run(v, func(t *testing.T) {
+			failedSeen := false
+			state := "before" // before, failed (004's error read), after (a later end)
+			replay(t, v, func(line string, read func() harness.TurnActivity) {
+				a := read()
+				if a.Limited || !a.ResetsAt.IsZero() {
+					t.Fatalf("after %.80s: %+v, want no limit", line, a)
+				}
+				switch {
+				case state == "before" && a.Failed != "":
+					if a.Failed != refused || !strings.Contains(line, `"isApiErrorMessage":true`) {
+						t.Fatalf("failed after %.120s: %q", line, a.Failed)
+					}
+					state, failedSeen = "failed", true
+				case state == "failed" && a.Failed == "":
+					state = "after"
+				case state == "failed" && a.Failed != refused:
+					t.Fatalf("after %.80s: %q", line, a.Failed)
+				case state == "after" && a.Failed != "":
+					t.Fatalf("after %.80s: failed again %q", line, a.Failed)
+				}
+				if isUserEntry(line, "LEO-rec-005") && a.Failed != refused {
+					t.Fatalf("005 running: %+v, want the refused turn still the last ended", a)
+				}
+			})
+			if !failedSeen || state != "after" {
+				t.Fatalf("state %s, failed seen %v", state, failedSeen)
+			}
+		})
+	}
+}
+
+// testdata/ratelimit_v<version>.jsonl: the real claude's transcript of one
+// turn answered HTTP 429 (CLAUDE_CODE_MAX_RETRIES=0, so it does not retry
+// for minutes): its API error entry says "rate_limit", a limit, and gives
+// no reset time.
+func TestTurnActivityRateLimitOfRealTranscripts(t *testing.T) {
+	const id, ws = "44444444-2222-4333-8444-00000000000a", "/tmp/caplim/ws"
+	for _, v := range []string{"2.1.197", "2.1.332"} { // captured without leo's hooks
+		env := installTranscript(t, t.TempDir(), "ratelimit_v"+v+".jsonl", ws, id)
+		a, err := (Claude{}).TurnActivity(context.Background(), harness.SessionQuery{Workspace: ws, Env: env}, id)
+		want := harness.TurnActivity{Found: true, Ended: 1, EndsUnrecorded: true, Failed: "API Error: Request rejected (429) · modelserver: scripted error", Limited: true}
+		if err != nil || a != want {
+			t.Errorf("%s: %+v, %v\nwant %+v", v, a, err, want)
+		}
+	}
+}
+
+// An API error entry whose error is not a name, or that has no text, or
+// huge hostile text, still ends the turn, as a failure.
+func TestTurnActivityFailedEntries(t *testing.T) {
+	ws := "/tmp/caprec/ws"
+	const id = "44444444-2222-4333-8444-000000000009"
+	start := `{"type":"user","sessionId":"` + id + `","timestamp":"2026-12-02T00:53:50.000Z","message":{"role":"user","content":"go LEO-x"}}` + "\n"
+	entry := func(ts, errField, content string) string {
+		return `{"type":"assistant","sessionId":"` + id + `","timestamp":"` + ts + `","isApiErrorMessage":true,"apiErrorStatus":429,"error":` + errField + `,"message":{"role":"assistant","content":` + content + `}}` + "\n"
+	}
+	for _, c := range []struct {
+		line, failed string
+		limited      bool
+	}{
+		{entry("2026-12-02T00:53:54.000Z", `{"odd":1}`, `[]`), "API error", false},
+		{entry("2026-12-02T00:53:54.000Z", `"unknown"`, `"\u001b[2J`+strings.Repeat("x", 3000)+`"`), "\x1b[2J" + strings.Repeat("x", maxFailedRunes-5) + "…", false},
+	} {
+		env := map[string]string{"HOME": t.TempDir()}
+		path := TranscriptPath(env, ws, id)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(start+c.line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a, err := (Claude{}).TurnActivity(context.Background(), harness.SessionQuery{Workspace: ws, Env: env}, id)
+		if err != nil || a.Running || a.Ended != 1 || a.Failed != c.failed || a.Limited != c.limited {
+			t.Errorf("%.100s: %+v, %v; want failed %.40q limited %v", c.line, a, err, c.failed, c.limited)
+		}
+	}
+}

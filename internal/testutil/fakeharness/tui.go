@@ -27,6 +27,20 @@ type store interface {
 	compact() (refused string)
 }
 
+// failer is a store that records a turn the model answered with an error
+// (codex: the rollout's task_complete carries it).
+type failer interface {
+	fail(words string)
+}
+
+// failMarker in a message makes its turn fail (fakes whose store is a
+// failer): the model answers fakeModelError, as the test model server's
+// HTTP 400 reads in codex 0.171.0's rollout.
+const (
+	failMarker     = "fake-model-error"
+	fakeModelError = `{"error":{"code":null,"message":"fake: scripted error","type":"server_error"}}`
+)
+
 // part of the input line: typed text, or a paste that claude shows as a
 // placeholder.
 type part struct {
@@ -502,8 +516,15 @@ func (t *tui) finishTurn() {
 	}
 	t.busy = false
 	reply := "echo: " + t.current
-	t.history = append(t.history, t.replyLines(reply)...)
-	t.store.reply(reply)
+	if f, ok := t.store.(failer); ok && strings.Contains(t.current, failMarker) {
+		// The model answered an error: codex draws it with "■" and
+		// records it in its rollout (and runs no notify).
+		t.history = append(t.history, "■ "+fakeModelError, "")
+		f.fail(fakeModelError)
+	} else {
+		t.history = append(t.history, t.replyLines(reply)...)
+		t.store.reply(reply)
+	}
 	t.nextQueued()
 }
 

@@ -14,6 +14,8 @@
 //
 // With -scenario permission-bash (claude) it captures claude's permission
 // prompt, and the hook payloads around it, instead (permission.go).
+// With -scenario approval (codex) it captures codex's approval prompt for
+// a shell command instead (approval.go).
 package main
 
 import (
@@ -82,6 +84,12 @@ func main() {
 }
 
 func run(bin, h, size, out, only string) error {
+	if only == approvalScenario {
+		if h != "codex" {
+			return fmt.Errorf("-scenario %s: codex only", approvalScenario)
+		}
+		return runApproval(bin, size, out)
+	}
 	r, ok := readers[h]
 	if !ok {
 		return fmt.Errorf("-harness %q: not one of claude, codex, opencode", h)
