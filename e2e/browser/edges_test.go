@@ -14,7 +14,7 @@ import (
 
 // Issue 17.13-15 in a real browser: recent messages say what was sent, by
 // whom, and what became of it; the buttons follow the agent's state as it
-// changes (the details poll); reset and delete are confirmed first; a task
+// changes (the details follow the event stream); reset and delete are confirmed first; a task
 // is created from the web.
 func TestBrowserMessagesActionsAndNewTask(t *testing.T) {
 	s := startSite(t)
@@ -47,7 +47,7 @@ func TestBrowserMessagesActionsAndNewTask(t *testing.T) {
 	if _, err := s.w.Client.Stop(context.Background(), "web2"); err != nil {
 		t.Fatal(err)
 	}
-	b.waitJS("the stop shown by the poll",
+	b.waitJS("the stop shown from the stream",
 		`window.leoNoReload === true && document.querySelector("#agent-state").innerText.startsWith("stopped") && !!document.querySelector('#agent-panel [data-action="start"]') && !document.querySelector('#agent-panel [data-action="stop"]') && !document.querySelector('#agent-panel [data-action="reset"]')`, 30*time.Second)
 
 	// 15: delete a stopped agent, confirmed.

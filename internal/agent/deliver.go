@@ -240,6 +240,16 @@ func (a *agent) finished(it *delivery.Item, err error) {
 		}
 	}
 	a.deliveries = append(a.deliveries, d)
+	e := api.Event{Type: api.EventMessageDelivered, Agent: name, MessageID: d.ID, FirstLine: d.FirstLine}
+	if err != nil {
+		e.Type, e.Reason = api.EventMessageFailed, d.Error
+	}
+	m.publish(e)
+	if err == nil && !it.Command {
+		// The turn it started is what the agent works on now; the queue
+		// worker (this goroutine) owns a.turn.
+		a.deliveredLocked(it.ID, d.FirstLine, a.turn)
+	}
 	if len(a.deliveries) > recentDeliveries {
 		a.deliveries = a.deliveries[len(a.deliveries)-recentDeliveries:]
 	}

@@ -408,6 +408,7 @@ func (a *agent) probe(gen int) {
 		a.rec.State = api.StateRunning
 		a.rec.Error = ""
 		a.rec.ExitedPID = 0
+		a.noteState()
 		a.mu.Unlock()
 		// The save runs beside the job (the queue is free for messages at
 		// once) but counted in m.bg, so Close waits for it: no save of this

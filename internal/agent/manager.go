@@ -255,6 +255,7 @@ func (m *Manager) commit(a *agent, f func(r *Record), drop bool) error {
 					delete(m.agents, a.rec.Name)
 				}
 			}
+			a.noteState()
 		})
 	}
 	if err != nil {

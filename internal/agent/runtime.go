@@ -87,6 +87,18 @@ type agent struct {
 	// the input). Only the queue worker touches them, without a.mu.
 	turn     delivery.Turn
 	leftover *delivery.Leftover
+
+	// Attention (attention.go): what the running agent is doing (nil while
+	// not running); pubState the state last published; promptSeen: the
+	// screen has shown the prompt of a needs_input; watchStop stops the
+	// watcher of a turn; turnBase the turn ends the harness's record held
+	// before the Enter of the turn worked on (-1: unknown).
+	attn       *api.Attention
+	turnBase   int
+	turnDetail string // the Detail of the turn's working state
+	pubState   string
+	promptSeen bool
+	watchStop  chan struct{}
 }
 
 func (m *Manager) newAgent(rec *Record) *agent {
@@ -149,6 +161,7 @@ func (a *agent) viewLocked() api.Agent {
 	out := a.rec.listing()
 	out.Queued = a.queue.Messages()
 	out.Deliveries = append([]api.Delivery(nil), a.deliveries...)
+	out.Attention = a.attentionLocked()
 	return out
 }
 
@@ -168,6 +181,8 @@ func (a *agent) target() (delivery.Target, bool) {
 		t.ClearKeys = c.ClearInputKeys()
 	}
 	t.Activity = a.turnActivity()
+	t.AwaitsPerson = a.awaitsPerson
+	t.Asked = a.asked
 	return t, true
 }
 

@@ -132,6 +132,8 @@ func (a *agent) accept(ctx context.Context, req api.SendRequest) (*delivery.Item
 		return nil, api.SendResult{}, a.refused(it.ID, req.ID != "", err)
 	}
 	m.log.Info("message queued", "agent", name, "id", it.ID, "bytes", len(message), "ahead", ahead, "woke", woke)
+	_, first := api.DescribeMessage(message)
+	m.publish(api.Event{Type: api.EventMessageQueued, Agent: name, MessageID: it.ID, FirstLine: first})
 	res := api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: api.SendQueued}
 	if req.ID != "" {
 		res.Queued = named.Queued

@@ -266,6 +266,12 @@ func (a *agent) onExit(ctx context.Context, p tmux.PaneInfo, paneLeft bool) {
 	r.ExitedPID = exitedPID(r, p, paneLeft)
 	a.scheduleRestart(now.Add(d.Delay), paneLeft)
 	name := r.Name
+	how := fmt.Sprintf("exited with status %d", exit.Status)
+	if exit.Signal != "" {
+		how = "killed by signal " + exit.Signal
+	}
+	m.publish(api.Event{Type: api.EventAgentExited, Agent: name, Failures: r.Failures,
+		Reason: fmt.Sprintf("%s after %s; restarting in %s", how, now.Sub(launched).Round(time.Second), d.Delay.Round(time.Millisecond))})
 	a.mu.Unlock()
 	m.saveAgent(a)
 	m.log.Warn("agent exited; restarting", "agent", name, "status", exit.Status, "signal", exit.Signal,

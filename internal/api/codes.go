@@ -43,6 +43,7 @@ const (
 	CodeRestartFailed Code = "restart_failed"
 	CodeDrainFailed   Code = "drain_failed"
 	CodeServiceFailed Code = "service_failed"
+	CodeNotifyFailed  Code = "notify_failed"
 
 	// The handover's (leo service handover, docs/managed-install.md).
 	CodeAlreadyManaged     Code = "already_managed"
@@ -107,6 +108,7 @@ var Codes = []CodeInfo{
 	{CodeRestartFailed, 0, 0, "the service manager failed, or no new daemon reported ready in time"},
 	{CodeDrainFailed, 0, 0, "the drain could not be asked or did not answer"},
 	{CodeServiceFailed, 0, 0, "service install, uninstall, start or stop failed"},
+	{CodeNotifyFailed, 0, 0, "leo notify test sent a sample and a notifier did not take it"},
 	{CodeAlreadyManaged, 0, 0, "the app manages this home (managed.json exists)"},
 	{CodeNotManaged, 0, 0, "handover --to-cli on a home that is not managed"},
 	{CodeNotPermitted, 0, 0, "handover from inside an agent or task run leo launched"},

@@ -38,8 +38,8 @@ type Attention struct {
 	// reply; errored and limited, the harness's words; needs_input, what
 	// the prompt asks, in one line.
 	Detail string `json:"detail,omitempty"`
-	// MessageID is the id of leo's message whose turn runs (working only;
-	// empty for a turn a person typed in the TUI).
+	// MessageID is the id of leo's message whose turn runs (working), or
+	// asks (needs_input); empty for a turn a person typed in the TUI.
 	MessageID string `json:"message_id,omitempty"`
 	// Prompt is what the harness asks, only in needs_input.
 	Prompt *Prompt `json:"prompt,omitempty"`
@@ -98,12 +98,16 @@ func FirstLine(s string) string {
 
 // Event types (docs/api.md, "The event stream").
 const (
-	EventDaemonStarting   = "daemon.starting"
-	EventDaemonStopping   = "daemon.stopping"
-	EventConfigReloaded   = "config.reloaded"
-	EventProblem          = "problem"
-	EventAgentState       = "agent.state"
-	EventAgentAttention   = "agent.attention"
+	EventDaemonStarting = "daemon.starting"
+	EventDaemonStopping = "daemon.stopping"
+	EventConfigReloaded = "config.reloaded"
+	EventProblem        = "problem"
+	EventAgentState     = "agent.state"
+	EventAgentAttention = "agent.attention"
+	// EventAgentExited: an agent's TUI exited and leo restarts it
+	// (Reason: how it ended; Failures: the exits in a row that came too
+	// soon after their launch — CrashLoopFailures or more is a crash loop).
+	EventAgentExited      = "agent.exited"
 	EventMessageQueued    = "message.queued"
 	EventMessageDelivered = "message.delivered"
 	EventMessageFailed    = "message.failed"
@@ -147,4 +151,10 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 	// Missed counts the events a reader will not get (stream.behind).
 	Missed uint64 `json:"missed,omitempty"`
+	// Failures counts an agent's failed launches in a row (agent.exited).
+	Failures int `json:"failures,omitempty"`
 }
+
+// CrashLoopFailures is how many failed launches in a row make an agent
+// crash-looping (agent.exited with Failures at least this).
+const CrashLoopFailures = 3

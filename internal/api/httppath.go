@@ -24,13 +24,20 @@ var apiNouns = []struct{ socket, api string }{
 }
 
 // apiSingles are socket routes served as they are under /api.
-var apiSingles = []string{"/health", "/history", "/config/reload"}
+var apiSingles = []string{"/health", "/history", "/config/reload", "/events"}
+
+// apiEvents is the event stream's HTTP path, the one the contract names
+// (/api/events serves it too).
+const apiEvents = APIPrefix + "/v1/events"
 
 // SocketPath maps an HTTP API path (/api/agent/list) onto the socket route
 // it serves (/agents); ok is false for a path the HTTP API does not serve.
 // GET /api/agent/list is always the listing: an agent named "list" is read
 // from it (its other routes, /api/agent/list/stop…, are its own).
 func SocketPath(apiPath string) (string, bool) {
+	if apiPath == apiEvents {
+		return "/events", true
+	}
 	rest, ok := strings.CutPrefix(apiPath, APIPrefix)
 	if !ok {
 		return "", false
@@ -59,6 +66,9 @@ func SocketPath(apiPath string) (string, bool) {
 // HTTPPath maps a socket route (/agents/x/stop) onto its HTTP API path
 // (/api/agent/x/stop); ok is false for a route the HTTP API does not serve.
 func HTTPPath(socketPath string) (string, bool) {
+	if socketPath == "/events" {
+		return apiEvents, true
+	}
 	for _, s := range apiSingles {
 		if socketPath == s {
 			return APIPrefix + s, true

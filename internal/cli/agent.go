@@ -226,12 +226,65 @@ func printAgentList(opts *AgentListOptions, agents []api.Agent) error {
 	}
 	now := nowOr(opts.Now)
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tHARNESS\tSTATE\tSESSION\tRESTARTS\tLAST EXIT\tENV")
+	fmt.Fprintln(tw, "NAME\tHARNESS\tSTATE\tATTENTION\tSESSION\tRESTARTS\tLAST EXIT\tENV")
 	for _, a := range agents {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", a.Name, a.Harness, stateText(a),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", a.Name, a.Harness, stateText(a), attentionText(a.Attention, now, 40),
 			orDash(shortID(a.SessionID)), a.Restarts, lastExitText(a.LastExit, now), orDash(strings.Join(a.EnvKeys, ",")))
 	}
 	return tw.Flush()
+}
+
+// attentionWords is an attention state as a person reads it.
+func attentionWords(s api.AttentionState) string {
+	if s == api.AttentionNeedsInput {
+		return "needs input"
+	}
+	return string(s)
+}
+
+// attentionText is an agent's attention in one cell of at most width
+// runes of detail: what it does, since when, and what it asks or said.
+func attentionText(at *api.Attention, now time.Time, width int) string {
+	if at == nil {
+		return "-"
+	}
+	text := attentionWords(at.State)
+	switch at.State {
+	case api.AttentionWorking:
+		text += " " + ago(now.Sub(at.Since))
+	case api.AttentionLimited:
+		if at.ResetsAt != nil {
+			text += " until " + at.ResetsAt.Local().Format("15:04")
+		}
+	}
+	if at.Detail != "" && at.State != api.AttentionWorking && at.State != api.AttentionIdle {
+		text += ": " + cell(at.Detail, width)
+	}
+	return text
+}
+
+// waitingText says what an agent's queued messages wait for, when it is a
+// person ("" when they do not).
+func waitingText(a api.Agent) string {
+	at := a.Attention
+	if a.Queued == 0 || at == nil {
+		return ""
+	}
+	switch at.State {
+	case api.AttentionNeedsInput:
+		what := "a person's answer"
+		if p := at.Prompt; p != nil && p.Kind == api.PromptPermission {
+			what = "permission"
+		}
+		return fmt.Sprintf("%s asks %s: %s (answer it in the TUI: leo attach %s)", a.Harness, what, cell(at.Detail, 120), a.Name)
+	case api.AttentionLimited:
+		until := "its reset"
+		if at.ResetsAt != nil {
+			until = at.ResetsAt.Local().Format(time.RFC3339)
+		}
+		return fmt.Sprintf("%s is limited until %s: %s", a.Harness, until, cell(at.Detail, 120))
+	}
+	return ""
 }
 
 // stateText adds why a stopped agent is stopped.
@@ -309,6 +362,31 @@ func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
 	row("harness", a.Harness)
 	row("model", orDash(a.Model))
 	row("state", stateText(a))
+	if at := a.Attention; at != nil {
+		row("attention", attentionText(at, nowOr(opts.Now), 200)+" (since "+at.Since.Local().Format(time.RFC3339)+")")
+		if at.State == api.AttentionIdle && at.Detail != "" {
+			row("last reply", cell(at.Detail, 200))
+		}
+		if at.State == api.AttentionWorking && at.Detail != "" {
+			what := cell(at.Detail, 120)
+			if at.MessageID != "" {
+				what += " (message " + at.MessageID + ")"
+			}
+			row("working on", what)
+		}
+		if p := at.Prompt; p != nil {
+			row("prompt", p.Kind+" "+p.ID)
+			for _, l := range strings.Split(strings.TrimSpace(p.Text), "\n") {
+				row("  asks", cell(l, 200))
+			}
+			for i, c := range p.Choices {
+				row(fmt.Sprintf("  choice %d", i+1), cell(c, 120))
+			}
+		}
+	}
+	if w := waitingText(a); w != "" {
+		row("waiting", w)
+	}
 	if a.WakeOnMessage {
 		row("wake on message", "yes")
 	}

@@ -193,6 +193,58 @@ func TestAgentListAndStatusShowWhatAUserNeeds(t *testing.T) {
 		"delivered  m-3 from agent reviewer \u201clooks good\u201d")
 }
 
+// The attention a person reads at a glance: the list's column, the
+// status lines with the prompt and what queued messages wait for, and
+// leo status's counts per state. Hostile text from a screen is shown as
+// text (control characters blanked).
+func TestAttentionInListStatusAndTheFleetCounts(t *testing.T) {
+	e, h := daemonEnv(t)
+	fake := startFakeDaemon(t, e, h)
+	since := time.Now().Add(-3 * time.Minute)
+	fake.Put(api.Agent{Name: "asker", Harness: "claude", State: api.StateRunning, Queued: 1,
+		Attention: &api.Attention{State: api.AttentionNeedsInput, Since: since, Detail: "Bash command",
+			Prompt: &api.Prompt{ID: "p-0123456789ab", Kind: api.PromptPermission,
+				Text: "Bash command\n  touch x\x1b[31m\nDo you want to proceed?", Choices: []string{"Yes", "No"}}}})
+	fake.Put(api.Agent{Name: "busy", Harness: "codex", State: api.StateRunning,
+		Attention: &api.Attention{State: api.AttentionWorking, Since: since, Detail: "fix the build", MessageID: "m-7"}})
+	fake.Put(api.Agent{Name: "done", Harness: "opencode", State: api.StateRunning,
+		Attention: &api.Attention{State: api.AttentionIdle, Since: since, Detail: "All tests pass."}})
+	fake.Put(api.Agent{Name: "parked", Harness: "claude", State: api.StateStopped})
+
+	r := e.run("agent", "list")
+	mustContain(t, "agent list", r.stdout, "ATTENTION", "needs input: Bash command", "working 3m", "idle")
+	r = e.run("agent", "status", "asker")
+	mustContain(t, "agent status", r.stdout, "attention:", "needs input: Bash command",
+		"prompt:", "permission p-0123456789ab", "asks:", "touch x", "choice 1:", "Yes", "choice 2:", "No",
+		"waiting:", "claude asks permission: Bash command (answer it in the TUI: leo attach asker)")
+	if strings.Contains(r.stdout, "\x1b") {
+		t.Fatalf("an escape reached the terminal: %q", r.stdout)
+	}
+	r = e.run("agent", "status", "busy")
+	mustContain(t, "agent status", r.stdout, "working on:", "fix the build (message m-7)")
+	if strings.Contains(r.stdout, "waiting:") {
+		t.Fatalf("nothing waits, yet: %s", r.stdout)
+	}
+	r = e.run("agent", "status", "done")
+	mustContain(t, "agent status", r.stdout, "last reply:", "All tests pass.")
+
+	r = e.run("status", "--json")
+	var st struct {
+		Agents struct {
+			Attention map[string][]string `json:"attention"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, r.stdout)
+	}
+	att := st.Agents.Attention
+	if fmt.Sprint(att["needs_input"], att["working"], att["idle"], att["errored"], att["limited"]) != "[asker] [busy] [done] [] []" {
+		t.Fatalf("attention counts %v", att)
+	}
+	r = e.run("status")
+	mustContain(t, "status", r.stdout, "attention:", "needs input 1 (asker), working 1 (busy), idle 1 (done)")
+}
+
 func TestAgentSendReportsFailedDeliveryAsAFailure(t *testing.T) {
 	e, h := daemonEnv(t)
 	fake := startFakeDaemon(t, e, h)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -94,6 +95,7 @@ func (f *Factory) doctorEnv(h home.Home, label string) *doctor.Env {
 		Label: label,
 	}
 	e.Harnesses, e.Config = doctorConfig(h, f.Getenv, e.Marker.Managed())
+	e.Notifiers = func(ctx context.Context) (doctor.Check, bool) { return doctorNotifiers(ctx, h) }
 	e.RestoreCLIJob = func(ctx context.Context, label string) (string, error) {
 		return f.restoreCLIJob(ctx, e, label)
 	}
@@ -248,4 +250,39 @@ func (f *Factory) restoreCLIJob(ctx context.Context, e *doctor.Env, label string
 		msg += "; warning: " + res.Warning
 	}
 	return msg, nil
+}
+
+// doctorNotifyWait bounds asking the daemon about its notifiers.
+const doctorNotifyWait = 3 * time.Second
+
+// doctorNotifiers is the notifiers check: the daemon's view of every
+// notifier (GET /notify). No daemon (the socket check says so) or no
+// notifier reports nothing; a failing notifier is a warning, since leo
+// itself works on.
+func doctorNotifiers(ctx context.Context, h home.Home) (doctor.Check, bool) {
+	ctx, cancel := context.WithTimeout(ctx, doctorNotifyWait)
+	defer cancel()
+	c := client.New(h)
+	defer c.Close()
+	st, err := c.NotifyStatus(ctx)
+	switch {
+	case api.HasCode(err, api.CodeDaemonDown):
+		return doctor.Check{}, false
+	case err != nil:
+		return doctor.Check{Status: doctor.Warn, Message: "cannot ask the daemon about its notifiers: " + err.Error()}, true
+	case len(st.Notifiers) == 0:
+		return doctor.Check{}, false
+	}
+	var failing []string
+	for _, n := range st.Notifiers {
+		if n.Failing {
+			failing = append(failing, fmt.Sprintf("the %s of %s: %s", n.Kind, strings.TrimSuffix(n.Target, "."+n.Kind), cell(n.LastError, 200)))
+		}
+	}
+	if len(failing) == 0 {
+		return doctor.Check{Status: doctor.OK, Message: fmt.Sprintf("%d notifier target(s), none failing", len(st.Notifiers))}, true
+	}
+	return doctor.Check{Status: doctor.Warn,
+		Message: fmt.Sprintf("%d of %d notifier target(s) failing: %s", len(failing), len(st.Notifiers), strings.Join(failing, "; ")),
+		Fix:     "leo notify test (each try is in the daemon log: leo service logs)"}, true
 }

@@ -30,6 +30,9 @@ templates:
     env:
       ANTHROPIC_BASE_URL: https://api.z.ai/api/coding/paas/v4
       ANTHROPIC_AUTH_TOKEN: ${GLM_API_KEY}
+    notify:
+      - webhook: ${NOTIFY_HOOK}
+        events: [needs_input, idle]
   codex-coder:
     workspace: agents
     harness: codex
@@ -83,6 +86,13 @@ tasks:
 
 web:
   enabled: true
+
+notify:
+  - command: [notify-send, --app-name, leo]
+    env:
+      NTFY_TOKEN: ${NOTIFY_TOKEN}
+    events: [needs_input, crash_loop, task_failed]
+    timeout: 20s
 `
 
 // The secrets of fullYAML, as leo's environment provides them, and the API
@@ -91,6 +101,8 @@ var fullSecrets = map[string]string{
 	"DEFAULT_SECRET": "dflt-Secret-Value-41",
 	"GLM_API_KEY":    "glm-Secret-Value-42",
 	"CODEX_API_KEY":  "sk-codex-Secret-43",
+	"NOTIFY_HOOK":    "https://hooks.example.com/services/T0/B0/notify-Secret-46",
+	"NOTIFY_TOKEN":   "ntfy-Secret-Value-47",
 }
 
 const (

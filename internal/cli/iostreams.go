@@ -17,6 +17,20 @@ type IOStreams struct {
 	// IsTTY reports whether Out is a terminal (tables get aligned colors-free
 	// either way; prompts are only shown on a TTY).
 	IsTTY bool
+	// Lines is where a command whose --json is a stream of JSON lines
+	// (jsonLines) writes them as they come: the real stdout, which Out is
+	// not while the JSON rule holds a command's output to check it. Nil
+	// outside --json; use LinesOut.
+	Lines io.Writer
+}
+
+// LinesOut is where a stream of JSON lines goes: Lines under --json, else
+// Out.
+func (s *IOStreams) LinesOut() io.Writer {
+	if s.Lines != nil {
+		return s.Lines
+	}
+	return s.Out
 }
 
 // System returns the process's own streams.

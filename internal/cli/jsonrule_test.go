@@ -27,6 +27,8 @@ tasks:
     schedule: "0 3 1 1 *"
     prompt_file: p.md
     enabled: false
+notify:
+  - {command: ["true"], events: [needs_input]}
 `
 
 // jsonRuleCase is a command line (after the command's path) that succeeds
@@ -37,6 +39,9 @@ type jsonRuleCase struct {
 	path    string
 	args    []string
 	mayFail string
+	// lines: a stream, one JSON object per line (leo events); a failure is
+	// still one error object.
+	lines bool
 }
 
 // jsonRuleCases covers every command with --json; TestJSONRuleCoversTheTree
@@ -78,6 +83,10 @@ var jsonRuleCases = []jsonRuleCase{
 	{path: "task disable", args: []string{"nightly"}},
 	{path: "task history", args: []string{"nightly"}},
 	{path: "task logs", args: []string{"nightly"}, mayFail: "no run has happened (TestTaskLogs covers the success)"},
+	{path: "events", lines: true},
+	{path: "notify test"},
+	{path: "notify list"},
+	{path: "notify ls"},
 	{path: "web enable"},
 	{path: "setup", args: []string{"--defaults"}, mayFail: "a config exists already (TestSetupDefaultsWritesAValidConfigOnce covers the success)"},
 }
@@ -189,6 +198,15 @@ func TestJSONRuleSuccessOfEveryCommand(t *testing.T) {
 	for _, c := range jsonRuleCases {
 		argv := append(append(strings.Fields(c.path), c.args...), "--json")
 		r := e.run(argv...)
+		if c.lines {
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			for _, l := range lines {
+				if obj := decodeOne(t, l); obj["error"] != nil || r.code != ExitOK {
+					t.Errorf("leo %s: exit %d, line %s", strings.Join(argv, " "), r.code, l)
+				}
+			}
+			continue
+		}
 		obj := decodeOne(t, r.stdout)
 		_, failed := obj["error"]
 		if c.mayFail != "" {

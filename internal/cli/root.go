@@ -232,9 +232,9 @@ func execute(ctx context.Context, root *cobra.Command, io *IOStreams, args []str
 	// help and usage text keeps the real stdout (root.SetOut in NewRoot).
 	real := io.Out
 	held := &bytes.Buffer{}
-	io.Out = held
+	io.Out, io.Lines = held, real
 	cmd, err := root.ExecuteContextC(ctx)
-	io.Out = real
+	io.Out, io.Lines = real, nil
 	if cmd != nil {
 		*target = cmd
 	}
@@ -244,6 +244,9 @@ func execute(ctx context.Context, root *cobra.Command, io *IOStreams, args []str
 	if h := (*target).Flags().Lookup("help"); held.Len() == 0 && h != nil && h.Changed {
 		return nil // --help asked for text (on the real stdout)
 	}
+	if held.Len() == 0 && (*target).Annotations[jsonLines] == "true" {
+		return nil // its JSON lines went out as they came
+	}
 	out, jerr := layoutJSON(held.Bytes(), io.IsTTY)
 	if jerr != nil {
 		return &runFailure{err: api.Errorf(api.CodeInternal,
@@ -252,6 +255,12 @@ func execute(ctx context.Context, root *cobra.Command, io *IOStreams, args []str
 	_, err = real.Write(out)
 	return err
 }
+
+// jsonLines marks (in a command's Annotations) a command whose --json is a
+// stream of one JSON object per line, written to IOStreams.LinesOut as
+// they come (leo events --follow would otherwise never print); a failure
+// is still one error object.
+const jsonLines = "leo.json-lines"
 
 func commandName(c *cobra.Command) string {
 	if c == nil {

@@ -66,6 +66,9 @@ type agentsJSON struct {
 	Running  []string `json:"running"`
 	Starting []string `json:"starting"`
 	Stopped  []string `json:"stopped"`
+	// Attention names the running agents per attention state (every state
+	// a key, each list sorted).
+	Attention map[api.AttentionState][]string `json:"attention"`
 }
 
 type tasksJSON struct {
@@ -177,8 +180,15 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 }
 
 func agentsByState(agents []api.Agent) *agentsJSON {
-	out := &agentsJSON{Total: len(agents), Running: []string{}, Starting: []string{}, Stopped: []string{}}
+	out := &agentsJSON{Total: len(agents), Running: []string{}, Starting: []string{}, Stopped: []string{},
+		Attention: map[api.AttentionState][]string{}}
+	for _, st := range api.AttentionStates {
+		out.Attention[st] = []string{}
+	}
 	for _, a := range agents {
+		if a.Attention != nil {
+			out.Attention[a.Attention.State] = append(out.Attention[a.Attention.State], a.Name)
+		}
 		switch a.State {
 		case api.StateRunning:
 			out.Running = append(out.Running, a.Name)
@@ -189,6 +199,9 @@ func agentsByState(agents []api.Agent) *agentsJSON {
 		}
 	}
 	for _, l := range [][]string{out.Running, out.Starting, out.Stopped} {
+		slices.Sort(l)
+	}
+	for _, l := range out.Attention {
 		slices.Sort(l)
 	}
 	return out
@@ -308,6 +321,15 @@ func writeStatusText(io *IOStreams, st statusJSON, now time.Time) error {
 			}
 		}
 		line("agents", "%d — %s", a.Total, strings.Join(parts, ", "))
+		parts = parts[:0]
+		for _, st := range api.AttentionStates {
+			if names := a.Attention[st]; len(names) > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d (%s)", attentionWords(st), len(names), cell(strings.Join(names, ", "), 120)))
+			}
+		}
+		if len(parts) > 0 {
+			line("attention", "%s", strings.Join(parts, ", "))
+		}
 	}
 
 	t := st.Tasks

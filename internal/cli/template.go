@@ -142,6 +142,9 @@ type templateRawJSON struct {
 	EnvKeys          []string       `json:"env_keys"`
 	IdleSuspendAfter string         `json:"idle_suspend_after"`
 	QueueMax         *int           `json:"queue_max"`
+	// Notify is the template's own notify: list; null when it sets none
+	// (the top level's applies).
+	Notify []notifierJSON `json:"notify"`
 }
 
 // optionJSON is one resolved harness option.
@@ -168,6 +171,9 @@ type templateResolvedJSON struct {
 	EnvKeys          []string              `json:"env_keys"`
 	IdleSuspendAfter string                `json:"idle_suspend_after"`
 	QueueMax         int                   `json:"queue_max"`
+	// Notify is the notify: list the template's agents' events go to:
+	// its own, else the top level's (names say which).
+	Notify []notifierJSON `json:"notify"`
 }
 
 func runTemplateShow(opts *TemplateShowOptions) error {
@@ -182,6 +188,9 @@ func runTemplateShow(opts *TemplateShowOptions) error {
 			HarnessOptions: maskOptions(t.HarnessOptions), Channels: nonNil(t.Channels),
 			DevChannels: nonNil(t.DevChannels), EnvKeys: sortedEnvKeys(t.Env),
 			IdleSuspendAfter: t.IdleSuspendAfter, QueueMax: t.QueueMax,
+		}
+		if t.NotifySet {
+			raw.Notify = notifierRows(opts.Config.Notifiers(config.SectionTemplates, opts.Name))
 		}
 		if opts.JSON {
 			return writeJSON(opts.IO.Out, raw)
@@ -201,6 +210,7 @@ func runTemplateShow(opts *TemplateShowOptions) error {
 		Channels: nonNil(r.Channels), DevChannels: nonNil(r.DevChannels),
 		EnvKeys: nonNil(r.EnvKeys), IdleSuspendAfter: formatDuration(r.IdleSuspendAfter),
 		QueueMax: r.QueueMax,
+		Notify:   notifierRows(opts.Config.Notifiers(config.SectionTemplates, opts.Name)),
 	}
 	for k, v := range r.Options {
 		res.Options[k] = optionJSON{Value: maskOption(k, v), Inherited: r.OptionsInherited[k]}
@@ -232,6 +242,11 @@ func printTemplateRaw(w io.Writer, cfg *config.Config, t templateRawJSON) error 
 	} else {
 		p.field("queue_max", "(unset)")
 	}
+	if t.Notify == nil {
+		p.field("notify", "(unset: the top level's notify: list)")
+	} else {
+		p.notifiers(t.Notify)
+	}
 	return p.err
 }
 
@@ -253,7 +268,39 @@ func printTemplateResolved(w io.Writer, t templateResolvedJSON) error {
 	p.envKeys(t.EnvKeys)
 	p.field("idle_suspend_after", orUnset(t.IdleSuspendAfter, "never"))
 	p.field("queue_max", fmt.Sprint(t.QueueMax))
+	p.notifiers(t.Notify)
 	return p.err
+}
+
+// notifierJSON is one notify: entry in a listing: never its arguments,
+// its URL or its env values. Field names are an API.
+type notifierJSON struct {
+	Name string `json:"name"`
+	// Program is the command's program (argv[0]); Args counts the rest.
+	Program string `json:"program,omitempty"`
+	Args    int    `json:"args,omitempty"`
+	// Webhook is "***" when the entry has one.
+	Webhook string   `json:"webhook,omitempty"`
+	Events  []string `json:"events"`
+	EnvKeys []string `json:"env_keys"`
+	Timeout string   `json:"timeout"`
+	Retries int      `json:"retries"`
+}
+
+func notifierRows(list []config.ResolvedNotifier) []notifierJSON {
+	out := []notifierJSON{}
+	for _, n := range list {
+		row := notifierJSON{Name: n.Name, Events: nonNil(n.Events), EnvKeys: nonNil(n.EnvKeys),
+			Timeout: formatDuration(n.Timeout), Retries: n.Retries}
+		if len(n.Command) > 0 {
+			row.Program, row.Args = newScrubber(n.Env).scrub(n.Command[0]), len(n.Command)-1
+		}
+		if n.Webhook != "" {
+			row.Webhook = masked
+		}
+		out = append(out, row)
+	}
+	return out
 }
 
 // fieldPrinter prints "name: value" lines aligned in one column and keeps
@@ -290,6 +337,29 @@ func (p *fieldPrinter) envKeys(keys []string) {
 		return
 	}
 	p.field("env", strings.Join(keys, ", ")+"  (values hidden)")
+}
+
+// notifiers prints a notify: list, one line per entry, its secrets hidden.
+func (p *fieldPrinter) notifiers(list []notifierJSON) {
+	if len(list) == 0 {
+		p.field("notify", "(none: notifications off)")
+		return
+	}
+	p.printf("  %s\n", "notify:")
+	for _, n := range list {
+		var parts []string
+		if n.Program != "" {
+			parts = append(parts, fmt.Sprintf("command %s (+%d args)", cell(n.Program, 80), n.Args))
+		}
+		if n.Webhook != "" {
+			parts = append(parts, "webhook "+masked)
+		}
+		line := fmt.Sprintf("%s: %s; events %s", n.Name, strings.Join(parts, ", "), strings.Join(n.Events, ", "))
+		if len(n.EnvKeys) > 0 {
+			line += "; env " + strings.Join(n.EnvKeys, ", ") + " (values hidden)"
+		}
+		p.printf("    %s; timeout %s, retries %d\n", line, n.Timeout, n.Retries)
+	}
 }
 
 func (p *fieldPrinter) options(name string, lines []string) {

@@ -59,7 +59,7 @@ func TestTemplateShowRaw(t *testing.T) {
 	golden(t, "template_show_assistant_json", e.normalize(r.stdout))
 	obj := decodeOne(t, r.stdout)
 	assertKeys(t, "template show", obj, "scope", "name", "resolved", "harness", "model", "max_turns",
-		"workspace", "harness_options", "channels", "dev_channels", "env_keys", "idle_suspend_after", "queue_max")
+		"workspace", "harness_options", "channels", "dev_channels", "env_keys", "idle_suspend_after", "queue_max", "notify")
 	if obj["resolved"] != false || obj["harness"] != "" || obj["workspace"] != "agents" {
 		t.Errorf("raw view shows resolved values: %s", r.stdout)
 	}
@@ -82,7 +82,7 @@ func TestTemplateShowResolved(t *testing.T) {
 	obj := decodeOne(t, r.stdout)
 	assertKeys(t, "template show --resolved", obj, "scope", "name", "resolved", "harness", "harness_inherited",
 		"model", "model_inherited", "max_turns", "workspace", "options", "channels", "dev_channels",
-		"env_keys", "idle_suspend_after", "queue_max")
+		"env_keys", "idle_suspend_after", "queue_max", "notify")
 	opts := obj["options"].(map[string]any)
 	// Same harness as defaults: defaults' options come in marked inherited;
 	// remote_control is the built-in template default, also inherited.
@@ -125,7 +125,7 @@ func TestTemplateShowNeverPrintsEnvValues(t *testing.T) {
 			t.Fatalf("%v: exit %d", argv, r.code)
 		}
 		out := r.stdout + r.stderr
-		for _, secret := range append(allSecrets(), "https://api.z.ai/api/coding/paas/v4", "${GLM_API_KEY}") {
+		for _, secret := range append(allSecrets(), "https://api.z.ai/api/coding/paas/v4", "${GLM_API_KEY}", "hooks.example.com", "${NOTIFY_HOOK}") {
 			if strings.Contains(out, secret) {
 				t.Errorf("%v printed env value %q:\n%s", argv, secret, out)
 			}

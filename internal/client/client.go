@@ -79,6 +79,9 @@ const (
 	// context has no deadline: the default task timeout (30m) and a margin.
 	// A caller that knows the task's timeout and retries sets its own.
 	RunWaitTimeout = 35 * time.Minute
+	// NotifyTestTimeout bounds `leo notify test`: the longest a notifier's
+	// try may last (its timeout: is at most 5m) and a margin.
+	NotifyTestTimeout = 6 * time.Minute
 )
 
 // New returns a client for the daemon of h. It dials h's socket; h's lock
@@ -484,6 +487,22 @@ func (c *Client) ListTemplates(ctx context.Context) ([]api.Template, error) {
 	var ts []api.Template
 	err := c.do(ctx, ReadTimeout, http.MethodGet, "/templates", nil, &ts)
 	return ts, err
+}
+
+// NotifyStatus is GET /notify: every notifier of the running config and
+// what it did since the daemon started.
+func (c *Client) NotifyStatus(ctx context.Context) (api.NotifyStatus, error) {
+	var s api.NotifyStatus
+	err := c.do(ctx, ReadTimeout, http.MethodGet, "/notify", nil, &s)
+	return s, err
+}
+
+// NotifyTest is POST /notify/test: a sample of req.Event sent to each
+// notifier listening for it, and how each one took it.
+func (c *Client) NotifyTest(ctx context.Context, req api.NotifyTestRequest) (api.NotifyTestResult, error) {
+	var r api.NotifyTestResult
+	err := c.do(ctx, NotifyTestTimeout, http.MethodPost, "/notify/test", req, &r)
+	return r, err
 }
 
 // TurnEnd is POST /hooks/turn-end: a harness hook's report of a turn's

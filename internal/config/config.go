@@ -51,6 +51,9 @@ type Config struct {
 	Tasks     map[string]*Task
 	Web       Web
 	Scheduler Scheduler
+	// Notify is the top-level notify: list, which every scope without a
+	// list of its own uses.
+	Notify []Notifier
 
 	getenv   func(string) string
 	pos      posIndex  // where each key is in the file, to locate findings
@@ -83,6 +86,10 @@ type Settings struct {
 	Env              map[string]string
 	IdleSuspendAfter string
 	QueueMax         *int
+	// Notify is the scope's own notify: list, used instead of the top
+	// level's when NotifySet (an empty list turns notifications off).
+	Notify    []Notifier
+	NotifySet bool
 }
 
 // Template is a blueprint of agents (templates.<name>): only Settings.

@@ -180,6 +180,7 @@ func (d *decoder) config(c *Config, root *node) {
 	if v := top.get("web"); v != nil {
 		d.web(&c.Web, d.mapping("web", v))
 	}
+	c.Notify, _ = d.notifyList("notify", top.get("notify"))
 }
 
 // removedProvider rejects a scope's provider: field; there is no
@@ -228,7 +229,10 @@ func (d *decoder) task(name string, m fields) *Task {
 
 // settings decodes the keys templates and tasks share.
 func (d *decoder) settings(scope string, m fields) Settings {
+	notify, notifySet := d.notifyList(notifyPath(scope), m.get("notify"))
 	return Settings{
+		Notify:           notify,
+		NotifySet:        notifySet,
 		Workspace:        d.str(scope, m, "workspace"),
 		Harness:          d.str(scope, m, "harness"),
 		Model:            d.str(scope, m, "model"),

@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // posIndex maps a dotted config path ("templates.foo.harness_options") to
 // the line and column of its key in the file. It is built from the one
@@ -26,6 +29,20 @@ func (idx posIndex) walk(n *node, prefix string, depth int, budget *int) {
 	if depth > maxPosDepth || n == nil {
 		return
 	}
+	if n.Kind == sequenceNode && prefix != "" {
+		// List items are named by index: notify[0].webhook.
+		for i, item := range n.Content {
+			if *budget--; *budget < 0 {
+				return
+			}
+			path := fmt.Sprintf("%s[%d]", prefix, i)
+			if _, seen := idx[path]; !seen && item != nil {
+				idx[path] = [2]int{item.Line, item.Column}
+			}
+			idx.walk(item, path, depth+1, budget)
+		}
+		return
+	}
 	keys := n.Content
 	for i := 0; i+1 < len(keys) && n.Kind == mappingNode; i += 2 {
 		if *budget--; *budget < 0 {
@@ -46,14 +63,15 @@ func (idx posIndex) walk(n *node, prefix string, depth int, budget *int) {
 	}
 }
 
-// lookup finds path, or the nearest enclosing key that exists.
+// lookup finds path, or the nearest enclosing key or list item that
+// exists.
 func (idx posIndex) lookup(path string) (line, col int) {
 	for path != "" {
 		if p, ok := idx[path]; ok {
 			return p[0], p[1]
 		}
-		i := strings.LastIndexByte(path, '.')
-		if i < 0 {
+		i := strings.LastIndexAny(path, ".[")
+		if i <= 0 {
 			break
 		}
 		path = path[:i]

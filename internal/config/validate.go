@@ -98,6 +98,7 @@ func (c *Config) Findings() []Finding {
 	all = append(all, c.validateDefaults()...)
 	all = append(all, c.validateWeb()...)
 	all = append(all, c.validateScheduler()...)
+	all = append(all, c.validateNotify()...)
 
 	// Scopes are checked independently; a large config spreads them over
 	// the cores (the result is sorted, so the order of work is irrelevant).
@@ -186,7 +187,11 @@ func ValidName(name string) bool { return names.Valid(name) }
 const nameRule = names.Rule
 
 func (c *Config) validateTemplate(name string) []Finding {
-	_, fs := c.resolveTemplate(name, c.Templates[name])
+	t := c.Templates[name]
+	_, fs := c.resolveTemplate(name, t)
+	rv := &resolver{c: c, findings: fs}
+	rv.notifiers("templates."+name, t.Notify, templateEvents)
+	fs = rv.findings
 	if !ValidName(name) {
 		scope := "templates." + name
 		fs = append(fs, Finding{Severity: SeverityError, Path: scope, posPath: scope,
@@ -200,6 +205,7 @@ func (c *Config) validateTask(name string, pc *promptChecker) []Finding {
 	r, fs := c.resolveTask(name, t)
 	rv := &resolver{c: c, findings: fs}
 	scope := r.Scope
+	rv.notifiers(scope, t.Notify, taskEvents(t))
 	if !ValidName(name) {
 		rv.add(SeverityError, scope, scope, fmt.Sprintf("%s: invalid task name %q (%s)", scope, name, nameRule))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 // Agents is what the daemon needs of the agent manager (internal/agent).
@@ -32,6 +33,10 @@ type Agents interface {
 	Interrupt(ctx context.Context, name string) (api.Agent, error)
 	// Compact queues the harness's compact command for the agent.
 	Compact(ctx context.Context, name string) (api.SendResult, error)
+
+	// Signal takes what an agent's harness told leo's hook, as its adapter
+	// read it: the agent's attention changes by it.
+	Signal(ctx context.Context, name string, sig harness.Signal)
 
 	// ConfigChanged tells the manager a reload swapped the config.
 	ConfigChanged()

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,9 +23,11 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/events"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/lockfile"
 	"github.com/blackpaw-studio/leo/internal/managed"
+	"github.com/blackpaw-studio/leo/internal/notify"
 	"github.com/blackpaw-studio/leo/internal/task"
 	"github.com/blackpaw-studio/leo/internal/tmux"
 	"github.com/blackpaw-studio/leo/internal/turnend"
@@ -80,6 +84,9 @@ type Options struct {
 	// DrainPoll is how often a drain looks at the agents' screens
 	// (default 250ms).
 	DrainPoll time.Duration
+	// EventsHeartbeat is how often an idle event stream gets a comment
+	// line (0: 15 s); tests shorten it.
+	EventsHeartbeat time.Duration
 	// OwnerCheck is how often the daemon checks that its lock file and
 	// socket are still the ones it made (default 2s); see checkOwner.
 	OwnerCheck time.Duration
@@ -97,6 +104,8 @@ type AgentDeps struct {
 	// fails when this daemon no longer owns the home (its lock file was
 	// removed and another daemon took the home), so the write is refused.
 	SaveGuard func() error
+	// Events is the daemon's event stream the manager publishes to.
+	Events events.Publisher
 }
 
 // Run runs the daemon until ctx is cancelled (SIGINT/SIGTERM in `leo
@@ -257,6 +266,10 @@ func (d *run) serve(ctx context.Context) error {
 	if turnEnds == nil {
 		turnEnds = turnend.New(d.log.With("component", "turnend"))
 	}
+	// The event stream (docs/api.md), numbered from the start time so
+	// that numbers keep increasing across restarts.
+	bus := events.New(events.FirstSeq(time.Now()), 0, 0, nil)
+	bus.Publish(api.Event{Type: api.EventDaemonStarting, Reason: "leo " + d.opts.Version + ", pid " + strconv.Itoa(os.Getpid())})
 	agents, err := d.opts.NewAgents(AgentDeps{
 		Home:      h,
 		Tmux:      tm,
@@ -265,6 +278,7 @@ func (d *run) serve(ctx context.Context) error {
 		Log:       d.log,
 		LeoBinary: d.opts.LeoBinary,
 		SaveGuard: d.ensureOwner,
+		Events:    bus,
 	})
 	if err != nil {
 		return fmt.Errorf("start the agent manager: %w", err)
@@ -274,11 +288,15 @@ func (d *run) serve(ctx context.Context) error {
 			d.log.Warn("closing the agent manager", "err", err)
 		}
 	}()
+	// The notifiers read the stream from before boot restore; each
+	// event reads the running config, so a reload applies to the next.
+	notifier := d.startNotifier(ctx, store, agents, bus)
+	defer notifier.stop()
 	persistent, err := d.persistentFirings(agents, turnEnds)
 	if err != nil {
 		return fmt.Errorf("start the task service: %w", err)
 	}
-	tasks, err := d.newTaskService(store, persistent)
+	tasks, err := d.newTaskService(store, persistent, bus)
 	if err != nil {
 		return fmt.Errorf("start the task service: %w", err)
 	}
@@ -286,6 +304,7 @@ func (d *run) serve(ctx context.Context) error {
 	// reload may turn it on, off, or move it).
 	var webSync atomic.Pointer[func()]
 	store.changed = func() {
+		bus.Publish(api.Event{Type: api.EventConfigReloaded, Reason: "leo.yaml reloaded"})
 		prepareHarnesses(ctx, store.Get(), d.bridged(store.Get(), h), d.opts.Getenv, d.log)
 		agents.ConfigChanged()
 		tasks.ConfigChanged()
@@ -299,7 +318,7 @@ func (d *run) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l := &live{store: store, tm: tm, agents: agents, sock: sock, serveErr: make(chan error, 1)}
+	l := &live{store: store, tm: tm, agents: agents, sock: sock, serveErr: make(chan error, 1), notifier: notifier.engine, events: bus}
 	l.srv = d.newServer(l, tasks, persistent, turnEnds)
 	if err := d.startServers(l); err != nil {
 		return err
@@ -380,6 +399,8 @@ type live struct {
 	hs       *http.Server
 	sock     socket
 	serveErr chan error
+	notifier *notify.Engine
+	events   *events.Bus
 }
 
 // newServer is the socket API's server over the daemon's parts.
@@ -401,6 +422,9 @@ func (d *run) newServer(l *live, tasks *task.Service, persistent *task.Persisten
 			return config.SetTaskEnabled(h.ConfigPath, name, enabled, config.WithGetenv(d.opts.Getenv))
 		},
 		log:       d.log.With("component", "api"),
+		notifier:  l.notifier,
+		events:    l.events,
+		heartbeat: d.opts.EventsHeartbeat,
 		drainer:   newDrainer(l.agents, persistentAwaiting(persistent), d.opts.DrainPoll, d.log.With("component", "drain")),
 		ready:     make(chan struct{}),
 		stopping:  make(chan struct{}),
@@ -413,9 +437,48 @@ func (d *run) newServer(l *live, tasks *task.Service, persistent *task.Persisten
 			if persistent != nil && persistent.Problem != "" {
 				out = append(out, persistent.Problem)
 			}
+			if l.notifier != nil {
+				out = append(out, l.notifier.Problems()...)
+			}
 			return out
 		},
 	}
+}
+
+// runningNotifier is the notifier engine and what stops it.
+type runningNotifier struct {
+	engine *notify.Engine
+	stop   func()
+}
+
+// startNotifier starts the notifier engine on bus (docs/notifications.md):
+// an agent's events go to its template's (or persistent task's) notify:
+// list, through the manager's record of it.
+func (d *run) startNotifier(ctx context.Context, store *configStore, agents Agents, bus *events.Bus) runningNotifier {
+	eng := notify.New(notify.Options{
+		Config: store.Get,
+		AgentScope: func(name string) (string, string, bool) {
+			a, err := agents.Get(name)
+			if err != nil {
+				return "", "", false
+			}
+			return a.Template, a.Task, true
+		},
+		Log:       d.log.With("component", "notify"),
+		Dir:       d.home.Root,
+		UserAgent: "leo/" + d.opts.Version,
+	})
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		eng.Run(rctx, bus)
+	}()
+	return runningNotifier{engine: eng, stop: func() {
+		cancel()
+		<-done
+		eng.Close()
+	}}
 }
 
 // restoreThenRun brings the recorded agents back (boot restore), then,
@@ -461,6 +524,7 @@ func (d *run) serveUntilStopped(ctx context.Context, l *live, hup <-chan os.Sign
 	owner := time.NewTicker(d.opts.OwnerCheck)
 	defer owner.Stop()
 	tmuxReported := false
+	published := map[string]bool{} // the problems already on the stream
 	for {
 		select {
 		case <-owner.C:
@@ -471,6 +535,7 @@ func (d *run) serveUntilStopped(ctx context.Context, l *live, hup <-chan os.Sign
 			d.checkTmux(l.tm, &tmuxReported)
 			l.web.Retry()
 			l.store.Watch(ctx)
+			publishProblems(l.events, l.srv.problems(), published)
 		case <-hup:
 			if res, err := l.store.Reload(ctx); err != nil {
 				d.log.Error("reload on SIGHUP", "err", err)
@@ -490,6 +555,8 @@ func (d *run) serveUntilStopped(ctx context.Context, l *live, hup <-chan os.Sign
 // is then removed if it is still the one we made). Supervision stops after
 // it; the deferred Close calls leave every agent's tmux session running.
 func (d *run) shutdown(ctx context.Context, l *live) {
+	// Published before the streams end, so their readers hear it.
+	l.events.Publish(api.Event{Type: api.EventDaemonStopping, Reason: "leo " + d.opts.Version + ", pid " + strconv.Itoa(os.Getpid())})
 	l.srv.stopServing()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.ShutdownTimeout)
 	defer cancel()
@@ -651,6 +718,24 @@ func listenSocket(path string) (socket, error) {
 		return socket{}, fmt.Errorf("stat %s: %w", path, err)
 	}
 	return socket{path: path, ln: ln, fi: fi}, nil
+}
+
+// publishProblems puts each problem /health reports on the stream once,
+// when it is first met; one that went away may be published again when it
+// comes back.
+func publishProblems(bus *events.Bus, now []string, published map[string]bool) {
+	if bus == nil {
+		return
+	}
+	still := map[string]bool{}
+	for _, p := range now {
+		still[p] = true
+		if !published[p] {
+			bus.Publish(api.Event{Type: api.EventProblem, Reason: p})
+		}
+	}
+	clear(published)
+	maps.Copy(published, still)
 }
 
 // problems are what /health reports for an operator to act on: what the

@@ -14,6 +14,7 @@ func newAgentManager(d AgentDeps) (Agents, error) {
 		Resolver:  d.Resolver,
 		Log:       d.Log,
 		LeoBinary: d.LeoBinary,
+		Events:    d.Events,
 	})
 	if err != nil {
 		return nil, err // not a typed nil inside the interface

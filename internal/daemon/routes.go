@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 // The socket API, all in one place. Each handler decodes its request,
@@ -45,8 +47,13 @@ import (
 //	                                  deliveries, wait until no turn is in flight
 //	                                  (drain_timeout, deliveries resumed, if not)
 //	POST   /drain/resume              {"ok":true}: deliveries go again
+//	GET    /events?since=&agent=&follow= the event stream: Server-Sent Events
+//	                                  (docs/api.md); follow=0 is a JSON list
 //	POST   /hooks/turn-end            api.TurnEndReport → {"ok":true} (a harness's
 //	                                  turn-end hook; never waits for restore)
+//	GET    /notify                    api.NotifyStatus: every notifier and what it did
+//	POST   /notify/test               api.NotifyTestRequest → api.NotifyTestResult: a
+//	                                  sample sent to each notifier of the event
 //
 // Errors are {"error": code, "message": text} with api.HTTPStatus(code).
 // An agent name that breaks the name rule is invalid_args on every route,
@@ -75,6 +82,11 @@ func (s *server) routes() http.Handler {
 	// Not gated: the hub needs no restored agents, and a hook must not
 	// wait (it gives up after a few seconds anyway).
 	mux.HandleFunc("POST /hooks/turn-end", s.handle(false, s.turnEnd))
+	// Not gated either: a reader sees the restore's own events.
+	mux.HandleFunc("GET /events", s.streamEvents)
+	// Not gated either: notifiers need no restored agents.
+	mux.HandleFunc("GET /notify", s.handle(false, s.notifyStatus))
+	mux.HandleFunc("POST /notify/test", s.handle(false, s.notifyTest))
 
 	mux.HandleFunc("GET /tasks", s.handle(true, s.listTasks))
 	mux.HandleFunc("GET /tasks/{name}", s.handle(true, s.getTask))
@@ -247,21 +259,43 @@ func (s *server) reloadConfig(r *http.Request) (any, error) {
 	return s.reload(r.Context())
 }
 
-// turnEnd hands a harness hook's report to the hub, which reads it in the
-// background (the hook must not wait). A harness without a turn-end
-// signal is invalid_args; a report that matches no firing is fine.
+// turnEnd takes a harness hook's report (the hook must not wait: it is
+// read in the background). Its adapter reads what it says, which changes
+// the agent's attention; a turn's end also goes to the turn-end hub, which
+// completes the persistent firing waiting for it. A harness without a
+// turn-end signal is invalid_args; a report that matches no firing is fine.
 func (s *server) turnEnd(r *http.Request) (any, error) {
 	var rep api.TurnEndReport
 	if err := decodeBody(r, &rep, false); err != nil {
 		return nil, err
 	}
-	if s.turnEnds == nil {
-		return okResult{OK: true}, nil
+	h, ok := harness.Lookup(rep.Harness)
+	if _, signals := h.(harness.TurnEndSignaler); !ok || !signals {
+		return nil, api.Errorf(api.CodeInvalidArgs, "turn-end report: harness %q has no turn-end signal", rep.Harness)
 	}
-	if err := s.turnEnds.Submit(rep); err != nil {
-		return nil, api.Errorf(api.CodeInvalidArgs, "%w", err)
-	}
+	go s.takeSignal(h, rep)
 	return okResult{OK: true}, nil
+}
+
+// signalTimeout bounds what the agent manager may do about one signal (a
+// capture of the pane, to read a prompt).
+const signalTimeout = 10 * time.Second
+
+func (s *server) takeSignal(h harness.Harness, rep api.TurnEndReport) {
+	sig, err := harness.ReadSignal(h, rep.Payload)
+	if err != nil {
+		s.log.Warn("hook report not read", "agent", rep.Agent, "harness", rep.Harness, "err", err)
+	}
+	if err == nil && s.agents != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), signalTimeout)
+		s.agents.Signal(ctx, rep.Agent, sig)
+		cancel()
+	}
+	if s.turnEnds != nil && (err != nil || sig.EndsTurn()) {
+		if err := s.turnEnds.Submit(rep); err != nil {
+			s.log.Warn("turn-end report not taken", "agent", rep.Agent, "harness", rep.Harness, "err", err)
+		}
+	}
 }
 
 type okResult struct {
@@ -291,4 +325,22 @@ func (s *server) noRoute(mux *http.ServeMux) http.Handler {
 		}
 		api.WriteJSON(w, http.StatusNotFound, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
+}
+
+func (s *server) notifyStatus(*http.Request) (any, error) {
+	if s.notifier == nil {
+		return api.NotifyStatus{Notifiers: []api.NotifierStatus{}}, nil
+	}
+	return s.notifier.Status(), nil
+}
+
+func (s *server) notifyTest(r *http.Request) (any, error) {
+	var req api.NotifyTestRequest
+	if err := decodeBody(r, &req, true); err != nil {
+		return nil, err
+	}
+	if s.notifier == nil {
+		return nil, api.Errorf(api.CodeUnsupported, "this daemon runs no notifiers")
+	}
+	return s.notifier.Test(r.Context(), req)
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/binpath"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/events"
+	"github.com/blackpaw-studio/leo/internal/notify"
 	"github.com/blackpaw-studio/leo/internal/turnend"
 )
 
@@ -46,12 +48,20 @@ type server struct {
 	web func() *api.WebState
 	// problems lists what /health reports under "problems".
 	problems func() []string
+	// notifier is the notifier engine (GET /notify, POST /notify/test);
+	// nil in tests that build a server without one.
+	notifier *notify.Engine
 
 	// ready is closed when boot restore is done. Until then /health says
 	// ready:false and the other routes wait (up to readyWait) for it.
 	ready     chan struct{}
 	readyOnce sync.Once
 	readyWait time.Duration
+	// events is the daemon's event stream (GET /events); heartbeat how
+	// often an idle stream gets a comment (0: defaultHeartbeat).
+	events    *events.Bus
+	heartbeat time.Duration
+
 	// stopping is closed when shutdown begins, releasing waiting requests.
 	stopping chan struct{}
 	stopOnce sync.Once

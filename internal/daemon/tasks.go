@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/blackpaw-studio/leo/internal/events"
+
 	"github.com/blackpaw-studio/leo/internal/agent"
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
@@ -118,13 +120,14 @@ func (s *server) setTaskEnabled(enabled bool) endpoint {
 
 // newTaskService builds the task service of this home (task.HomeOptions)
 // with persistent firings into agents (persistent may be nil).
-func (d *run) newTaskService(store *configStore, persistent *task.Persistent) (*task.Service, error) {
+func (d *run) newTaskService(store *configStore, persistent *task.Persistent, bus *events.Bus) (*task.Service, error) {
 	opts, err := task.HomeOptions(d.home, store.Get, d.opts.Resolver, d.opts.LeoBinary, d.log.With("component", "task"))
 	if err != nil {
 		return nil, err
 	}
 	opts.Persistent = persistent
 	opts.RunningPath = d.home.TaskRunningPath()
+	opts.Events = bus
 	return task.NewService(opts), nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -81,6 +82,16 @@ type Target struct {
 	// ClearKeys are the tmux keys that clear the TUI's input line
 	// (harness.InputClearer), pressed only on leo's own leftover paste.
 	ClearKeys []string
+	// AwaitsPerson, when set, says whether the agent waits for a person
+	// (its attention is needs_input or limited, from the harness's own
+	// signals). While it does, and while the screen shows the harness
+	// asking (Screen.Prompt), the wait for an idle input line has no
+	// deadline: a person's pace is not a fault. The screen still decides
+	// when to paste.
+	AwaitsPerson func() bool
+	// Asked, when set, is told of each look whose screen shows the harness
+	// asking a person (Screen.Prompt).
+	Asked func(p harness.Prompt)
 }
 
 // Turn is what delivery remembers of the last message it submitted to a
@@ -352,12 +363,22 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 	lastDialog := ""
 	tries, cleared := 0, 0
 	var doubted time.Time // since when an idle screen contradicts the record
+	lastLine := ""        // the last line the screen showed, for a failure's reason
 	for {
-		s, g, err := d.observe(ctx, t)
+		s, g, capture, err := d.observeCapture(ctx, t)
 		var rec *harness.TurnActivity
 		if err == nil {
 			rec = overrule(t.activity(ctx), s, c.Now(), &doubted, d.settle())
 			t.Turn.observe(c.Now(), s, g, d.settle(), rec)
+			lastLine = lastScreenLine(capture)
+		}
+		if err == nil && s.Prompt != nil && t.Asked != nil {
+			t.Asked(*s.Prompt)
+		}
+		if (err == nil && s.Prompt != nil) || (t.AwaitsPerson != nil && t.AwaitsPerson()) {
+			// A person is asked: the readiness timeout counts from when
+			// they have answered, not from when the message came.
+			deadline = c.Now().Add(d.readyTimeout())
 		}
 		switch {
 		case err != nil:
@@ -415,6 +436,9 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 		last = s
 		if !c.Now().Before(deadline) {
 			reason := notReadyReason(last, t.Turn, lastErr, d.readyTimeout())
+			if lastErr == nil && last.State == harness.ScreenStarting && lastLine != "" {
+				reason += fmt.Sprintf("; the screen's last line: %q", lastLine)
+			}
 			if lastErr == nil && recordRuns(rec) && accept(s, nil) {
 				reason = fmt.Sprintf("the harness's record shows a turn still running after %s", d.readyTimeout())
 			}
@@ -482,26 +506,39 @@ func (d *Driver) look(ctx context.Context, t Target) (harness.Screen, error) {
 
 // observe is look that also returns the gates it read.
 func (d *Driver) observe(ctx context.Context, t Target) (harness.Screen, Gates, error) {
+	s, g, _, err := d.observeCapture(ctx, t)
+	return s, g, err
+}
+
+// observeCapture is observe that also returns the capture it classified.
+func (d *Driver) observeCapture(ctx context.Context, t Target) (harness.Screen, Gates, string, error) {
 	g, err := t.Pane.Gates(ctx)
 	if err != nil {
-		return harness.Screen{}, g, err
+		return harness.Screen{}, g, "", err
 	}
 	if g.Dead {
-		return harness.Screen{}, g, ErrPaneDead
+		return harness.Screen{}, g, "", ErrPaneDead
 	}
 	if g.InMode {
 		if err := t.Pane.CancelMode(ctx); err != nil {
-			return harness.Screen{}, g, err
+			return harness.Screen{}, g, "", err
 		}
 	}
 	if g.InputOff {
-		return harness.Screen{}, g, errors.New("pane input is off")
+		return harness.Screen{}, g, "", errors.New("pane input is off")
 	}
 	capture, err := t.Pane.Capture(ctx)
 	if err != nil {
-		return harness.Screen{}, g, err
+		return harness.Screen{}, g, "", err
 	}
-	return t.Screen.Classify(capture), g, nil
+	return t.Screen.Classify(capture), g, capture, nil
+}
+
+// lastScreenLine is a capture's last line that is not blank, trimmed and
+// cut short: what a TUI that never became usable last said.
+func lastScreenLine(capture string) string {
+	lines := strings.Split(strings.TrimRight(capture, " \t\r\n"), "\n")
+	return api.FirstLine(lines[len(lines)-1])
 }
 
 func (d *Driver) sleep(ctx context.Context, dur time.Duration) error {

@@ -29,6 +29,7 @@ const (
 	NameMarker    = "marker"
 	NameTmux      = "tmux"
 	NameSocket    = "socket"
+	NameNotify    = "notifiers"
 	NameJobs      = "launchd jobs"
 	NameReleasing = "release"
 	NameBackup    = "handover backup"

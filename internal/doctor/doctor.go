@@ -139,6 +139,10 @@ type Env struct {
 	// Config is the caller's check of leo.yaml (reported after home);
 	// nil means none.
 	Config *Check
+	// Notifiers asks the running daemon about its notifiers (reported
+	// after the socket, as NameNotify); nil, or ok false (no daemon, no
+	// notifier), reports nothing.
+	Notifiers func(ctx context.Context) (c Check, ok bool)
 	// VersionTimeout bounds each `--version`; 0 means 10s.
 	VersionTimeout time.Duration
 }
@@ -225,6 +229,12 @@ func Checks(ctx context.Context, e *Env) []Check {
 	wg.Wait()
 	out = append(out, found...)
 	out = append(out, checkTmux(ctx, e), checkSocket(e))
+	if e.Notifiers != nil {
+		if c, ok := e.Notifiers(ctx); ok {
+			c.Name = NameNotify
+			out = append(out, c)
+		}
+	}
 	if e.goos() == "darwin" {
 		out = append(out, checkJobs(ctx, e))
 	}

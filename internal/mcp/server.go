@@ -138,7 +138,7 @@ func (t *tools) register(s *sdk.Server) {
 		Description: "Send a message to another leo agent. It arrives as \"[message from <you>] <message>\"; fire-and-forget (the answer says it is queued). A parked agent is woken; a stopped one is an error. Give an id to make a retry safe: an error \"outcome_unknown\" means the message may have been accepted; call again with the same id."},
 		t.send)
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_list_agents", Annotations: readOnly,
-		Description: "List leo's agents: name, template, harness, state, recent deliveries."},
+		Description: "List leo's agents: name, template, harness, state, attention (working, needs_input with the prompt, idle with the last reply's first line, errored, limited), recent deliveries."},
 		call(t, func(ctx context.Context, d Daemon, _ noArgs) (any, error) { return d.List(ctx) }))
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_spawn_agent", Annotations: changes,
 		Description: "Start a new agent from a leo template (see leo_list_templates)."},

@@ -13,6 +13,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/clock"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/events"
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/names"
 	"github.com/blackpaw-studio/leo/internal/proc"
@@ -41,6 +42,9 @@ type ServiceOptions struct {
 	// MaxConcurrent is the daemon-wide cap on headless runs at once.
 	MaxConcurrent func() int
 	Log           *slog.Logger
+	// Events receives task.run.started and task.run.ended (nil: nobody
+	// listens).
+	Events events.Publisher
 }
 
 // Service is the daemon's task scheduler: it plans every enabled task's
@@ -474,6 +478,11 @@ func (s *Service) record(rec Record) {
 	s.mu.Lock()
 	s.last[rec.Task] = rec
 	s.mu.Unlock()
+	e := api.Event{Type: api.EventTaskRunEnded, Task: rec.Task, Run: rec.ID, State: string(rec.Outcome), Reason: api.FirstLine(rec.Message)}
+	if e.Reason == "" {
+		e.Reason = string(rec.Reason)
+	}
+	events.Publish(s.opts.Events, e)
 	level := slog.LevelInfo
 	if rec.Outcome != OutcomeSucceeded {
 		level = slog.LevelWarn

@@ -49,13 +49,17 @@ func newSecret(token string) *secret { return &secret{token: []byte(token)} }
 func (s *Server) loadToken() error {
 	tok, minted, err := apitoken.Ensure(s.opts.Home.TokenPath())
 	if err != nil {
-		s.token.Store(nil)
+		if s.token.Swap(nil) != nil {
+			s.sessions.notify()
+		}
 		return err
 	}
 	if minted {
 		s.opts.Log.Info("minted the API token", "file", s.opts.Home.TokenPath())
 	}
-	s.token.Store(newSecret(tok))
+	if old := s.token.Swap(newSecret(tok)); old == nil || !equal(old.token, []byte(tok)) {
+		s.sessions.notify() // a new token ends every session: their streams too
+	}
 	return nil
 }
 

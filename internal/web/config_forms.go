@@ -115,6 +115,53 @@ type scopeForm struct {
 	Fields   []formField
 	Options  optionsView
 	Inherits bool // the scope inherits defaults.harness_options
+	// Notify shows the scope's notifiers (templates and tasks only).
+	Notify *notifyView
+}
+
+// notifyView is a notify: list as the forms show it: read only, never a
+// URL, an argument or an env value (docs/notifications.md). The forms'
+// saves never touch notify:, like env:.
+type notifyView struct {
+	Path string // "notify", "templates.x.notify"
+	// Own: the scope sets its own list (else it has the top level's).
+	Own  bool
+	Rows []notifyRow
+}
+
+type notifyRow struct {
+	Name    string
+	Targets string // "command notify-send", "webhook ***", both
+	Events  string
+	EnvKeys string
+}
+
+// notifyFor is the notify view of a scope ("" section: the top level).
+func notifyFor(c *config.Config, section, name string) *notifyView {
+	v := &notifyView{Path: "notify"}
+	if section != "" {
+		v.Path = section + "." + name + ".notify"
+		switch section {
+		case config.SectionTemplates:
+			t, ok := c.Templates[name]
+			v.Own = ok && t.NotifySet
+		case config.SectionTasks:
+			t, ok := c.Tasks[name]
+			v.Own = ok && t.NotifySet
+		}
+	}
+	for _, n := range c.Notifiers(section, name) {
+		var targets []string
+		if len(n.Command) > 0 {
+			targets = append(targets, fmt.Sprintf("command %s (+%d args)", n.Command[0], len(n.Command)-1))
+		}
+		if n.Webhook != "" {
+			targets = append(targets, "webhook ***")
+		}
+		v.Rows = append(v.Rows, notifyRow{Name: n.Name, Targets: strings.Join(targets, ", "),
+			Events: strings.Join(n.Events, ", "), EnvKeys: strings.Join(n.EnvKeys, ", ")})
+	}
+	return v
 }
 
 type modelField struct {
@@ -233,6 +280,9 @@ func (s *Server) buildForm(r *http.Request, c *config.Config, scope config.Scope
 		f.Fields = append(f.Fields, ff)
 	}
 	f.Model, f.Options, f.Inherits = s.harnessParts(c, scope, v)
+	if scope.Section != config.SectionDefaults {
+		f.Notify = notifyFor(c, scope.Section, scope.Name)
+	}
 	return f
 }
 
@@ -288,6 +338,7 @@ func scopeWorkspace(c *config.Config, scope config.ScopePath) string {
 // configPage is /web/config.
 type configPage struct {
 	Defaults  scopeForm
+	Notify    *notifyView // the top-level notify: list
 	Templates []scopeRow
 	Tasks     []scopeRow
 }
@@ -320,7 +371,7 @@ func (s *Server) unreadable(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (s *Server) configPageData(r *http.Request, c *config.Config, defaults formValues) configPage {
-	p := configPage{Defaults: s.buildForm(r, c, config.DefaultsScope(), false, defaults)}
+	p := configPage{Defaults: s.buildForm(r, c, config.DefaultsScope(), false, defaults), Notify: notifyFor(c, "", "")}
 	for _, name := range c.TemplateNames() {
 		t := c.Templates[name]
 		p.Templates = append(p.Templates, scopeRow{Name: name, Link: "/web/config/templates/" + url.PathEscape(name),

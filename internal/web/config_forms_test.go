@@ -632,3 +632,63 @@ func TestConfigFormsNewTask(t *testing.T) {
 		t.Fatalf("reloads = %d, want 1", s.reloads.Load())
 	}
 }
+
+// The forms show each scope's notifiers read only, never a webhook URL,
+// an argument or an env value, and a save leaves notify: as written.
+func TestConfigFormsShowNotifiersWithoutSecrets(t *testing.T) {
+	const hook = "https://hooks.example.com/services/T0/B0/form-Secret-51"
+	const token = "form-token-Secret-52"
+	s := newFormsSite(t)
+	yaml := s.file() + `notify:
+  - command: [notify-send, --urgency, "` + token + `"]
+    env: {NTFY_TOKEN: ` + token + `}
+    events: [needs_input, crash_loop]
+`
+	yaml = strings.Replace(yaml, "  review:\n", "    notify:\n      - {webhook: \""+hook+"\", events: [idle]}\n  review:\n", 1)
+	yaml = strings.Replace(yaml, "  codex-nightly:\n", "    notify: []\n  codex-nightly:\n", 1)
+	writeTestFile(t, s.home.ConfigPath, yaml)
+	if _, err := config.LoadValid(s.home.ConfigPath); err != nil {
+		t.Fatal(err)
+	}
+	secrets := func(what, body string) {
+		t.Helper()
+		for _, secret := range []string{hook, "hooks.example.com", "form-Secret-51", token} {
+			if strings.Contains(body, secret) {
+				t.Errorf("%s shows a secret (%s)", what, secret)
+			}
+		}
+	}
+
+	page := s.get("/web/config")
+	secrets("the config page", page)
+	top := html.UnescapeString(element(t, page, "notify"))
+	for _, want := range []string{"<code>notify[0]</code>", "command notify-send (+2 args)", "needs_input, crash_loop", "NTFY_TOKEN"} {
+		if !strings.Contains(top, want) {
+			t.Errorf("the top-level list lacks %q:\n%s", want, top)
+		}
+	}
+	own := html.UnescapeString(s.get("/web/config/templates/assistant"))
+	secrets("templates.assistant", own)
+	for _, want := range []string{"This scope's own <code>templates.assistant.notify:</code> list.", "<code>templates.assistant.notify[0]</code>", "webhook ***", "<td>idle</td>"} {
+		if !strings.Contains(own, want) {
+			t.Errorf("templates.assistant lacks %q", want)
+		}
+	}
+	inherits := html.UnescapeString(s.get("/web/config/templates/review"))
+	if !strings.Contains(inherits, "No list of its own: the top level's <code>notify:</code> applies.") || !strings.Contains(inherits, "<code>notify[0]</code>") {
+		t.Errorf("templates.review does not show the top level's list")
+	}
+	if off := s.get("/web/config/tasks/morning"); !strings.Contains(off, "No notifiers: notifications are off here.") {
+		t.Errorf("tasks.morning does not say its notifications are off")
+	}
+
+	status, _, body := s.postForm("/web/config/templates/assistant", formFor(map[string]string{
+		"scope": "templates.assistant", "harness": "", "model": "opus"}))
+	if status != http.StatusSeeOther {
+		t.Fatalf("save = %d\n%s", status, body)
+	}
+	if after := s.file(); !strings.Contains(after, "    notify:\n      - {webhook: \""+hook+"\", events: [idle]}\n") ||
+		!strings.Contains(after, "    env: {NTFY_TOKEN: "+token+"}\n") {
+		t.Errorf("the save changed notify::\n%s", after)
+	}
+}

@@ -88,18 +88,25 @@ func (s *Server) Sync() {
 
 // httpServer is the server's HTTP server and the connection tracker its
 // listener is wrapped with (conns.go), holding at most max connections.
+// Its requests carry the context its Shutdown cancels, which ends the
+// event streams (stream.go) so that they do not hold the stop.
 func (s *Server) httpServer(max int) (*http.Server, *conns) {
 	lim := newConns(max)
-	return &http.Server{
+	stop, cancel := context.WithCancel(context.Background())
+	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
+		ReadTimeout:       s.readTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.opts.Log.Handler(), slog.LevelDebug),
 		ConnState:         lim.connState,
-		ConnContext:       lim.connContext,
-	}, lim
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(lim.connContext(ctx, c), streamStopKey{}, stop)
+		},
+	}
+	hs.RegisterOnShutdown(cancel)
+	return hs, lim
 }
 
 // Retry tries again to listen after a failed listen (the port may be free

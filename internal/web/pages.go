@@ -21,16 +21,18 @@ import (
 // The agents, tasks and service pages. Every read and action goes through
 // s.client, the daemon's own socket routes in process.
 //
+//	GET  /web/events                    the event stream (stream.go)
 //	GET  /web/agents                    the agent list, spawn form
-//	GET  /web/partials/agents           the list alone (htmx polls it)
+//	GET  /web/partials/agents           the list alone (fetched on its events)
 //	POST /web/agents/spawn              template, name → 303 + flash
 //	GET  /web/agents/{name}             details, send form, the pane's screen
 //	GET  /web/agents/{name}/screen      the screen alone (htmx polls it)
-//	GET  /web/agents/{name}/panel       the details alone (htmx polls it)
+//	GET  /web/agents/{name}/panel       the details alone (fetched on its events)
 //	GET  /web/agents/{name}/confirm/{verb}  reset|delete: what it discards, confirm
 //	POST /web/agents/{name}/{verb}      start|stop|restart|reset|delete → 303 + flash
 //	POST /web/agents/{name}/send        message → 303 + flash
 //	GET  /web/tasks                     the task list
+//	GET  /web/partials/tasks            the list alone (fetched on its events)
 //	GET  /web/tasks/{name}              details, history
 //	GET  /web/tasks/{name}/runs/{run}   one run's log
 //	POST /web/tasks/{name}/{verb}       run|enable|disable → 303 + flash
@@ -40,7 +42,9 @@ import (
 // A post always answers 303 to a page with a flash, so the pages work
 // without JavaScript; htmx follows the redirect and swaps in the part of
 // the page it asked for (hx-select), so the enhanced flow runs the same
-// code.
+// code. The lists and the agent's details follow the event stream
+// (docs/web.md, "Live pages"): static/leo.js fetches a part again when an
+// event about it arrives.
 
 // screenLines is how much of a pane the agent page shows.
 const screenLines = 60
@@ -57,6 +61,7 @@ const historyLimit = 50
 
 // pageRoutes registers the agents, tasks and service pages.
 func (s *Server) pageRoutes(mux *http.ServeMux, auth func(http.HandlerFunc) http.HandlerFunc) {
+	mux.HandleFunc("GET /web/events", auth(s.pageEvents))
 	mux.HandleFunc("GET /web/agents", auth(s.agentsPage))
 	mux.HandleFunc("GET /web/partials/agents", auth(s.agentsPartial))
 	mux.HandleFunc("POST /web/agents/spawn", auth(s.spawnAgent))
@@ -68,6 +73,7 @@ func (s *Server) pageRoutes(mux *http.ServeMux, auth func(http.HandlerFunc) http
 	mux.HandleFunc("POST /web/agents/{name}/{verb}", auth(s.agentAction))
 
 	mux.HandleFunc("GET /web/tasks", auth(s.tasksPage))
+	mux.HandleFunc("GET /web/partials/tasks", auth(s.tasksPartial))
 	mux.HandleFunc("GET /web/tasks/{name}", auth(s.taskPage))
 	mux.HandleFunc("GET /web/tasks/{name}/runs/{run}", auth(s.runLogPage))
 	mux.HandleFunc("POST /web/tasks/{name}/{verb}", auth(s.taskAction))
@@ -127,8 +133,37 @@ func (s *Server) agentsData(r *http.Request) agentsData {
 	if err != nil {
 		d.Err = errText(err)
 	}
+	sortForAttention(agents)
 	d.Agents = agents
 	return d
+}
+
+// sortForAttention puts the agents that need a person first — waiting for
+// an answer, then failed, then limited — each group by name, as the
+// daemon lists them.
+func sortForAttention(agents []api.Agent) {
+	slices.SortFunc(agents, func(a, b api.Agent) int {
+		if d := attentionRank(a) - attentionRank(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+// attentionRank is where an agent sorts: 0 needs input, 1 errored, 2
+// limited, 3 anything else.
+func attentionRank(a api.Agent) int {
+	if a.Attention != nil {
+		switch a.Attention.State {
+		case api.AttentionNeedsInput:
+			return 0
+		case api.AttentionErrored:
+			return 1
+		case api.AttentionLimited:
+			return 2
+		}
+	}
+	return 3
 }
 
 func (s *Server) agentsPage(w http.ResponseWriter, r *http.Request) {
@@ -327,13 +362,21 @@ type tasksData struct {
 	Err   string
 }
 
-func (s *Server) tasksPage(w http.ResponseWriter, r *http.Request) {
+func (s *Server) tasksData(r *http.Request) tasksData {
 	tasks, err := s.client.ListTasks(r.Context())
 	d := tasksData{CSRF: s.csrfValue(r), Tasks: tasks}
 	if err != nil {
 		d.Err = errText(err)
 	}
-	s.render(w, r, "tasks", d)
+	return d
+}
+
+func (s *Server) tasksPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, "tasks", s.tasksData(r))
+}
+
+func (s *Server) tasksPartial(w http.ResponseWriter, r *http.Request) {
+	s.partial(w, "tasks-list", s.tasksData(r))
 }
 
 type taskData struct {
@@ -566,6 +609,9 @@ func init() {
 	funcs["verb"] = func(a agentActions, verb, label, class string) agentButton {
 		return agentButton{agentActions: a, Verb: verb, Label: label, Class: class}
 	}
+	funcs["attnWords"] = attentionWords
+	funcs["needsPerson"] = func(a api.Agent) bool { return attentionRank(a) < 3 }
+	funcs["printable"] = printable
 	funcs["taskActions"] = func(csrf string, t api.Task, back, target string) taskActions {
 		return taskActions{CSRF: csrf, Task: t, Back: back, Target: target}
 	}
@@ -592,6 +638,31 @@ type taskActions struct {
 	Task   api.Task
 	Back   string
 	Target string
+}
+
+// attentionWords is an attention state as a person reads it, as `leo agent
+// list` words it.
+func attentionWords(s api.AttentionState) string {
+	if s == api.AttentionNeedsInput {
+		return "needs input"
+	}
+	return string(s)
+}
+
+// printable is text a harness wrote (a prompt read from its screen) with
+// control characters other than newline and tab blanked: html/template
+// escapes it as HTML, and this keeps a stray escape sequence from showing
+// as noise.
+func printable(text string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if r < ' ' || (r >= 0x7f && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(text, "\uFFFD"))
 }
 
 // uptime is how long a running agent has run ("" when it is not running).

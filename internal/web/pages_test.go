@@ -267,14 +267,16 @@ func TestAgentsPageListsAgentsAndTemplates(t *testing.T) {
 		`state-stopped`, "claude not found at boot",
 		`<option value="assistant">assistant</option>`, `<option value="reviewer">reviewer</option>`,
 		`action="/web/agents/coder/stop"`, `action="/web/agents/idle/start"`, `action="/web/agents/coder/restart"`,
-		`hx-get="/web/partials/agents" hx-trigger="every 3s"`)
+		`data-live="/web/partials/agents"`)
+	mustLack(t, "agents page", body, `hx-trigger="every`) // the stream, not a poll
 	// The list's buttons work without JavaScript: each form carries the
 	// CSRF value.
 	if n := strings.Count(body, `name="csrf" value="`+s.csrf()+`"`); n < 5 {
 		t.Errorf("%d forms carry the CSRF value, want every one (5+)", n)
 	}
 
-	// The fragment htmx polls: the list alone, no layout, no flash taken.
+	// The fragment fetched on the list's events: the list alone, no
+	// layout, no flash taken.
 	frag := s.get("/web/partials/agents", http.StatusOK)
 	mustHave(t, "agents fragment", frag, `<div id="agents-list"`, `data-agent="coder"`, `data-agent="idle"`)
 	mustLack(t, "agents fragment", frag, "<html", "<header")
@@ -643,12 +645,13 @@ func TestAgentPageRecentMessagesSayWhatAndWho(t *testing.T) {
 	mustLack(t, "recent messages", body, "<b>build")
 }
 
-// The agent page's details poll their own partial, which follows the
-// agent's state; a deleted agent stops the poll (286).
+// The agent page's details are fetched again on the agent's events (their
+// own partial), which follows the agent's state; a deleted agent answers
+// 286.
 func TestAgentPanelRefreshesWithTheState(t *testing.T) {
 	s, f := pagesSite(t, pagesYAML)
 	f.agents["coder"] = api.Agent{Name: "coder", Harness: "claude", State: api.StateRunning}
-	mustHave(t, "agent page", s.get("/web/agents/coder", http.StatusOK), `hx-get="/web/agents/coder/panel" hx-trigger="every 3s"`)
+	mustHave(t, "agent page", s.get("/web/agents/coder", http.StatusOK), `data-live="/web/agents/coder/panel"`, `data-live-agent="coder"`)
 	panel := s.get("/web/agents/coder/panel", http.StatusOK)
 	mustHave(t, "panel", panel, `<div id="agent-panel"`, "state-running", `data-action="stop"`, `name="csrf" value="`+s.csrf()+`"`)
 	mustLack(t, "panel", panel, "<html", "<header")

@@ -33,6 +33,28 @@ type sessions struct {
 
 	mu sync.Mutex
 	m  map[string]time.Time // HMAC(token, id) → expiry
+	// changed is closed (and replaced) when sessions end or the token
+	// changes: open event streams look again whether theirs is live.
+	changed chan struct{}
+}
+
+// changes is a channel closed at the next change (an end, a new token).
+func (ss *sessions) changes() <-chan struct{} {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.changed
+}
+
+// notify tells those waiting on changes.
+func (ss *sessions) notify() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.notifyLocked()
+}
+
+func (ss *sessions) notifyLocked() {
+	close(ss.changed)
+	ss.changed = make(chan struct{})
 }
 
 // sessionFile is the file's shape.
@@ -42,7 +64,7 @@ type sessionFile struct {
 }
 
 func loadSessions(path string, log *slog.Logger) *sessions {
-	ss := &sessions{path: path, log: log, now: time.Now, m: map[string]time.Time{}}
+	ss := &sessions{path: path, log: log, now: time.Now, m: map[string]time.Time{}, changed: make(chan struct{})}
 	var f sessionFile
 	found, err := statefile.ReadChecked(path, &f, func([]byte) error {
 		if f.Version != 1 {
@@ -99,7 +121,11 @@ func (ss *sessions) create(token []byte) (string, error) {
 	if err := ss.save(next); err != nil {
 		return "", err
 	}
+	ended := len(next) <= len(ss.m) // an expired or the oldest session made room
 	ss.m = next
+	if ended {
+		ss.notifyLocked()
+	}
 	return id, nil
 }
 
@@ -129,6 +155,7 @@ func (ss *sessions) end(token []byte, id string) error {
 	delete(next, k)
 	err := ss.save(next)
 	ss.m = next
+	ss.notifyLocked()
 	if err != nil {
 		return fmt.Errorf("the session ended here, but %s could not be written (it ends for good at the next login or restart that can write it): %w", ss.path, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
@@ -59,6 +60,9 @@ type Server struct {
 	sessions *sessions
 	// logins counts failed logins per client (logins.go).
 	logins *logins
+	// readTimeout is the whole request's deadline (readTimeout; tests
+	// shorten it).
+	readTimeout time.Duration
 
 	listener
 }
@@ -71,7 +75,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.New()
 	}
-	s := &Server{opts: opts, client: client.ForHandler(opts.API), sessions: loadSessions(opts.Home.WebSessionsPath(), opts.Log), logins: newLogins(opts.Clock)}
+	s := &Server{opts: opts, client: client.ForHandler(opts.API), sessions: loadSessions(opts.Home.WebSessionsPath(), opts.Log), logins: newLogins(opts.Clock), readTimeout: readTimeout}
 	p, err := loadPages()
 	if err != nil {
 		return nil, err
@@ -120,11 +124,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.Errorf(api.CodeNotFound, "%s %s: no such API route (docs/api.md lists them)", r.Method, r.URL.Path))
 		return
 	}
-	r2 := r.Clone(r.Context())
-	r2.URL.Path = target
-	r2.URL.RawPath = ""
-	r2.RequestURI = ""
-	s.opts.API.ServeHTTP(w, r2)
+	if target == eventsRoute {
+		s.serveStream(w, r, target) // stream.go: no deadlines, ends at shutdown
+		return
+	}
+	s.opts.API.ServeHTTP(w, socketRequest(r, target))
 }
 
 // config is the running config.

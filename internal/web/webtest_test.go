@@ -43,6 +43,13 @@ func newTestSite(t *testing.T, yaml string, apiHandler http.Handler) *testSite {
 // newTestSiteConns is newTestSite holding at most max connections.
 func newTestSiteConns(t *testing.T, yaml string, apiHandler http.Handler, max int) *testSite {
 	t.Helper()
+	return newTestSiteTuned(t, yaml, apiHandler, max, nil)
+}
+
+// newTestSiteTuned is newTestSiteConns whose server tune changes before its
+// http.Server is made (a shorter readTimeout).
+func newTestSiteTuned(t *testing.T, yaml string, apiHandler http.Handler, max int, tune func(*Server)) *testSite {
+	t.Helper()
 	root := t.TempDir()
 	h := home.Home{Root: root, ConfigPath: filepath.Join(root, "leo.yaml")}
 	if err := os.MkdirAll(h.StateDir(), 0o700); err != nil {
@@ -70,6 +77,9 @@ func newTestSiteConns(t *testing.T, yaml string, apiHandler http.Handler, max in
 	}
 	site.srv = srv
 	site.token = string(srv.token.Load().token)
+	if tune != nil {
+		tune(srv)
+	}
 	// The server's own http.Server and listener, as Sync makes them.
 	hs, lim := srv.httpServer(max)
 	ts.Config = hs

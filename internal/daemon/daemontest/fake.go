@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 // Agents is a fake agent manager. Set the hooks before handing it to the
@@ -39,6 +40,8 @@ type Agents struct {
 	busy    []string      // the drain's view: turns in flight
 	paused  bool
 
+	signals []Signal
+
 	configChanged atomic.Int32
 	closed        atomic.Bool
 	running       atomic.Bool
@@ -49,6 +52,26 @@ type Sent struct {
 	Agent, Message string
 	// ID is the sender's id for the message, if it named one.
 	ID string
+}
+
+// Signal is one hook signal the fake took.
+type Signal struct {
+	Agent  string
+	Signal harness.Signal
+}
+
+// Signal records sig.
+func (f *Agents) Signal(_ context.Context, name string, sig harness.Signal) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signals = append(f.signals, Signal{Agent: name, Signal: sig})
+}
+
+// Signals are the hook signals taken, in order.
+func (f *Agents) Signals() []Signal {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Signal(nil), f.signals...)
 }
 
 // New returns an empty fake.
