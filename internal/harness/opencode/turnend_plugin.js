@@ -11,9 +11,9 @@
 //   - question.asked (the questions and their options' labels),
 //     question.replied, question.rejected;
 //   - session.idle (a turn's end; once, where opencode repeats it) and
-//     session.error (a failed turn), with
-//     messages: the session's last user message and what followed it, text
-//     parts only. No other event fetches anything.
+//     session.error (a failed turn), with messages: the session's last user
+//     message and what followed it, text parts only. No other event fetches
+//     anything.
 //
 // time is when the payload was made (a retry-after in seconds counts from it).
 //
@@ -53,6 +53,8 @@ const permission = (p) => ({
     parentDir: short(p?.metadata?.parentDir),
     pattern: short(p?.metadata?.pattern),
     path: short(p?.metadata?.path),
+    url: short(p?.metadata?.url),
+    query: short(p?.metadata?.query),
     subagent_type: short(p?.metadata?.subagent_type),
   },
 });
@@ -64,6 +66,7 @@ const question = (p) => ({
     header: short(q?.header),
     question: short(q?.question),
     multiple: q?.multiple === true,
+    custom: q?.custom !== false,
     options: (Array.isArray(q?.options) ? q.options : []).slice(0, 50).map((o) => ({ label: short(o?.label) })),
   })),
 });

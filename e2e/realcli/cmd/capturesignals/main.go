@@ -15,10 +15,12 @@
 //	always   a bash tool call; Right, Enter (Allow always), Enter       LEO-sig-3
 //	refused  answered HTTP 400                                          LEO-sig-4
 //	limited  answered HTTP 429 until opencode gives up                  LEO-sig-5
+//	question a question tool call; answered Enter (its first option)    LEO-sig-6
 //
 // The prompt of the first is captured at each -sizes (the pane resized
 // while it shows) to testdata/screens/opencode/dialog-permission_<size>_v<version>.txt,
-// the always stage's to dialog-permission-always_…; the payloads go to
+// the question's too (dialog-question_…), the always stage's to
+// dialog-permission-always_…; the payloads go to
 // internal/harness/opencode/testdata/signals/<turn>-<n>-<type>_v<version>.json.
 package main
 
@@ -67,6 +69,9 @@ func record(dir string) {
 	_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%020d.json", time.Now().UnixNano())), data, 0o600)
 }
 
+// questionCall is the question tool's arguments of the question turn.
+const questionCall = `{"questions":[{"header":"File","question":"Which file should I create?","options":[{"label":"alpha.txt","description":"The first file"},{"label":"beta.txt","description":"The second file"}]}]}`
+
 // bashCall is the tool call each prompt turn answers with.
 func bashCall(file string) *modelserver.ToolCall {
 	return &modelserver.ToolCall{Name: "bash", Input: fmt.Sprintf(`{"command":"touch %s","description":"Create the file %s"}`, file, file)}
@@ -102,6 +107,11 @@ func run(bin string, sizes []string, screensDir, payloadsDir, only string) error
 			return modelserver.Reply{Status: http.StatusBadRequest}
 		case "LEO-sig-5":
 			return modelserver.Reply{Status: http.StatusTooManyRequests}
+		case "LEO-sig-6":
+			if len(q.ToolResults) == 0 {
+				return modelserver.Reply{ToolCall: &modelserver.ToolCall{Name: "question", Input: questionCall}}
+			}
+			return modelserver.Reply{Text: "ACK " + m + " answered"}
 		}
 		return modelserver.DefaultResponder(q)
 	})
@@ -211,6 +221,28 @@ func run(bin string, sizes []string, screensDir, payloadsDir, only string) error
 		}
 		return nil
 	}
+	// atSizes saves the screen as name once cond holds, at each size (the
+	// pane resized), and goes back to the first size.
+	atSizes := func(name string, cond func(string) bool) error {
+		for _, size := range sizes {
+			if err := resize(size); err != nil {
+				return err
+			}
+			w, _, _ := strings.Cut(size, "x")
+			s, err := stable(name+" at "+size, time.Minute, func(s string) bool { return cond(s) && paneWidth(tm) == w })
+			if err != nil {
+				return err
+			}
+			if err := saveScreen(name, size, s); err != nil {
+				return err
+			}
+		}
+		if err := resize(sizes[0]); err != nil {
+			return err
+		}
+		_, err := stable(name+" again at "+sizes[0], 20*time.Second, cond)
+		return err
+	}
 	asked := func(s string) bool { return strings.Contains(s, "Permission required") }
 	// payloads moves what the plugin sent since the last call to the
 	// payloads dir, named after turn.
@@ -267,30 +299,7 @@ func run(bin string, sizes []string, screensDir, payloadsDir, only string) error
 		if err := submit("Please create leo-sig-1.txt LEO-sig-1"); err != nil {
 			return err
 		}
-		s, err := stable("asked LEO-sig-1", time.Minute, asked)
-		if err != nil {
-			return err
-		}
-		if err := saveScreen("dialog-permission", sizes[0], s); err != nil {
-			return err
-		}
-		for _, size := range sizes[1:] {
-			if err := resize(size); err != nil {
-				return err
-			}
-			w, _, _ := strings.Cut(size, "x")
-			s, err := stable("asked at "+size, 20*time.Second, func(s string) bool { return asked(s) && paneWidth(tm) == w })
-			if err != nil {
-				return err
-			}
-			if err := saveScreen("dialog-permission", size, s); err != nil {
-				return err
-			}
-		}
-		if err := resize(sizes[0]); err != nil {
-			return err
-		}
-		if _, err := stable("asked again at "+sizes[0], 20*time.Second, asked); err != nil {
+		if err := atSizes("dialog-permission", asked); err != nil {
 			return err
 		}
 		if err := keys("Enter"); err != nil {
@@ -391,6 +400,34 @@ func run(bin string, sizes []string, screensDir, payloadsDir, only string) error
 			return err
 		}
 		if err := payloads("limited"); err != nil {
+			return err
+		}
+	}
+	if want("question") {
+		if err := submit("Ask me which file LEO-sig-6"); err != nil {
+			return err
+		}
+		shown := func(s string) bool { return strings.Contains(s, "Which file should I create?") && !idle(r.Classify(s), s) }
+		if err := atSizes("dialog-question", shown); err != nil {
+			return err
+		}
+		for i := 0; shown(screen()) && i < 3; i++ {
+			if err := keys("Enter"); err != nil {
+				return err
+			}
+			s, _ := stable("after Enter", 10*time.Second, func(string) bool { return true })
+			if shown(s) {
+				if err := saveScreen(fmt.Sprintf("dialog-question-%d", i+1), sizes[0], s); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := waitFor("idle after LEO-sig-6", 2*time.Minute, func(s harness.Screen, raw string) bool {
+			return idle(s, raw) && strings.Contains(raw, "ACK LEO-sig-6")
+		}); err != nil {
+			return err
+		}
+		if err := payloads("question"); err != nil {
 			return err
 		}
 	}
