@@ -73,6 +73,7 @@ const question = (p) => ({
 
 // runWithin: a command that never ends holds the queue this long at most.
 const runWithin = 15000;
+const fetchWithin = 5000;
 const maxQueued = 64;
 
 export const LeoTurnEnd = async ({ client }, options) => {
@@ -119,10 +120,17 @@ export const LeoTurnEnd = async ({ client }, options) => {
   };
   const json = (type, properties, messages = []) => JSON.stringify({ type, properties, messages, time: Date.now() });
 
+  // turnMessages gives up after fetchWithin: a fetch that never answers
+  // must not hold the signals behind it.
   const turnMessages = async (id) => {
     if (!id) return [];
     try {
-      const res = await client.session.messages({ path: { id } });
+      let timer;
+      const late = new Promise((resolve) => {
+        timer = setTimeout(resolve, fetchWithin);
+        timer.unref?.();
+      });
+      const res = await Promise.race([client.session.messages({ path: { id } }), late]).finally(() => clearTimeout(timer));
       const all = Array.isArray(res?.data) ? res.data : [];
       for (let i = all.length - 1; i >= 0; i--) {
         if (all[i]?.info?.role === "user") return all.slice(i).map(textOnly);
