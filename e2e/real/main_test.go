@@ -82,6 +82,7 @@ var Steps = []Step{
 	{"persistent task", (*run).persistentTask},
 	{"compact", (*run).compact},
 	{"interrupt", (*run).interrupt},
+	{"permission prompt", (*run).permissionPrompt},
 	{"MCP tool call", (*run).mcpListAgents},
 	{"MCP in a task run", (*run).mcpTaskRun},
 	{"Unicode redrawn", (*run).unicodeRedrawn},

@@ -202,10 +202,17 @@ func (r *run) writeConfig() {
 	var b strings.Builder
 	b.WriteString(r.webConfig())
 	b.WriteString("defaults:\n  harness: " + r.h + "\ntemplates:\n")
-	for _, name := range []string{r.h, r.fresh(), r.link(), r.mcpAgent()} {
+	names := []string{r.h, r.fresh(), r.link(), r.mcpAgent()}
+	if _, ok := askOptions[r.h]; ok {
+		names = append(names, r.askAgent())
+	}
+	for _, name := range names {
 		fmt.Fprintf(&b, "  %s:\n    harness: %s\n    workspace: %s\n", name, r.h, r.workspace(name))
 		if name == r.h && r.idle {
 			b.WriteString("    idle_suspend_after: 5s\n")
+		}
+		if name == r.askAgent() {
+			b.WriteString("    harness_options:\n      " + askOptions[r.h] + "\n")
 		}
 		b.WriteString("    env:\n")
 		for _, k := range sortedKeys(env) {

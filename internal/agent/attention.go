@@ -337,7 +337,7 @@ func (a *agent) watch(stop chan struct{}) {
 			a.mu.Unlock()
 			if sawRunning || (base >= 0 && act.Ended > base) {
 				// The record says the turn ended and no hook did.
-				a.settleTurn(cur, api.Attention{State: api.AttentionIdle})
+				a.settleTurn(cur, recordedEnd(act))
 				sawRunning = false
 			}
 		case api.AttentionNeedsInput:
@@ -359,6 +359,25 @@ func (a *agent) watch(stop chan struct{}) {
 			}
 		}
 	}
+}
+
+// recordedEnd is the attention after a turn whose end only the harness's
+// record shows: errored in the harness's words when the record says it
+// failed (codex runs no notify for a failed turn), limited when that was
+// a usage or rate limit, else idle.
+func recordedEnd(act harness.TurnActivity) api.Attention {
+	switch {
+	case act.Failed != "" && act.Limited:
+		next := api.Attention{State: api.AttentionLimited, Detail: api.FirstLine(act.Failed)}
+		if !act.ResetsAt.IsZero() {
+			t := act.ResetsAt.UTC()
+			next.ResetsAt = &t
+		}
+		return next
+	case act.Failed != "":
+		return api.Attention{State: api.AttentionErrored, Detail: api.FirstLine(act.Failed)}
+	}
+	return api.Attention{State: api.AttentionIdle}
 }
 
 // settleTurn sets a's attention to next only if it is still was (a signal

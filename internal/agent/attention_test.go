@@ -261,3 +261,59 @@ func TestExitsArePublishedWithTheFailuresInARow(t *testing.T) {
 		}
 	}
 }
+
+// A codex turn the model answers with an error runs no notify: the
+// rollout's record of it is what makes the agent errored, in codex's words
+// (the fake codex records it as codex 0.171.0 does).
+func TestAttentionErroredFromTheRecord(t *testing.T) {
+	e := newEnv(t)
+	bus := e.withEvents()
+	m := e.manager()
+	const h = "codex"
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Template: h}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m, h, api.StateRunning)
+	waitAttention(t, m, h, api.AttentionIdle)
+	res, err := m.Send(context.Background(), h, "this one fake-model-error please")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDelivered(t, m, h, res.ID)
+	at := waitAttention(t, m, h, api.AttentionErrored)
+	const words = `{"error":{"code":null,"message":"fake: scripted error","type":"server_error"}}`
+	if at.Detail != words {
+		t.Fatalf("errored: %+v, want codex's words", at)
+	}
+	var ended *api.Event
+	for _, ev := range bus.Since(0, nil) {
+		if ev.Type == api.EventTurnEnded && ev.Agent == h {
+			ended = &ev
+		}
+	}
+	if ended == nil || ended.State != "error" || ended.Reason != words || ended.MessageID != res.ID {
+		t.Fatalf("turn.ended %+v, want the failed turn of %s", ended, res.ID)
+	}
+}
+
+// A recorded end is idle, errored in the harness's words, or limited
+// with the reset time the record gives.
+func TestRecordedEnd(t *testing.T) {
+	reset := time.Date(2026, 12, 2, 14, 50, 0, 0, time.FixedZone("x", 3600))
+	for _, c := range []struct {
+		act  harness.TurnActivity
+		want api.Attention
+	}{
+		{harness.TurnActivity{Found: true, Ended: 1}, api.Attention{State: api.AttentionIdle}},
+		{harness.TurnActivity{Failed: "boom\nmore"}, api.Attention{State: api.AttentionErrored, Detail: "boom"}},
+		{harness.TurnActivity{Failed: "429", Limited: true}, api.Attention{State: api.AttentionLimited, Detail: "429"}},
+	} {
+		if got := recordedEnd(c.act); !sameAttention(got, c.want) {
+			t.Errorf("%+v: %+v, want %+v", c.act, got, c.want)
+		}
+	}
+	got := recordedEnd(harness.TurnActivity{Failed: "You’ve hit your usage limit.", Limited: true, ResetsAt: reset})
+	if got.State != api.AttentionLimited || got.ResetsAt == nil || !got.ResetsAt.Equal(reset) || got.ResetsAt.Location() != time.UTC {
+		t.Fatalf("limit with a reset: %+v", got)
+	}
+}

@@ -124,6 +124,15 @@ const (
 	EventStreamDropped = "stream.dropped"
 )
 
+// EventTypes lists every event type (docs/api.md lists each).
+var EventTypes = []string{
+	EventDaemonStarting, EventDaemonStopping, EventConfigReloaded, EventProblem,
+	EventAgentState, EventAgentAttention, EventAgentExited,
+	EventMessageQueued, EventMessageDelivered, EventMessageFailed,
+	EventTurnStarted, EventTurnEnded, EventTaskRunStarted, EventTaskRunEnded,
+	EventStreamBehind, EventStreamDropped,
+}
+
 // Event is one thing that happened, in order. Seq only increases, across
 // daemon restarts too (docs/api.md). Fields not of the event's type are
 // absent.

@@ -293,6 +293,15 @@ type TurnActivity struct {
 	// running turn as busy: delivery takes an idle, empty input line that
 	// lasts the settle time as that turn's end.
 	EndsUnrecorded bool
+	// Failed: the last ended turn failed, in the harness's words; empty
+	// when it completed (or was interrupted). Attention shows it as
+	// errored where no hook says so (codex runs no notify for a failed
+	// turn).
+	Failed string
+	// Limited: that failure was a usage or rate limit; ResetsAt is when
+	// it lifts, when the record says (zero otherwise).
+	Limited  bool
+	ResetsAt time.Time
 }
 
 // CommandPrefixer is implemented by adapters whose TUI runs input that

@@ -41,6 +41,15 @@ var (
 			"Do you trust the files in this folder?",
 		}, Keys: []string{"Enter"}},
 	}
+	// A permission prompt replaces the input box (testdata/screens/claude/
+	// permission-bash_*): a rule, the tool's title (" Bash command"), what
+	// it would run (2.1.332 frames it with dashed rules and adds a tip and
+	// the description), the question, then numbered choices. Its keys are
+	// a person's to press: the screen carries the prompt, never keys.
+	permissionDialog   = "permission"
+	permissionQuestion = "Do you want to "
+	dashedRuleRune     = '╌'
+	tipPrefix          = "Tip:"
 	// answeredMark follows the chosen option of a dialog once it has been
 	// answered: claude keeps drawing the dialog for a few seconds while it
 	// acts on the answer. Answering again would press Enter on the home
@@ -88,6 +97,9 @@ func (screen) Classify(capture string) harness.Screen {
 			return harness.Screen{State: harness.ScreenStarting, Dialog: d.Name}
 		}
 		return d.Screen()
+	}
+	if p, ok := findPermission(lines[from:]); ok {
+		return harness.Screen{State: harness.ScreenDialog, Dialog: permissionDialog, Prompt: p}
 	}
 	if !boxed {
 		return harness.Screen{State: harness.ScreenStarting}

@@ -1,8 +1,10 @@
 package claude
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -82,6 +84,13 @@ var screenWant = map[string]harness.Screen{
 	"ready-after-429":        {State: harness.ScreenReady},
 	"ready-after-429-pasted": {State: harness.ScreenReady, Input: "after the limit LEO-r430"},
 	"ready-after-429-turn":   {State: harness.ScreenReady},
+	// claude (permission_mode default) asks before it runs `touch x`: a
+	// person's prompt, never answered by leo (no keys; the prompt itself
+	// is checked by TestPermissionPromptFixtures). Answered "1" the turn
+	// goes on and ends; answered Escape claude drops the call and waits.
+	"permission-bash":               {State: harness.ScreenDialog, Dialog: "permission"},
+	"ready-after-permission":        {State: harness.ScreenReady},
+	"ready-after-permission-denied": {State: harness.ScreenReady},
 }
 
 // screenWantFile overrides screenWant for one capture.
@@ -122,6 +131,9 @@ func TestScreenFixtures(t *testing.T) {
 			if got.Held {
 				t.Fatalf("Classify(%s) is held: claude never holds a submit", f)
 			}
+			if (got.Prompt != nil) != (want.State == harness.ScreenDialog && want.DialogKeys == nil) {
+				t.Fatalf("Classify(%s) prompt %+v, want one only on a person's prompt", f, got.Prompt)
+			}
 			harnesstest.CheckScreen(t, r, string(data))
 		})
 	}
@@ -129,6 +141,70 @@ func TestScreenFixtures(t *testing.T) {
 		if !seen[state] {
 			t.Errorf("expectation %q has no fixture", state)
 		}
+	}
+}
+
+// TestPermissionPromptFixtures: the prompt read off each capture of the
+// permission prompt is claude's question naming the tool and the command,
+// and the choices as worded (2.1.332 offers one more, and names the
+// workspace by its full path).
+func TestPermissionPromptFixtures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(harnesstest.ScreensDir("claude"), "permission-bash_*.txt"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("fixtures: %v %v", files, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := Claude{}.Screen().Classify(string(data))
+		p := s.Prompt
+		if p == nil || s.DialogKeys != nil {
+			t.Fatalf("%s: %+v, want a prompt and no keys", f, s)
+		}
+		if strings.Contains(f, "v2.1.197") {
+			want := harness.Prompt{Kind: "permission", Text: "Bash command: touch x\nCreate the file x\nDo you want to proceed?",
+				Choices: []string{"Yes", "Yes, and always allow access to ws/ from this project", "No"}}
+			if !reflect.DeepEqual(*p, want) {
+				t.Fatalf("%s:\n got %#v\nwant %#v", f, *p, want)
+			}
+			continue
+		}
+		if p.Kind != "permission" || p.Text != "Bash command: touch x\nDo you want to proceed?" || len(p.Choices) != 4 ||
+			p.Choices[0] != "Yes" || p.Choices[3] != "No" ||
+			!strings.HasPrefix(p.Choices[1], "Yes, and always allow access to /tmp/") || !strings.HasSuffix(p.Choices[1], "/ws from this project") ||
+			p.Choices[2] != "Yes, and switch to auto mode · auto mode handles these prompts for you" {
+			t.Fatalf("%s: %#v", f, *p)
+		}
+	}
+}
+
+// TestPermissionPromptNotFromTranscript: a reply or a message quoting the
+// prompt's words is no prompt; the prompt's words without its choices
+// neither.
+func TestPermissionPromptNotFromTranscript(t *testing.T) {
+	rule := strings.Repeat("─", 60)
+	box := rule + "\n❯ \n" + rule + "\n  ? for shortcuts\n"
+	for name, capture := range map[string]string{
+		"reply":      "● Do you want to proceed?\n  1. Yes\n  2. No\n\n" + box,
+		"message":    "❯ Do you want to proceed?\n 1. Yes\n 2. No\n\n" + box,
+		"no choices": rule + "\n Bash command\n\n   touch x\n\n Do you want to proceed?\n\n Esc to cancel\n",
+		"not a yes":  rule + "\n Bash command\n Do you want to proceed?\n ❯ 1. Maybe\n   2. No\n",
+	} {
+		if s := (Claude{}).Screen().Classify(capture); s.Prompt != nil || s.State == harness.ScreenDialog {
+			t.Errorf("%s: %+v", name, s)
+		}
+	}
+	// A long command is quoted up to maxPromptLines lines.
+	var cmd strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&cmd, "   echo line %d\n", i)
+	}
+	capture := rule + "\n Bash command\n\n" + cmd.String() + "\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n"
+	s := Claude{}.Screen().Classify(capture)
+	if s.Prompt == nil || strings.Count(s.Prompt.Text, "\n") != maxPromptLines+1 || !strings.Contains(s.Prompt.Text, "…") {
+		t.Fatalf("long command: %+v", s.Prompt)
 	}
 }
 

@@ -22,13 +22,25 @@ import (
 // error, with a JSON payload on stdin (session_id, transcript_path,
 // prompt_id, hook_event_name, last_assistant_message; StopFailure adds
 // error). leo's hook goes into the workspace's .claude/settings.local.json,
-// which claude reads for every session started there.
+// which claude reads for every session started there. The same hook is
+// registered for the events that tell attention what the TUI is doing
+// (SignalEvents, read by ParseSignal; docs/harness-behaviour/claude.md,
+// "Hooks leo registers").
 var _ harness.TurnEndSignaler = Claude{}
 
-// The hook events leo registers, and how long claude lets leo's hook run
-// (seconds; the hook itself gives up much sooner).
-var turnEndEvents = []string{"Stop", "StopFailure"}
+// SignalEvents are the hook events leo registers, in the order claude
+// fires them in a turn that asks permission (captured on 2.1.197 and
+// 2.1.332, testdata/hooks/permission-approved_*): the prompt taken, a
+// permission prompt shown (at once; the Notification about it comes 6 s
+// later, and only if nobody answered), the tool run after an answer (or
+// failed), the turn's end. All exist in 2.1.197.
+var SignalEvents = []string{
+	"UserPromptSubmit", "PermissionRequest", "Notification",
+	"PostToolUse", "PostToolUseFailure", "Stop", "StopFailure",
+}
 
+// hookTimeout is how long claude lets leo's hook run (seconds; the hook
+// itself gives up much sooner).
 const hookTimeout = 10
 
 // SettingsLocalPath is the workspace's own, uncommitted claude settings.
@@ -36,7 +48,7 @@ func SettingsLocalPath(workspace string) string {
 	return filepath.Join(workspace, ".claude", "settings.local.json")
 }
 
-// TurnEndSignal merges leo's Stop and StopFailure hooks into the
+// TurnEndSignal merges leo's hook for each of SignalEvents into the
 // workspace's .claude/settings.local.json; the launch itself is unchanged.
 func (Claude) TurnEndSignal(_ context.Context, spec harness.LaunchSpec, cmd harness.Command, hook harness.TurnEndHook) (harness.Command, error) {
 	if err := checkSpec(spec); err != nil {
@@ -45,18 +57,17 @@ func (Claude) TurnEndSignal(_ context.Context, spec harness.LaunchSpec, cmd harn
 	if len(hook.Command) < 2 {
 		return cmd, errors.New("claude: turn-end hook needs a program and its arguments")
 	}
-	return cmd, MergeStopHook(SettingsLocalPath(spec.Workspace), hook.Command)
+	return cmd, MergeHooks(SettingsLocalPath(spec.Workspace), hook.Command)
 }
 
-// MergeStopHook makes the settings file at path run command (argv, quoted
-// for the shell claude runs it with) on Stop and StopFailure. Every other
-// key, hook and matcher group is kept; a leo entry of an earlier leo
-// binary (same arguments, another program path) is replaced, not
-// duplicated. Nothing is written when the file already says so; the write
-// is atomic and keeps the file's mode. A file that is not a JSON object
-// (or whose hooks are not shaped as claude reads them) is left alone and
-// reported.
-func MergeStopHook(path string, command []string) error {
+// MergeHooks makes the settings file at path run command (argv, quoted for
+// the shell claude runs it with) on each of SignalEvents. Every other key,
+// hook and matcher group is kept; a leo entry of an earlier leo binary
+// (same arguments, another program path) is replaced, not duplicated.
+// Nothing is written when the file already says so; the write is atomic
+// and keeps the file's mode. A file that is not a JSON object (or whose
+// hooks are not shaped as claude reads them) is left alone and reported.
+func MergeHooks(path string, command []string) error {
 	top, err := readJSONFile(path)
 	if err != nil {
 		return err
@@ -70,7 +81,7 @@ func MergeStopHook(path string, command []string) error {
 	// the binary that wrote it.
 	leoSuffix := " " + harness.ShellJoin(command[1:])
 	changed := false
-	for _, event := range turnEndEvents {
+	for _, event := range SignalEvents {
 		groups, ok, err := mergeEvent(hooks[event], want, leoSuffix)
 		if err != nil {
 			return fmt.Errorf("%s: hooks.%s: %v, leaving it alone", path, event, err)
@@ -173,14 +184,7 @@ func (Claude) ParseTurnEnd(payload []byte) (harness.TurnEnd, error) {
 	case "Stop":
 	case "StopFailure":
 		te.Failed = true
-		te.Error = rawText(p.Error)
-		if d := rawText(p.ErrorDetails); d != "" {
-			te.Error = strings.TrimSpace(te.Error + ": " + d)
-		}
-		// claude says "unknown" for API errors; its message says which.
-		if (te.Error == "" || te.Error == "unknown") && te.Reply != "" {
-			te.Error = te.Reply
-		}
+		te.Error = failureText(p.Error, p.ErrorDetails, p.LastAssistant)
 	default:
 		return harness.TurnEnd{}, fmt.Errorf("claude: turn-end payload: hook_event_name %q is not Stop or StopFailure", p.Event)
 	}

@@ -207,8 +207,10 @@ func TestTurnEndSignalMergesSettings(t *testing.T) {
 	if got := commands(t, m, "Stop"); !reflect.DeepEqual(got, []string{"notify-send done", want}) {
 		t.Fatalf("Stop hooks %q", got)
 	}
-	if got := commands(t, m, "StopFailure"); !reflect.DeepEqual(got, []string{want}) {
-		t.Fatalf("StopFailure hooks %q", got)
+	for _, event := range SignalEvents {
+		if got := commands(t, m, event); event != "Stop" && !reflect.DeepEqual(got, []string{want}) {
+			t.Fatalf("%s hooks %q", event, got)
+		}
 	}
 	if got := commands(t, m, "PreToolUse"); !reflect.DeepEqual(got, []string{"check"}) {
 		t.Fatalf("PreToolUse hooks %q", got)
@@ -238,8 +240,52 @@ func TestTurnEndSignalMergesSettings(t *testing.T) {
 	if got := commands(t, m, "Stop"); !reflect.DeepEqual(got, []string{"notify-send done", "'/new place/leo' hook turn-end --harness claude"}) {
 		t.Fatalf("after the move: Stop hooks %q", got)
 	}
-	if got := commands(t, m, "StopFailure"); len(got) != 1 {
-		t.Fatalf("after the move: StopFailure hooks %q", got)
+	for _, event := range SignalEvents {
+		if got := commands(t, m, event); len(got) != 1 && event != "Stop" {
+			t.Fatalf("after the move: %s hooks %q", event, got)
+		}
+	}
+}
+
+// An earlier leo registered only Stop and StopFailure (and a user may have
+// copied an entry, or a crash left a duplicate): the whole set is
+// registered once, the duplicate dropped, the user's entries kept.
+func TestMergeHooksFromAnEarlierLeo(t *testing.T) {
+	ws := t.TempDir()
+	path := SettingsLocalPath(ws)
+	_ = os.MkdirAll(filepath.Dir(path), 0o755)
+	old := "/old/leo hook turn-end --harness claude"
+	earlier := `{"hooks": {
+  "Stop": [{"hooks": [{"type": "command", "command": "` + old + `", "timeout": 10}]}],
+  "StopFailure": [{"hooks": [{"type": "command", "command": "` + old + `", "timeout": 10}, {"type": "command", "command": "` + old + `"}]}],
+  "Notification": [{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": "notify-send ask"}]}]
+}}`
+	if err := os.WriteFile(path, []byte(earlier), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := MergeHooks(path, hookCmd); err != nil {
+		t.Fatal(err)
+	}
+	m := readSettings(t, path)
+	want := harness.ShellJoin(hookCmd)
+	for _, event := range SignalEvents {
+		got := commands(t, m, event)
+		if event == "Notification" {
+			if !reflect.DeepEqual(got, []string{"notify-send ask", want}) {
+				t.Fatalf("Notification hooks %q", got)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, []string{want}) {
+			t.Fatalf("%s hooks %q", event, got)
+		}
+	}
+	// The user's matcher group is kept as it was.
+	var groups []map[string]any
+	raw, _ := json.Marshal(m["hooks"].(map[string]any)["Notification"])
+	_ = json.Unmarshal(raw, &groups)
+	if len(groups) != 2 || groups[0]["matcher"] != "permission_prompt" {
+		t.Fatalf("Notification groups %v", groups)
 	}
 }
 

@@ -65,7 +65,10 @@ var _ harness.TurnRecorder = Claude{}
 //   - a system entry of subtype turn_duration, once the turn is over;
 //   - an assistant entry with isApiErrorMessage, when the model's API
 //     failed (2.1.332 writes no turn_duration then; 2.1.197 writes both,
-//     one end);
+//     one end). Its text is the failure in claude's words ("API Error:
+//     400 …": Failed), and its error field claude's name for it
+//     ("rate_limit" for an HTTP 429, as its StopFailure hook says:
+//     Limited);
 //   - a user entry "[Request interrupted by user]", when the turn was
 //     interrupted after the model began to answer.
 //
@@ -82,17 +85,22 @@ func (Claude) TurnActivity(ctx context.Context, q harness.SessionQuery, id strin
 		return harness.TurnActivity{}, err
 	}
 	out := harness.TurnActivity{EndsUnrecorded: true}
+	var lastEnd time.Time
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return harness.TurnActivity{}, err
 		}
-		a, err := transcriptActivity(p, q.Since)
+		a, end, err := transcriptActivityAt(p, q.Since)
 		if err != nil {
 			return harness.TurnActivity{}, err
 		}
 		out.Found = out.Found || a.Found
 		out.Running = out.Running || a.Running
 		out.Ended += a.Ended
+		if !end.IsZero() && !end.Before(lastEnd) {
+			lastEnd = end
+			out.Failed, out.Limited = a.Failed, a.Limited
+		}
 	}
 	return out, nil
 }
@@ -116,7 +124,10 @@ func markOf(e transcriptEntry) (turnMark, bool) {
 	case "system":
 		return turnMark{at: e.Timestamp, end: true}, e.Subtype == "turn_duration"
 	case "assistant":
-		return turnMark{at: e.Timestamp, end: true}, e.IsAPIErrorMessage
+		if !e.IsAPIErrorMessage {
+			return turnMark{}, false
+		}
+		return turnMark{at: e.Timestamp, end: true, failed: apiErrorText(e), limited: apiErrorName(e) == "rate_limit"}, true
 	case "user":
 		if e.IsMeta || e.IsCompactSummary {
 			return turnMark{}, false
@@ -182,7 +193,10 @@ type transcriptEntry struct {
 	IsSidechain       bool      `json:"isSidechain"`
 	IsCompactSummary  bool      `json:"isCompactSummary"`
 	IsAPIErrorMessage bool      `json:"isApiErrorMessage"`
-	Message           struct {
+	// Error is claude's name for an API error ("unknown", "rate_limit"):
+	// raw, so that an entry whose error is something else still decodes.
+	Error   json.RawMessage `json:"error"`
+	Message struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
@@ -216,4 +230,33 @@ func userText(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return strings.Join(texts, "\n"), true
+}
+
+// maxFailedRunes bounds the words kept of a failure (the cache keeps one
+// per failed turn).
+const maxFailedRunes = 1000
+
+// apiErrorText is an API error entry's text ("API Error: 400 …"), cut at
+// maxFailedRunes.
+func apiErrorText(e transcriptEntry) string {
+	text, _ := userText(e.Message.Content)
+	text = strings.TrimSpace(text)
+	if text == "" {
+		if text = apiErrorName(e); text == "" {
+			text = "API error"
+		}
+	}
+	if r := []rune(text); len(r) > maxFailedRunes {
+		text = string(r[:maxFailedRunes-1]) + "…"
+	}
+	return text
+}
+
+// apiErrorName is an API error entry's error field, when it is a name.
+func apiErrorName(e transcriptEntry) string {
+	var name string
+	if json.Unmarshal(e.Error, &name) != nil {
+		return ""
+	}
+	return name
 }

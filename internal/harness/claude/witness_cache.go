@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,15 +45,33 @@ type transcriptState struct {
 	mark     []byte // the markLen bytes before offset
 	turns    []cachedTurn
 	// marks are the turn starts and ends read since the (re)start at the
-	// tail, in file order: kept whole (a few bytes each), so that the
-	// count of ends only grows while the file is read on.
+	// tail, in time order (addMark): kept whole (a few bytes each), so
+	// that the count of ends only grows while the file is read on.
 	marks []turnMark
 }
 
-// turnMark is a turn's start or end in a transcript.
+// addMark puts m among the marks by its time, after those of the same
+// time (file order otherwise). claude 2.1.197 can write a new session's
+// first turn late, its end before its user entry (seen in the real suite
+// with leo's UserPromptSubmit hook: stop_hook_summary and turn_duration,
+// then the user entry stamped earlier): in file order that end would
+// count for nothing and the turn would seem to run until the next one.
+func (s *transcriptState) addMark(m turnMark) {
+	i := len(s.marks)
+	for i > 0 && s.marks[i-1].at.After(m.at) {
+		i--
+	}
+	s.marks = slices.Insert(s.marks, i, m)
+}
+
+// turnMark is a turn's start or end in a transcript. An end that is an
+// API error carries claude's words for it, and whether claude called it a
+// rate limit.
 type turnMark struct {
-	at  time.Time
-	end bool
+	at      time.Time
+	end     bool
+	failed  string
+	limited bool
 }
 
 var cache = &harness.FileCache[transcriptState]{Max: maxCachedTranscripts}
@@ -84,8 +103,15 @@ func transcriptUserTurns(path string, since time.Time) ([]harness.UserTurn, erro
 // or after since (see Claude.TurnActivity), through the same cache as
 // transcriptUserTurns. Found is false when the file does not exist.
 func transcriptActivity(path string, since time.Time) (harness.TurnActivity, error) {
-	var a harness.TurnActivity
-	err := withTranscriptState(path, func(s *transcriptState, _ *harness.UserTurn) {
+	a, _, err := transcriptActivityAt(path, since)
+	return a, err
+}
+
+// transcriptActivityAt is transcriptActivity and when its last turn ended
+// (zero: none did): of several transcripts, the one that ended last says
+// whether the last turn failed.
+func transcriptActivityAt(path string, since time.Time) (a harness.TurnActivity, lastEnd time.Time, err error) {
+	err = withTranscriptState(path, func(s *transcriptState, _ *harness.UserTurn) {
 		a.Found = true
 		open := false
 		for _, m := range s.marks {
@@ -95,14 +121,20 @@ func transcriptActivity(path string, since time.Time) (harness.TurnActivity, err
 			switch {
 			case !m.end:
 				open = true
-			case open: // a second end of the same turn (an API error, then its turn_duration) is not another
+			case open:
 				open = false
 				a.Ended++
+				a.Failed, a.Limited, lastEnd = m.failed, m.limited, m.at
+			case m.failed != "":
+				// A second end of the same turn (2.1.197: the API error,
+				// then its turn_duration) is not another; an API error
+				// after the first still says the turn failed.
+				a.Failed, a.Limited = m.failed, m.limited
 			}
 		}
 		a.Running = open
 	})
-	return a, err
+	return a, lastEnd, err
 }
 
 // withTranscriptState brings path's cached state up to date and calls use with
@@ -208,7 +240,7 @@ func (s *transcriptState) readFrom(f *os.File, fallbackID string) (partial *harn
 				s.turns = append(s.turns, cachedTurn{start: start, turn: u})
 			}
 			if isMark {
-				s.marks = append(s.marks, m)
+				s.addMark(m)
 			}
 		}
 		line, n, tooLong = line[:0], 0, false

@@ -16,12 +16,13 @@ func markLine(at time.Time, typ string) string {
 }
 
 // The real rollouts of codex 0.171.0: five turns that each ended (the last
-// with an error), none running.
+// with an error after the retries of an HTTP 500), none running.
 func TestTurnActivityOfRealRollout(t *testing.T) {
 	q := harness.SessionQuery{Env: realHome(t, time.Now()), Workspace: "/tmp/hcodex/ws"}
 	got, err := Codex{}.TurnActivity(context.Background(), q, fiveThread)
-	if err != nil || got != (harness.TurnActivity{Found: true, Ended: 5}) {
-		t.Fatalf("TurnActivity = %+v, %v; want 5 ended, none running", got, err)
+	want := harness.TurnActivity{Found: true, Ended: 5, Failed: "We’re currently experiencing high demand, which may cause temporary errors."}
+	if err != nil || got != want {
+		t.Fatalf("TurnActivity = %+v, %v; want 5 ended, the last failed, none running", got, err)
 	}
 	q.Since = time.Date(2026, 11, 30, 12, 22, 10, 0, time.UTC)
 	if got, _ := (Codex{}).TurnActivity(context.Background(), q, fiveThread); got.Ended != 3 {

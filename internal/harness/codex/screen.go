@@ -73,7 +73,8 @@ type screen struct{}
 // padding row, the composer ("› " in column 0, continuation lines indented
 // by two), and above it the busy line of a running turn, then the history.
 //
-//   - a dialog (trust) on screen wins;
+//   - a dialog (trust) on screen wins; the approval prompt is a dialog
+//     too, with its Prompt and no keys (approval.go);
 //   - no composer, or the header still "loading": starting;
 //   - "Waiting for startup" below the composer: starting, Held (Enter was
 //     taken; codex submits what the composer holds once it has started);
@@ -88,6 +89,10 @@ func (screen) Classify(capture string) harness.Screen {
 	if !ok {
 		if d, found := harness.FindDialog(dialogs, notSent(lines)); found {
 			return d.Screen()
+		}
+		// The approval prompt asks a person: leo never answers it.
+		if p, found := findApproval(lines); found {
+			return harness.Screen{State: harness.ScreenDialog, Dialog: "approval", Prompt: p}
 		}
 	}
 	if !ok || loading(lines[:at]) {

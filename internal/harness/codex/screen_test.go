@@ -93,7 +93,29 @@ var fixtureWant = map[string]harness.Screen{
 	"ready-after-429":        {State: harness.ScreenReady},
 	"ready-after-429-pasted": {State: harness.ScreenReady, Input: "after the limit LEO-r430"},
 	"ready-after-429-turn":   {State: harness.ScreenReady},
+	// The approval prompt (capturescreens -scenario approval: -a
+	// on-request, a command asking to run outside the sandbox): a person's
+	// to answer, so no keys; the command first, then codex's words. Once
+	// answered (yes, or Escape) the composer is back.
+	"approval-exec": {State: harness.ScreenDialog, Dialog: "approval", Prompt: &harness.Prompt{
+		Kind: "permission",
+		Text: "touch approved-x\nWould you like to run the following command?\nReason: Do you want to create the file approved-x?",
+		Choices: []string{"Yes, proceed (y)", "Yes, and don't ask again for commands that start with `touch approved-x` (p)",
+			"No, and tell Codex what to do differently (esc)"},
+	}},
+	"approval-exec-long": {State: harness.ScreenDialog, Dialog: "approval", Prompt: &harness.Prompt{
+		Kind: "permission",
+		Text: longCommand + "\nWould you like to run the following command?\nReason: Do you want to create the file denied-y?",
+		Choices: []string{"Yes, proceed (y)", "Yes, and don't ask again for commands that start with `" + longCommand + "` (p)",
+			"No, and tell Codex what to do differently (esc)"},
+	}},
+	"approval-answered": {State: harness.ScreenReady},
+	"approval-denied":   {State: harness.ScreenReady},
 }
+
+// longCommand is the approval capture's second command, which wraps on a
+// narrow pane.
+const longCommand = `touch denied-y && printf '%s\n' 'a fairly long argument that makes the command wrap on a narrow pane, and then some more words' > /dev/null`
 
 // fixtures lists the real captures: state name → files.
 func fixtures(t testing.TB) map[string][]string {

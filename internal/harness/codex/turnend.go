@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -19,7 +20,10 @@ import (
 // turn that failed (the model answered an error) runs no notify at all.
 var _ harness.TurnEndSignaler = Codex{}
 
-// notifyType is the one kind of notification codex 0.171.0 sends.
+// notifyType is the one kind of notification codex 0.171.0 sends its
+// notify program (its binary serializes no other variant; the TUI's own
+// desktop notifications, "approval-requested" among them, are not sent
+// there). docs/harness-behaviour/codex.md, "Turn end: notify".
 const notifyType = "agent-turn-complete"
 
 // TurnEndSignal adds `-c notify=[<hook>…]` to the launch, ahead of a
@@ -63,4 +67,41 @@ func (Codex) ParseTurnEnd(payload []byte) (harness.TurnEnd, error) {
 		te.Reply = *p.LastAssistant
 	}
 	return te, nil
+}
+
+var _ harness.SignalReader = Codex{}
+
+// ParseSignal reads one notify payload as a signal: a turn of the agent's
+// thread ended, with its last assistant message. The title side thread's
+// turn ends too, often while the user's turn still runs (the title comes
+// back first on a slow turn): it says nothing of the user's turn and is
+// SignalNone, known by its one input, codex's title prompt quoting the
+// message (titleTurn). A turn that failed runs no notify: its end is in
+// the rollout (TurnActivity.Failed).
+func (c Codex) ParseSignal(payload []byte) (harness.Signal, error) {
+	te, err := c.ParseTurnEnd(payload)
+	if err != nil {
+		return harness.Signal{}, err
+	}
+	if titleTurn(te.Inputs) {
+		return harness.Signal{SessionID: te.SessionID}, nil
+	}
+	return harness.TurnEndSignal(te), nil
+}
+
+// titlePrompt is how codex 0.171.0's title prompt begins and where the
+// user's message starts in it ("Generate a concise, single-line task title
+// of at most N characters … Do not answer the request.\n\nUser
+// prompt:\n<message>"; testdata/turnend/codex-notify-title.json).
+const (
+	titlePrompt     = "Generate a concise, single-line task title of at most "
+	titleUserPrompt = "Do not answer the request.\n\nUser prompt:\n"
+)
+
+// titleTurn reports whether a turn's inputs are the title side thread's:
+// one input, codex's title prompt. A person's own message worded exactly
+// like it reads as one too: its end is then seen in the rollout instead
+// (the attention watcher), a second later.
+func titleTurn(inputs []string) bool {
+	return len(inputs) == 1 && strings.HasPrefix(inputs[0], titlePrompt) && strings.Contains(inputs[0], titleUserPrompt)
 }

@@ -98,3 +98,47 @@ func slicesIndex(s []string, v string) int {
 	}
 	return -1
 }
+
+// The turn's own payload is its end, with the reply; the title side
+// thread's, which quotes the message and often ends first, is nothing
+// (docs/harness-behaviour/codex.md, "Turn end: notify").
+func TestParseSignalRealNotify(t *testing.T) {
+	sig, err := Codex{}.ParseSignal(readPayload(t, "codex-notify.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := harness.Signal{Kind: harness.SignalTurnEnded, SessionID: "01a22cf9-ed1f-77e1-bf9a-bb24a3efbfce", Text: "ACK LEO-cap-002"}
+	if !reflect.DeepEqual(sig, want) || !sig.EndsTurn() {
+		t.Fatalf("got %+v\nwant %+v", sig, want)
+	}
+	side, err := Codex{}.ParseSignal(readPayload(t, "codex-notify-title.json"))
+	if err != nil || side.Kind != harness.SignalNone || side.EndsTurn() {
+		t.Fatalf("title side thread: %+v, %v; want SignalNone", side, err)
+	}
+	// harness.ReadSignal takes the SignalReader.
+	if got, _ := harness.ReadSignal(Codex{}, readPayload(t, "codex-notify-title.json")); got.Kind != harness.SignalNone {
+		t.Fatalf("ReadSignal of the title turn: %+v", got)
+	}
+}
+
+func TestParseSignalOthers(t *testing.T) {
+	for _, p := range []string{"", "{", `{"type":"approval-requested"}`, `[]`, "\x00\x1b[2J"} {
+		if _, err := (Codex{}).ParseSignal([]byte(p)); err == nil {
+			t.Errorf("%q: no error", p)
+		}
+	}
+	// A reply of nothing, hostile text, and a message that only mentions
+	// the title prompt (two inputs; or the prompt's words without codex's
+	// "User prompt:" part) are turn ends.
+	for _, p := range []string{
+		`{"type":"agent-turn-complete","last-assistant-message":null}`,
+		`{"type":"agent-turn-complete","input-messages":["a\u0000\u001b[2J"],"last-assistant-message":"\u001b]0;x\u0007"}`,
+		`{"type":"agent-turn-complete","input-messages":["Generate a concise, single-line task title of at most 5 characters","more"],"last-assistant-message":"ok"}`,
+		`{"type":"agent-turn-complete","input-messages":["Generate a concise, single-line task title of at most 5 characters please"],"last-assistant-message":"ok"}`,
+	} {
+		sig, err := Codex{}.ParseSignal([]byte(p))
+		if err != nil || sig.Kind != harness.SignalTurnEnded {
+			t.Errorf("%s: %+v, %v; want a turn end", p, sig, err)
+		}
+	}
+}

@@ -56,7 +56,8 @@ var _ harness.TurnRecorder = Codex{}
 // TurnActivity reads the turn records of the rollouts UserTurns reads:
 // codex 0.171.0 writes event_msg task_started when a turn starts (before
 // the user message), and task_complete when it ends — also when the model
-// answered an error — or turn_aborted when it was interrupted. A message
+// answered an error, with that error (Failed; a usage limit is Limited,
+// see turnError) — or turn_aborted when it was interrupted. A message
 // submitted while a turn runs is folded into that turn, and while codex
 // streams the reply its screen looks idle: the rollout is the witness.
 //
@@ -71,6 +72,7 @@ func (Codex) TurnActivity(ctx context.Context, q harness.SessionQuery, id string
 		return harness.TurnActivity{}, err
 	}
 	var out harness.TurnActivity
+	var lastEnd time.Time
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return harness.TurnActivity{}, err
@@ -84,13 +86,17 @@ func (Codex) TurnActivity(ctx context.Context, q harness.SessionQuery, id string
 				continue
 			}
 		}
-		a, err := rolloutActivity(p, since)
+		a, end, err := rolloutActivityAt(p, since)
 		if err != nil {
 			return harness.TurnActivity{}, err
 		}
 		out.Found = out.Found || a.Found
 		out.Running = out.Running || a.Running
 		out.Ended += a.Ended
+		if !end.IsZero() && !end.Before(lastEnd) {
+			lastEnd = end
+			out.Failed, out.Limited, out.ResetsAt = a.Failed, a.Limited, a.ResetsAt
+		}
 	}
 	return out, nil
 }

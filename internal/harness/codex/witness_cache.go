@@ -252,6 +252,14 @@ func rolloutUserTurns(path string, since time.Time) ([]harness.UserTurn, error) 
 // or after since, through the same cache as rolloutUserTurns. found is
 // false when the file is gone.
 func rolloutActivity(path string, since time.Time) (a harness.TurnActivity, err error) {
+	a, _, err = rolloutActivityAt(path, since)
+	return a, err
+}
+
+// rolloutActivityAt is rolloutActivity and when its last turn ended (zero:
+// none did): of several rollouts, the one that ended last says whether the
+// last turn failed.
+func rolloutActivityAt(path string, since time.Time) (a harness.TurnActivity, lastEnd time.Time, err error) {
 	err = withRollout(path, since, func(s *rolloutState) {
 		a.Found = true
 		for _, m := range s.marks {
@@ -261,10 +269,12 @@ func rolloutActivity(path string, since time.Time) (a harness.TurnActivity, err 
 			a.Running = !m.end
 			if m.end {
 				a.Ended++
+				a.Failed, a.Limited, a.ResetsAt = m.failed, m.limited, m.resetsAt
+				lastEnd = m.at
 			}
 		}
 	})
-	return a, err
+	return a, lastEnd, err
 }
 
 // withRollout brings path's cached state up to date for since and calls
@@ -407,10 +417,15 @@ func (s *rolloutState) takeLine(line []byte, tooLong bool) {
 
 // turnMark is one turn record: a start (task_started) or an end
 // (task_complete, also for a turn that failed; turn_aborted for one
-// interrupted).
+// interrupted). An end that failed carries codex's words for it, and
+// whether it was a usage limit (and when that resets, as far as codex
+// says).
 type turnMark struct {
-	at  time.Time
-	end bool
+	at       time.Time
+	end      bool
+	failed   string
+	limited  bool
+	resetsAt time.Time
 }
 
 // mayHoldTurnMark is the byte test before a line is parsed for a turn
@@ -427,7 +442,8 @@ func (s *rolloutState) takeMark(line []byte) bool {
 		Timestamp string `json:"timestamp"`
 		Type      string `json:"type"`
 		Payload   struct {
-			Type string `json:"type"`
+			Type  string     `json:"type"`
+			Error *turnError `json:"error"`
 		} `json:"payload"`
 	}
 	if json.Unmarshal(line, &l) != nil || l.Type != "event_msg" {
@@ -443,7 +459,11 @@ func (s *rolloutState) takeMark(line []byte) bool {
 	}
 	at, err := time.Parse(time.RFC3339Nano, l.Timestamp)
 	if err == nil && (s.since.IsZero() || !at.Before(s.since)) {
-		s.marks = append(s.marks, turnMark{at: at, end: end})
+		m := turnMark{at: at, end: end}
+		if end && l.Payload.Error != nil {
+			m.failed, m.limited, m.resetsAt = l.Payload.Error.read(at)
+		}
+		s.marks = append(s.marks, m)
 	}
 	return true
 }

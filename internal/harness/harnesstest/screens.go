@@ -63,8 +63,8 @@ func normal(s harness.Screen) harness.Screen {
 }
 
 // CheckScreen asserts what holds for any capture: Classify does not panic,
-// the state is one of the four, a dialog names its answer (keys) or what
-// it asks a person (a prompt), the input is trimmed, and visible input counts as landed.
+// the state is one of the four, a dialog names its answer, the input is
+// trimmed, and visible input counts as landed.
 func CheckScreen(t testing.TB, r harness.ScreenReader, capture string) {
 	t.Helper()
 	s := r.Classify(capture)
@@ -73,12 +73,14 @@ func CheckScreen(t testing.TB, r harness.ScreenReader, capture string) {
 	default:
 		t.Fatalf("Classify(%q) state %d is not a ScreenState", capture, s.State)
 	}
-	// A dialog leo answers has keys; one for a person (a prompt) has none.
+	// A dialog has a name and either keys that answer it the way leo
+	// wants or, for a prompt that is a person's to answer, the prompt
+	// and no keys.
 	if s.State == harness.ScreenDialog && (s.Dialog == "" || (len(s.DialogKeys) == 0) == (s.Prompt == nil)) {
 		t.Fatalf("Classify(%q) is a dialog without a name, or without keys or a prompt (or with both): %+v", capture, s)
 	}
-	if s.State != harness.ScreenDialog && s.Prompt != nil {
-		t.Fatalf("Classify(%q) gives a prompt outside a dialog: %+v", capture, s)
+	if s.Prompt != nil && (s.State != harness.ScreenDialog || s.Prompt.Kind == "" || strings.TrimSpace(s.Prompt.Text) == "") {
+		t.Fatalf("Classify(%q) gives a prompt outside a dialog, or without a kind or text: %+v", capture, s)
 	}
 	if s.State != harness.ScreenDialog && len(s.DialogKeys) > 0 {
 		t.Fatalf("Classify(%q) gives dialog keys outside a dialog: %+v", capture, s)

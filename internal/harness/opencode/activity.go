@@ -24,7 +24,7 @@ var _ harness.TurnRecorder = Opencode{}
 // the step starts and given time.completed when it ends: finish
 // "tool-calls" when another step follows, "stop" when the turn is over,
 // an error (MessageAbortedError for an interrupt, APIError for a refused
-// request) when it failed. A turn runs from its user message until an
+// request: Failed, its message; Limited for an HTTP 429) when it failed. A turn runs from its user message until an
 // assistant message after it ends that way — as opencode's own prompt loop
 // decides. A message sent while a turn runs is stored at once and
 // answered after it: still a turn running. /compact is a turn (a user
@@ -109,27 +109,83 @@ func readActivityFrom(f *sqliteFile, q harness.SessionQuery, id string) (harness
 		return harness.TurnActivity{}, err
 	}
 	out := harness.TurnActivity{Found: true}
+	lastEnd := int64(-1)
 	for _, ms := range msgs {
-		running, ended := turnsOf(ms)
-		out.Running = out.Running || running
-		out.Ended += ended
+		t := turnsOf(ms)
+		out.Running = out.Running || t.running
+		out.Ended += t.ended
+		if t.ended > 0 && t.lastEnd >= lastEnd {
+			// Of several sessions, the one that ended last says whether
+			// the last turn failed.
+			lastEnd, out.Failed, out.Limited = t.lastEnd, t.failed, t.limited
+		}
 	}
 	return out, nil
 }
 
-// turnsOf reads one session's messages, in order: whether a turn runs at
-// the end, and how many ended.
-func turnsOf(ms []storedMessage) (running bool, ended int) {
+// sessionTurns is what one session's messages say of its turns.
+type sessionTurns struct {
+	running bool  // a turn runs at the end
+	ended   int   // turns that ended
+	lastEnd int64 // when the last one ended (its message's creation)
+	// failed, limited: how the last one ended (failed is opencode's
+	// words for its error).
+	failed  string
+	limited bool
+}
+
+// turnsOf reads one session's messages, in order.
+func turnsOf(ms []storedMessage) (t sessionTurns) {
 	for _, m := range ms {
 		switch {
 		case m.Role == "user":
-			running = true
-		case m.Role == "assistant" && running && m.ends():
-			running = false
-			ended++
+			t.running = true
+		case m.Role == "assistant" && t.running && m.ends():
+			t.running = false
+			t.ended++
+			t.lastEnd = m.at
+			t.failed, t.limited = m.failure()
 		}
 	}
-	return running, ended
+	return t
+}
+
+// maxFailedRunes bounds the words kept of a failure (a response body can
+// be anything the server sent).
+const maxFailedRunes = 1000
+
+// failure is an ending message's error in opencode's words (its data's
+// message, else its name: "modelserver: scripted error" for an APIError
+// of an HTTP 400), and whether it is a rate limit (an APIError of HTTP
+// 429). An interrupt (MessageAbortedError) is no failure.
+func (m messageData) failure() (failed string, limited bool) {
+	if len(m.Error) == 0 || string(m.Error) == "null" {
+		return "", false
+	}
+	var e struct {
+		Name string `json:"name"`
+		Data struct {
+			Message    string `json:"message"`
+			StatusCode int    `json:"statusCode"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(m.Error, &e) != nil {
+		return "turn failed", false
+	}
+	if e.Name == "MessageAbortedError" {
+		return "", false
+	}
+	failed = strings.TrimSpace(e.Data.Message)
+	if failed == "" {
+		failed = e.Name
+	}
+	if failed == "" {
+		failed = "turn failed"
+	}
+	if r := []rune(failed); len(r) > maxFailedRunes {
+		failed = string(r[:maxFailedRunes-1]) + "…"
+	}
+	return failed, e.Data.StatusCode == 429
 }
 
 // storedMessage is one message row: its id, creation time and data.

@@ -129,15 +129,27 @@ func TestTurnActivityAsTheStoreGrows(t *testing.T) {
 	if len(ms) != 17 {
 		t.Fatalf("%d messages, want the 17 of the capture", len(ms))
 	}
-	ended, tools := 0, 0
+	ended, tools, failedSeen := 0, 0, false
 	for i, m := range ms {
 		if m.Role == "assistant" {
 			started := append(append([]storedMessage(nil), ms[:i]...), storedMessage{id: m.id, at: m.at, messageData: messageData{Role: "assistant"}})
-			if running, _ := turnsOf(started); !running {
+			if !turnsOf(started).running {
 				t.Fatalf("message %d (%s) just created: no turn running", i, m.id)
 			}
 		}
-		running, n := turnsOf(ms[:i+1])
+		st := turnsOf(ms[:i+1])
+		running, n := st.running, st.ended
+		// The last ended turn's failure: the refused one's (HTTP 400) from
+		// its message on until the next turn ends; an interrupt is none.
+		switch {
+		case strings.Contains(string(m.Error), "APIError"):
+			if st.failed != "modelserver: scripted error" || st.limited {
+				t.Fatalf("after the refused turn's message: %+v", st)
+			}
+			failedSeen = true
+		case st.ended > 0 && m.Role == "assistant" && m.ends() && st.failed != "":
+			t.Fatalf("after message %d (%s finish %q error %s): failed %q", i, m.id, m.Finish, m.Error, st.failed)
+		}
 		want := m.Role != "assistant" || !m.ends()
 		if running != want {
 			t.Fatalf("after message %d (%s %s finish %q error %s): running %v, want %v", i, m.Role, m.id, m.Finish, m.Error, running, want)
@@ -150,7 +162,31 @@ func TestTurnActivityAsTheStoreGrows(t *testing.T) {
 		}
 		ended = n
 	}
-	if tools != 1 || ended != 8 {
-		t.Fatalf("%d tool steps, %d ended; want 1, 8", tools, ended)
+	if tools != 1 || ended != 8 || !failedSeen {
+		t.Fatalf("%d tool steps, %d ended, refused seen %v; want 1, 8, true", tools, ended, failedSeen)
+	}
+}
+
+// An ending message's error in opencode's words: its data's message (cut
+// when huge), else its name; an HTTP 429 is a limit; an interrupt, no
+// failure.
+func TestMessageFailure(t *testing.T) {
+	for raw, want := range map[string]struct {
+		failed  string
+		limited bool
+	}{
+		``:     {},
+		`null`: {},
+		`{"name":"MessageAbortedError","data":{"message":"Aborted"}}`:                           {},
+		`{"name":"APIError","data":{"message":"modelserver: scripted error","statusCode":400}}`: {"modelserver: scripted error", false},
+		`{"name":"APIError","data":{"message":"Too Many Requests","statusCode":429}}`:           {"Too Many Requests", true},
+		`{"name":"ProviderAuthError","data":{}}`:                                                {"ProviderAuthError", false},
+		`{"name":"APIError","data":{"message":"\u001b[2J` + strings.Repeat("y", 2000) + `"}}`:   {"\x1b[2J" + strings.Repeat("y", maxFailedRunes-5) + "…", false},
+		`"odd"`: {"turn failed", false},
+	} {
+		got, lim := messageData{Error: []byte(raw)}.failure()
+		if got != want.failed || lim != want.limited {
+			t.Errorf("%.60s: %.40q %v, want %.40q %v", raw, got, lim, want.failed, want.limited)
+		}
 	}
 }

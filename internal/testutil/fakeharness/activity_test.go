@@ -76,9 +76,21 @@ func TestFakeRecordsWhatTheAdaptersReadAsTurns(t *testing.T) {
 				return
 			}
 			a := waitActivity("the interrupted turn ended", func(a leoharness.TurnActivity) bool { return !a.Running && a.Ended == 2 })
-			if a.EndsUnrecorded {
-				t.Fatalf("%s records every end, yet says %+v", r.name, a)
+			if a.EndsUnrecorded || a.Failed != "" {
+				t.Fatalf("%s records every end, and an interrupt is no failure, yet says %+v", r.name, a)
 			}
+			if r.name != "codex" {
+				return
+			}
+			// A turn the model answers with an error: the fake codex
+			// records it as the real one does (the adapter reads its
+			// words), and draws it; the composer is idle again.
+			h.submit("this one fake-model-error please", "fake-model-error please")
+			a = waitActivity("the failed turn ended", func(a leoharness.TurnActivity) bool { return !a.Running && a.Ended == 3 })
+			if a.Failed != fakeModelError || a.Limited {
+				t.Fatalf("failed turn: %+v", a)
+			}
+			h.waitFor("■ " + fakeModelError)
 		})
 	}
 }

@@ -16,13 +16,21 @@ import (
 type claudeStore struct {
 	id       string
 	promptID string // the open turn's, as claude stamps its user entries
+	// mode is the permission mode (--permission-mode; "default" when not
+	// given, as 2.1.197's), which the hooks' payloads carry.
+	mode string
+	// skip: --dangerously-skip-permissions.
+	skip bool
 }
 
+// submit records msg as the turn's user entry and runs the
+// UserPromptSubmit hooks, as claude does for each turn it takes.
 func (s *claudeStore) submit(msg string) {
 	s.promptID = uuid.NewString()
 	rec := claudeRecord(s.id, "user", msg)
 	rec["promptId"] = s.promptID
 	_ = appendJSONL(claudeTranscript(s.id), rec)
+	s.hook("UserPromptSubmit", map[string]any{"prompt": msg})
 }
 
 // compact writes what claude 2.1.197 records of /compact: with no turn in
@@ -87,7 +95,8 @@ func (s *claudeStore) reply(msg string) {
 	delete(end, "message")
 	end["subtype"], end["parentUuid"], end["durationMs"], end["isMeta"] = "turn_duration", a["uuid"], 1, false
 	_ = appendJSONL(path, end)
-	claudeStop(s.id, s.promptID, msg)
+	s.hook("Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": msg,
+		"background_tasks": []any{}, "session_crons": []any{}})
 }
 
 // claudeSession resolves --session-id / --resume / --continue the way the
@@ -179,7 +188,8 @@ func runClaude(args []string) int {
 	}
 	model := p.getOr("model", "sonnet")
 	logEvent(map[string]any{"event": "start", "session_id": id, "resumed": resumed, "cwd": cwd()})
-	t := newTUI(roleClaude, model, &claudeStore{id: id})
+	st := &claudeStore{id: id, mode: p.getOr("permission-mode", "default"), skip: p.has("dangerously-skip-permissions")}
+	t := newTUI(roleClaude, model, st)
 	t.trust = os.Getenv("FAKE_TRUST_DIALOG") == "1" && !claudeTrusted()
 	t.onTrust = claudeRecordTrust
 	return t.run()

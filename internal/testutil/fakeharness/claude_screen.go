@@ -91,6 +91,10 @@ func pad(s string, w int) string {
 // claudeBottom is the spinner (while busy), the input box and the footer,
 // and where the cursor goes in them.
 func (t *tui) claudeBottom(width int, inputLines []string) (bottom []string, curLine, curCol int) {
+	if t.perm != nil {
+		bottom = t.claudePermissionLines(width)
+		return bottom, len(bottom) - 6 + t.perm.sel, 1
+	}
 	rule := strings.Repeat("─", width)
 	if t.busy {
 		frame := int(time.Since(t.busySince)/time.Second) % len(claudeSpinner)

@@ -82,6 +82,19 @@ func (s *codexStore) reply(msg string) {
 	s.turn, s.inputs = "", nil
 }
 
+// fail ends the open turn as one the model answered with an error: codex
+// 0.171.0 writes task_complete with the error (its body as the message,
+// codex_error_info "other" for an HTTP 400;
+// internal/harness/codex/testdata/records_v0.171.0) and runs no notify.
+func (s *codexStore) fail(words string) {
+	if s.path == "" {
+		return
+	}
+	_ = appendJSONL(s.path, codexEvent(map[string]any{"type": "task_complete", "turn_id": s.turn, "last_agent_message": nil,
+		"error": map[string]any{"message": words + "\n", "codex_error_info": "other"}}))
+	s.turn, s.inputs = "", nil
+}
+
 // abort ends the open turn as interrupted: codex 0.171.0 writes event_msg
 // turn_aborted (and no reply, no notify).
 func (s *codexStore) abort() {

@@ -27,6 +27,10 @@
 //	                     shown unless "0"); FAKE_TRUST_ANSWER_MS how long
 //	                     the answered dialog stays
 //	FAKE_SUBMIT_LAG_MS   claude TUI: lag after Enter
+//	FAKE_PERMISSION_NOTIFY_MS  claude TUI: how long a permission prompt
+//	                     waits unanswered before its Notification hook
+//	                     (default 6000); a message holding "fake-ask" asks
+//	                     one (claude_permission.go)
 //	FAKE_CODEX_LOADING_MS, FAKE_CODEX_STARTUP_MS, FAKE_CODEX_SUBMIT_GAP_MS
 //	                     codex TUI: startup phases and the gap after Enter
 //	FAKE_OPENCODE_FIRST_SUBMIT_GAP_MS

@@ -27,6 +27,20 @@ type store interface {
 	compact() (refused string)
 }
 
+// failer is a store that records a turn the model answered with an error
+// (codex: the rollout's task_complete carries it).
+type failer interface {
+	fail(words string)
+}
+
+// failMarker in a message makes its turn fail (fakes whose store is a
+// failer): the model answers fakeModelError, as the test model server's
+// HTTP 400 reads in codex 0.171.0's rollout.
+const (
+	failMarker     = "fake-model-error"
+	fakeModelError = `{"error":{"code":null,"message":"fake: scripted error","type":"server_error"}}`
+)
+
 // part of the input line: typed text, or a paste that claude shows as a
 // placeholder.
 type part struct {
@@ -69,6 +83,10 @@ type tui struct {
 	wake chan func()
 	// codex is what only codex's screen has (startup, held submit, gap).
 	codex *codexTUI
+	// claude: the permission prompt showing (claude_permission.go), and
+	// the commands answered "don't ask again".
+	perm    *claudePermission
+	allowed map[string]bool
 }
 
 var (
@@ -89,7 +107,7 @@ func restoreTerminal() {
 }
 
 func newTUI(r role, model string, st store) *tui {
-	t := &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1), trustDoneCh: make(chan struct{}, 1), submitLagCh: make(chan string, 1), wake: make(chan func(), 4)}
+	t := &tui{role: r, model: model, store: st, out: os.Stdout, turnDoneCh: make(chan struct{}, 1), trustDoneCh: make(chan struct{}, 1), submitLagCh: make(chan string, 1), wake: make(chan func(), 4), allowed: map[string]bool{}}
 	if r == roleCodex {
 		t.codex = &codexTUI{}
 	}
@@ -241,6 +259,10 @@ func (t *tui) handle(ev event) (int, bool) {
 		case evEscape, evCtrlC:
 			return fail(1, "fake: trust declined"), true
 		}
+		return 0, false
+	}
+	if t.perm != nil {
+		t.claudePermissionKey(ev)
 		return 0, false
 	}
 	if t.codex != nil && t.codex.held && (ev.kind == evText || ev.kind == evPaste) {
@@ -453,6 +475,17 @@ func (t *tui) beginTurn(msg string) {
 	t.busy = true
 	t.busySince = time.Now()
 	t.current = msg
+	if cmd, ok := claudeAsk(msg); ok && t.role == roleClaude {
+		// The model answers with a tool call first.
+		t.turnTimer = time.AfterFunc(turnDuration(), func() {
+			t.wake <- func() {
+				if t.busy && t.current == msg && t.perm == nil {
+					t.claudeCallTool(cmd)
+				}
+			}
+		})
+		return
+	}
 	t.turnTimer = time.AfterFunc(turnDuration(), func() {
 		select {
 		case t.turnDoneCh <- struct{}{}:
@@ -483,8 +516,20 @@ func (t *tui) finishTurn() {
 	}
 	t.busy = false
 	reply := "echo: " + t.current
-	t.history = append(t.history, t.replyLines(reply)...)
-	t.store.reply(reply)
+	if f, ok := t.store.(failer); ok && strings.Contains(t.current, failMarker) {
+		// The model answered an error: codex draws it with "■" and
+		// records it in its rollout (and runs no notify).
+		t.history = append(t.history, "■ "+fakeModelError, "")
+		f.fail(fakeModelError)
+	} else {
+		t.history = append(t.history, t.replyLines(reply)...)
+		t.store.reply(reply)
+	}
+	t.nextQueued()
+}
+
+// nextQueued starts the turn of the first message queued meanwhile.
+func (t *tui) nextQueued() {
 	if len(t.queue) > 0 {
 		next := t.queue[0]
 		t.queue = t.queue[1:]

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
@@ -49,9 +50,9 @@ func runHook(harness string, argv []string, stdin []byte) {
 
 // ---- claude -------------------------------------------------------------------
 
-// claudeStopCommands are the commands of the Stop hooks claude would run
-// in the current directory.
-func claudeStopCommands() []string {
+// claudeHookCommands are the commands of the hooks claude would run for
+// event in the current directory.
+func claudeHookCommands(event string) []string {
 	data, err := os.ReadFile(filepath.Join(cwd(), ".claude", "settings.local.json"))
 	if err != nil {
 		return nil
@@ -68,7 +69,7 @@ func claudeStopCommands() []string {
 		return nil
 	}
 	var out []string
-	for _, g := range s.Hooks["Stop"] {
+	for _, g := range s.Hooks[event] {
 		for _, h := range g.Hooks {
 			if h.Type == "command" && h.Command != "" {
 				out = append(out, h.Command)
@@ -78,21 +79,60 @@ func claudeStopCommands() []string {
 	return out
 }
 
-func claudeStop(id, promptID, reply string) {
-	cmds := claudeStopCommands()
+// claudeHookKeys are the fields of claude 2.1.197's payload for each hook
+// event beyond session_id, transcript_path, cwd, prompt_id and
+// hook_event_name, as captured (internal/harness/claude/testdata/hooks;
+// TestFakeClaudeHooksMatchReal): which carry permission_mode and effort.
+var claudeHookKeys = map[string][]string{
+	"UserPromptSubmit":  {"permission_mode"},
+	"PreToolUse":        {"permission_mode", "effort"},
+	"PermissionRequest": {"permission_mode", "effort"},
+	"Notification":      nil,
+	"PostToolUse":       {"permission_mode", "effort"},
+	"Stop":              {"permission_mode", "effort"},
+}
+
+// claudeHooks runs hooks one after the other, in the order claude fired
+// them, off the TUI's loop (the TUI keeps drawing).
+var claudeHooks = sync.OnceValue(func() chan func() {
+	ch := make(chan func(), 64)
+	go func() {
+		for f := range ch {
+			f()
+		}
+	}()
+	return ch
+})
+
+// claudeHook fires event with the fields of its payload beyond the common
+// ones, as claude does: each command of the event's hooks, through sh, the
+// payload on stdin.
+func (s *claudeStore) hook(event string, fields map[string]any) {
+	cmds := claudeHookCommands(event)
 	if len(cmds) == 0 {
 		return
 	}
-	payload, _ := json.Marshal(map[string]any{
-		"session_id": id, "transcript_path": claudeTranscript(id), "cwd": claudeCwd(), "prompt_id": promptID,
-		"permission_mode": "default", "hook_event_name": "Stop", "stop_hook_active": false,
-		"last_assistant_message": reply,
-	})
-	go func() {
-		for _, c := range cmds {
-			runHook("claude", []string{"/bin/sh", "-c", c}, payload)
+	payload := map[string]any{
+		"session_id": s.id, "transcript_path": claudeTranscript(s.id), "cwd": claudeCwd(),
+		"prompt_id": s.promptID, "hook_event_name": event,
+	}
+	for _, k := range claudeHookKeys[event] {
+		switch k {
+		case "permission_mode":
+			payload[k] = s.mode
+		case "effort":
+			payload[k] = map[string]any{"level": "high"}
 		}
-	}()
+	}
+	for k, v := range fields {
+		payload[k] = v
+	}
+	b, _ := json.Marshal(payload)
+	claudeHooks() <- func() {
+		for _, c := range cmds {
+			runHook("claude", []string{"/bin/sh", "-c", c}, b)
+		}
+	}
 }
 
 // ---- codex ----------------------------------------------------------------------

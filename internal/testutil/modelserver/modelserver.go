@@ -124,6 +124,10 @@ type Reply struct {
 	// Status, when not 0 or 200, answers with that HTTP status and an
 	// error body instead.
 	Status int
+	// ErrorBody, with Status, is the JSON body answered instead of the
+	// server's own error (a vendor's shape the CLI reads, such as codex's
+	// usage_limit_reached with its resets_at).
+	ErrorBody string
 	// Cut drops the connection after the stream's first events (after
 	// Delay), before any text: a stream that breaks mid-response, as a
 	// flaky network or a crashed upstream does. A request that is not
@@ -403,6 +407,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	if rep.Status != 0 && rep.Status != http.StatusOK {
 		req.Status = rep.Status
 		s.record(req)
+		if rep.ErrorBody != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(rep.Status)
+			_, _ = io.WriteString(w, rep.ErrorBody)
+			return
+		}
 		writeJSONError(w, api, rep.Status, "modelserver: scripted error")
 		return
 	}

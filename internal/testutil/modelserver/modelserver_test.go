@@ -309,6 +309,16 @@ func TestResponderScriptsErrorsAndDelays(t *testing.T) {
 	if status, _ := post(t, s, "/v1/messages", `{"model":"m","tools":[{}],"messages":[{"role":"user","content":"fail"}]}`); status != 529 {
 		t.Fatalf("scripted status: %d", status)
 	}
+	// ErrorBody answers a vendor's own error shape, as written.
+	const limit = `{"error":{"type":"usage_limit_reached","resets_at":1796041369}}`
+	s.SetResponder(func(Request) Reply { return Reply{Status: 429, ErrorBody: limit} })
+	if status, body := post(t, s, "/v1/responses", `{"model":"m","tools":[{}],"input":"LEO-lim"}`); status != 429 || body != limit {
+		t.Fatalf("scripted body: %d %q", status, body)
+	}
+	if q := s.Requests(); q[len(q)-1].Status != 429 {
+		t.Fatalf("recorded %+v", q[len(q)-1])
+	}
+	s.SetResponder(func(r Request) Reply { return Reply{Text: "slow", Delay: time.Hour} })
 	// A delayed reply is recorded as soon as it is asked for, so a test can
 	// see a turn in progress; the stream has started but not finished.
 	go func() {

@@ -1,6 +1,7 @@
 // Command capturerecords records what the real TUIs write to their own
-// records (claude's transcript, opencode's session store) over turns that
-// end each way a turn ends, for the adapters' TurnRecorder tests:
+// records (claude's transcript, codex's rollout, opencode's session store)
+// over turns that end each way a turn ends, for the adapters' TurnRecorder
+// tests:
 //
 //	go run ./e2e/realcli/cmd/capturerecords -bin "$LEO_REALCLI_BIN" -harness claude
 //
@@ -16,12 +17,23 @@
 //	after      answered at once                               LEO-rec-007
 //	cut        streamed over 30 s; interrupted once it shows   LEO-rec-008
 //	last       answered at once                               LEO-rec-009
+//	limited    (codex) HTTP 429 usage_limit_reached, resets_at LEO-rec-010
+//	after      (codex) answered at once                       LEO-rec-011
+//	ratelimit  (codex) HTTP 429, every retry of it              LEO-rec-012
+//	recovered  (codex) answered at once                       LEO-rec-013
 //
 // The record goes to internal/harness/claude/testdata/records_v<version>.jsonl
-// (claude, started with a fixed --session-id) or
+// (claude, started with a fixed --session-id; with -hooks, leo's hooks
+// registered, records-hooks_v<version>.jsonl),
+// internal/harness/codex/testdata/records_v<version>/sessions/ (codex's
+// rollouts as it left them, started as leo starts it: -a never), or
 // internal/harness/opencode/testdata/store/records_v<version>.tgz (opencode's
 // db and WAL as it left them), and a log of when each turn was submitted and
 // seen idle again to the same name with .log.
+//
+// With -scenario ratelimit (claude) it records one turn answered HTTP 429
+// instead, to internal/harness/claude/testdata/ratelimit_v<version>.jsonl
+// (ratelimit.go).
 package main
 
 import (
@@ -41,38 +53,61 @@ import (
 	"github.com/blackpaw-studio/leo/e2e/realcli"
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/harness/claude"
+	"github.com/blackpaw-studio/leo/internal/harness/codex"
 	"github.com/blackpaw-studio/leo/internal/harness/opencode"
 	"github.com/blackpaw-studio/leo/internal/testutil/modelserver"
 )
+
+// limitResetsAt is when the usage limit of the limited turn resets: an
+// hour after the capture starts, in whole seconds as the vendor sends it.
+var limitResetsAt = time.Now().Add(time.Hour).Truncate(time.Second)
+
+// usageLimit is the body of the limited turn's 429: the shape codex reads
+// as a usage limit (error.type usage_limit_reached, resets_at in Unix
+// seconds), not a rate limit it retries.
+var usageLimit = fmt.Sprintf(`{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"plus","resets_at":%d}}`, limitResetsAt.Unix())
 
 // SessionID is the claude conversation the capture runs in.
 const SessionID = "44444444-2222-4333-8444-000000000001"
 
 var harnesses = map[string]harness.Harness{
 	"claude":   claude.Claude{},
+	"codex":    codex.Codex{},
 	"opencode": opencode.Opencode{},
 }
 
 // tools are the tool and arguments the tool turn calls, per harness.
 var tools = map[string]modelserver.ToolCall{
 	"claude":   {Name: "Bash", Input: `{"command":"echo tool-ran","description":"say tool-ran"}`},
+	"codex":    {Name: "exec_command", Input: `{"cmd":"echo tool-ran"}`},
 	"opencode": {Name: "bash", Input: `{"command":"echo tool-ran","description":"say tool-ran"}`},
 }
 
 func main() {
 	bin := flag.String("bin", os.Getenv(realcli.BinDirEnv), "`dir` holding claude, codex, opencode")
-	h := flag.String("harness", "claude", "harness (claude or opencode)")
+	h := flag.String("harness", "claude", "harness (claude, codex or opencode)")
 	out := flag.String("out", "", "`file` to write the record to (default: the adapter's testdata, named by version)")
+	hooks := flag.Bool("hooks", false, "claude: with leo's hooks registered (a command that reads the payload and exits), as a leo agent runs; the record is records-hooks_v<version>.jsonl")
+	scenario := flag.String("scenario", "", "ratelimit (claude): one turn answered HTTP 429 instead (ratelimit.go)")
 	flag.Parse()
-	if err := run(*bin, *h, *out); err != nil {
+	var err error
+	switch {
+	case *scenario == "ratelimit" && *h == "claude":
+		err = runClaudeRateLimit(*bin)
+	case *scenario != "":
+		err = fmt.Errorf("-scenario %q: only ratelimit, with -harness claude", *scenario)
+	default:
+		err = run(*bin, *h, *out, *hooks)
+	}
+	if err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(bin, h, out string) error {
+func run(bin, h, out string, hooks bool) error {
 	ad, ok := harnesses[h]
 	if !ok {
-		return fmt.Errorf("-harness %q: not one of claude, opencode", h)
+		return fmt.Errorf("-harness %q: not one of claude, codex, opencode", h)
 	}
 	v, err := realcli.InstalledVersion(filepath.Join(bin, h))
 	if err != nil {
@@ -103,6 +138,10 @@ func run(bin, h, out string) error {
 			return modelserver.Reply{Status: http.StatusBadRequest}
 		case last == "LEO-rec-005":
 			return modelserver.Reply{Text: "ACK LEO-rec-005", Delay: 6 * time.Second}
+		case last == "LEO-rec-010":
+			return modelserver.Reply{Status: http.StatusTooManyRequests, ErrorBody: usageLimit}
+		case last == "LEO-rec-012":
+			return modelserver.Reply{Status: http.StatusTooManyRequests}
 		case last == "LEO-rec-008":
 			return modelserver.Reply{Text: "ACK LEO-rec-008 " + strings.Repeat("this answer streams word by word ", 20), StreamFor: 30 * time.Second}
 		case last != "":
@@ -116,9 +155,19 @@ func run(bin, h, out string) error {
 	}
 	defer tui.Close()
 	ws, env, tm := tui.Workspace, tui.Env, tui.Tmux
+	if hooks && h == "claude" {
+		// What leo registers (claude.SignalEvents), with a command that
+		// takes its time as leo's does: it reads the payload and posts it.
+		if err := claude.MergeHooks(claude.SettingsLocalPath(ws), []string{"/bin/sh", "-c", "cat > /dev/null; sleep 0.5"}); err != nil {
+			return err
+		}
+	}
 	argv := []string{filepath.Join(bin, h)}
-	if h == "claude" {
+	switch h {
+	case "claude":
 		argv = append(argv, "--session-id", SessionID)
+	case "codex":
+		argv = append(argv, "-a", "never") // as leo launches it: nobody approves
 	}
 	if err := tui.Start("120", "40", argv...); err != nil {
 		return err
@@ -159,6 +208,9 @@ func run(bin, h, out string) error {
 		}
 		if err := waitFor("pasted "+marker, 20*time.Second, func(s harness.Screen, _ string) bool { return r.Landed(s, text) }); err != nil {
 			return err
+		}
+		if pt, ok := ad.(harness.PasteTiming); ok {
+			time.Sleep(pt.EnterDelay()) // codex: an Enter in its paste burst is a newline
 		}
 		if o, err := tm("", "send-keys", "-t", "a", "Enter"); err != nil {
 			return fmt.Errorf("send-keys: %v %s", err, o)
@@ -292,6 +344,30 @@ func run(bin, h, out string) error {
 	if err := turn("the last one LEO-rec-009", "LEO-rec-009", "ACK LEO-rec-009"); err != nil {
 		return err
 	}
+	if h == "codex" {
+		// A usage limit: codex does not retry it, and says when it resets.
+		note("usage limit resets_at %d (%s)", limitResetsAt.Unix(), limitResetsAt.UTC().Format(time.RFC3339))
+		if err := turn("this one hits the limit LEO-rec-010", "LEO-rec-010", ""); err != nil {
+			return err
+		}
+		time.Sleep(2 * time.Second)
+		if err := turn("after the limit LEO-rec-011", "LEO-rec-011", "ACK LEO-rec-011"); err != nil {
+			return err
+		}
+		// A rate limit: codex retries the 429, then gives up.
+		if err := submit("this one is rate limited LEO-rec-012", "LEO-rec-012"); err != nil {
+			return err
+		}
+		if err := waitFor("the rate limit's error", 5*time.Minute, func(s harness.Screen, raw string) bool {
+			return idle(s, raw) && strings.Contains(raw, "429")
+		}); err != nil {
+			return err
+		}
+		time.Sleep(2 * time.Second)
+		if err := turn("after the rate limit LEO-rec-013", "LEO-rec-013", "ACK LEO-rec-013"); err != nil {
+			return err
+		}
+	}
 	time.Sleep(3 * time.Second) // the turn's end records
 	note("requests: %s", modelserver.Summary(ms.Requests()))
 	switch h {
@@ -312,12 +388,27 @@ func run(bin, h, out string) error {
 		}
 		b = []byte(strings.Join(keep, ""))
 		if out == "" {
-			out = filepath.Join("internal", "harness", "claude", "testdata", "records_v"+version+".jsonl")
+			name := "records_v"
+			if hooks {
+				name = "records-hooks_v"
+			}
+			out = filepath.Join("internal", "harness", "claude", "testdata", name+version+".jsonl")
 		}
 		if err := os.WriteFile(out, b, 0o644); err != nil {
 			return err
 		}
 		return os.WriteFile(strings.TrimSuffix(out, ".jsonl")+".log", []byte(logb.String()), 0o644)
+	case "codex":
+		if out == "" {
+			out = filepath.Join("internal", "harness", "codex", "testdata", "records_v"+version)
+		}
+		if err := os.RemoveAll(out); err != nil {
+			return err
+		}
+		if err := os.CopyFS(filepath.Join(out, "sessions"), os.DirFS(filepath.Join(env["CODEX_HOME"], "sessions"))); err != nil {
+			return err
+		}
+		return os.WriteFile(out+".log", []byte(logb.String()), 0o644)
 	default:
 		dir := filepath.Join(env["XDG_DATA_HOME"], "opencode")
 		if out == "" {

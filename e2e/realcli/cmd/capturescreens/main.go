@@ -11,6 +11,11 @@
 // with the keys the log names (the first of clearKeys that empties the
 // line). The 429 turn is answered 429 for every turn request until its
 // error shows, then the server answers normally again.
+//
+// With -scenario permission-bash (claude) it captures claude's permission
+// prompt, and the hook payloads around it, instead (permission.go).
+// With -scenario approval (codex) it captures codex's approval prompt for
+// a shell command instead (approval.go).
 package main
 
 import (
@@ -64,12 +69,27 @@ func main() {
 	out := flag.String("out", "testdata/screens", "fixtures `dir` (run from the repo root)")
 	only := flag.String("scenario", "", "comma list of scenarios (default all, and ready-after-429)")
 	flag.Parse()
+	if *only == permissionScenario {
+		if *h != "claude" {
+			log.Fatalf("-scenario %s: claude only", permissionScenario)
+		}
+		if err := runPermission(*bin, *size, *out); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if err := run(*bin, *h, *size, *out, *only); err != nil {
 		log.Fatal(err)
 	}
 }
 
 func run(bin, h, size, out, only string) error {
+	if only == approvalScenario {
+		if h != "codex" {
+			return fmt.Errorf("-scenario %s: codex only", approvalScenario)
+		}
+		return runApproval(bin, size, out)
+	}
 	r, ok := readers[h]
 	if !ok {
 		return fmt.Errorf("-harness %q: not one of claude, codex, opencode", h)
