@@ -169,8 +169,8 @@ func TestCLIAgentCommands(t *testing.T) {
 
 	// list
 	r = run("agent", "list").ok(t)
-	hasLines(t, r, `^NAME\s+HARNESS\s+STATE\s+SESSION\s+RESTARTS\s+LAST EXIT\s+ENV$`,
-		`^c1\s+codex\s+running\s`, `^k1\s+claude\s+running\s`)
+	hasLines(t, r, `^NAME\s+HARNESS\s+STATE\s+ATTENTION\s+SESSION\s+RESTARTS\s+LAST EXIT\s+ENV$`,
+		`^c1\s+codex\s+running\s+idle\s`, `^k1\s+claude\s+running\s+idle\s`)
 	list := run("agent", "ls", "--json").success(t)
 	agents, _ := list["agents"].([]any)
 	if len(agents) != 2 {

@@ -457,12 +457,10 @@ func (e *Engine) Problems() []string {
 		if !s.Failing {
 			continue
 		}
+		// No time in the text: the daemon puts each new problem text on
+		// the stream, and the time is in GET /notify.
 		notifier, kind := s.Target[:len(s.Target)-len(s.Kind)-1], s.Kind
-		at := ""
-		if s.LastErrorAt != nil {
-			at = " (at " + s.LastErrorAt.Format(time.RFC3339) + ")"
-		}
-		out = append(out, fmt.Sprintf("notify: %s is failing: %s%s; `leo notify test` checks it", describe(notifier, kind), s.LastError, at))
+		out = append(out, fmt.Sprintf("notify: %s is failing: %s; `leo notify test` checks it", describe(notifier, kind), s.LastError))
 	}
 	return out
 }

@@ -653,3 +653,21 @@ func TestNotificationTextIsOneLine(t *testing.T) {
 		t.Errorf("the event is not as published: %q", n.Event.Attention.Prompt.Text)
 	}
 }
+
+// Output cut at its bound never shows part of a secret the cut made
+// unrecognisable.
+func TestCutOutputHidesAHalfSecret(t *testing.T) {
+	e := newEnv(t, `notify:
+  - command: [sh, -c, 'head -c 16375 /dev/zero | tr "\0" a; printf "\n%s\n" "$TOKEN"; exit 2']
+    env: {TOKEN: "${TOK}"}
+    events: [idle]
+`)
+	res, err := e.eng.Test(context.Background(), api.NotifyTestRequest{Event: api.NotifyIdle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != 1 || !strings.HasPrefix(res.Results[0].Error, "sh exited with status 2: aaaa") {
+		t.Errorf("result %+v", res.Results)
+	}
+	noSecrets(t, "the result and the log", res.Results[0].Error+e.log.String(), secretValue[:4])
+}

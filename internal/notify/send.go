@@ -37,8 +37,12 @@ type Command struct {
 // stderr together, bounded). It is the package's one exec seam.
 type Runner func(ctx context.Context, clk clock.Clock, c Command) (output []byte, err error)
 
-// maxOutput bounds what a command's output leo keeps (for the log).
-const maxOutput = 16 << 10
+// maxOutput bounds what a command's output leo keeps; maxLoggedOutput
+// (in characters) what of it goes to the log.
+const (
+	maxOutput       = 16 << 10
+	maxLoggedOutput = 2000
+)
 
 // ErrDeadline is a command killed at its deadline.
 var ErrDeadline = errors.New("deadline")
@@ -90,21 +94,32 @@ type boundedBuffer struct {
 	mu  sync.Mutex
 	max int
 	buf bytes.Buffer
+	cut bool
 }
 
 func (b *boundedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if room := b.max - b.buf.Len(); room > 0 {
+	room := b.max - b.buf.Len()
+	if len(p) > room {
+		b.cut = true
+	}
+	if room > 0 {
 		b.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
 }
 
+// Bytes is what was kept. When the output was cut, its last line (which
+// may end inside a secret that could then not be hidden) is left out.
 func (b *boundedBuffer) Bytes() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
+	out := bytes.Clone(b.buf.Bytes())
+	if b.cut {
+		out = out[:bytes.LastIndexByte(out, '\n')+1]
+	}
+	return out
 }
 
 // command runs n's program once with body on its stdin. Its environment
@@ -126,7 +141,7 @@ func (e *Engine) runCommand(ctx context.Context, n config.ResolvedNotifier, even
 	out, err := e.opts.Run(ctx, e.clk, Command{Argv: n.Command, Env: env, Dir: e.opts.Dir, Stdin: body, Timeout: n.Timeout})
 	hide := secretsOf(n)
 	if text := strings.TrimSpace(string(out)); text != "" {
-		e.log.Info("notifier output", "notifier", n.Name, "kind", api.NotifierCommand, "event", event, "output", hide.scrub(text))
+		e.log.Info("notifier output", "notifier", n.Name, "kind", api.NotifierCommand, "event", event, "output", clip(hide.scrub(text), maxLoggedOutput))
 	}
 	prog := filepath.Base(n.Command[0])
 	switch {
