@@ -40,13 +40,16 @@ attention, messages queued, delivered or failed, turns started and ended,
 task runs, reloads, problems (docs/api.md, "The event stream"). Without
 --follow it prints what the daemon keeps (its last 4096 events) and exits;
 with --follow it prints new events as they happen until Ctrl-C, and
-reconnects by itself when the daemon restarts, asking for what it missed.`,
+reconnects by itself when the daemon stops or restarts (saying so on
+stderr), asking for what it missed.`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{jsonLines: "true"},
 	}, &opts.JSON, func(ctx context.Context, c *client.Client, _ []string) error {
 		opts.Client = c
 		return runEvents(ctx, opts)
 	})
+	// The one --json that is a stream (jsonLines): its help says so.
+	cmd.Flags().Lookup("json").Usage = "print one JSON object per line on stdout as each event comes (a failure: one {\"error\":code,\"message\":…})"
 	cmd.Flags().BoolVarP(&opts.Follow, "follow", "f", false, "print new events as they happen, until Ctrl-C")
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "only this agent's events")
 	cmd.Flags().Uint64Var(&opts.Since, "since", 0, "only events after this sequence number")

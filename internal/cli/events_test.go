@@ -120,3 +120,11 @@ func TestEventsFollowWithNoDaemonIsDaemonDown(t *testing.T) {
 		t.Fatalf("got %v, want daemon_down", err)
 	}
 }
+
+// The help says what --json prints here: a line per event.
+func TestEventsHelpSaysJSONLines(t *testing.T) {
+	r := newTestEnv(t).run("events", "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, "--json           print one JSON object per line on stdout as each event comes") {
+		t.Fatalf("leo events --help (exit %d):\n%s", r.code, r.stdout)
+	}
+}
