@@ -87,6 +87,10 @@ type Options struct {
 	// EventsHeartbeat is how often an idle event stream gets a comment
 	// line (0: 15 s); tests shorten it.
 	EventsHeartbeat time.Duration
+	// EventsWriteWait is how long one write to an event stream's reader
+	// may take before the reader counts as gone and its stream ends (0:
+	// 30 s); tests shorten it.
+	EventsWriteWait time.Duration
 	// OwnerCheck is how often the daemon checks that its lock file and
 	// socket are still the ones it made (default 2s); see checkOwner.
 	OwnerCheck time.Duration
@@ -421,14 +425,15 @@ func (d *run) newServer(l *live, tasks *task.Service, persistent *task.Persisten
 		setEnabled: func(name string, enabled bool) error {
 			return config.SetTaskEnabled(h.ConfigPath, name, enabled, config.WithGetenv(d.opts.Getenv))
 		},
-		log:       d.log.With("component", "api"),
-		notifier:  l.notifier,
-		events:    l.events,
-		heartbeat: d.opts.EventsHeartbeat,
-		drainer:   newDrainer(l.agents, persistentAwaiting(persistent), d.opts.DrainPoll, d.log.With("component", "drain")),
-		ready:     make(chan struct{}),
-		stopping:  make(chan struct{}),
-		readyWait: d.opts.ReadyWait,
+		log:             d.log.With("component", "api"),
+		notifier:        l.notifier,
+		events:          l.events,
+		heartbeat:       d.opts.EventsHeartbeat,
+		streamWriteWait: d.opts.EventsWriteWait,
+		drainer:         newDrainer(l.agents, persistentAwaiting(persistent), d.opts.DrainPoll, d.log.With("component", "drain")),
+		ready:           make(chan struct{}),
+		stopping:        make(chan struct{}),
+		readyWait:       d.opts.ReadyWait,
 		problems: func() []string {
 			out := d.problems(l.agents, l.tm)
 			if p := l.store.Problem(); p != "" {

@@ -15,6 +15,10 @@ import (
 // so proxies and load balancers do not close it.
 const defaultHeartbeat = 15 * time.Second
 
+// defaultStreamWriteWait is how long one write to a stream's reader may
+// take before the reader counts as gone.
+const defaultStreamWriteWait = 30 * time.Second
+
 // streamEvents is GET /events (docs/api.md, "The event stream"): Server-Sent
 // Events from the daemon's bus — `id:` the sequence number, `event:` the
 // type, `data:` one JSON object. Last-Event-ID (a reconnecting EventSource
@@ -63,8 +67,18 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	sub := s.events.Subscribe(since, filter)
 	defer sub.Close()
 	rc := http.NewResponseController(w)
-	// A stream outlives any write deadline a server sets per response.
-	_ = rc.SetWriteDeadline(time.Time{})
+	wait := s.streamWriteWait
+	if wait <= 0 {
+		wait = defaultStreamWriteWait
+	}
+	// send writes and flushes under a deadline of its own: a stream has no
+	// deadline as a whole, but a reader that takes nothing for that long
+	// (stopped, or its socket full) is gone, and its goroutine with it —
+	// the bus drops it anyway, this ends the response too.
+	send := func(write func() error) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(wait))
+		return write() == nil && rc.Flush() == nil
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
@@ -75,12 +89,16 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	// which sets its last event id and dispatches nothing) where it takes
 	// up then: a reader that saw no event before a restart still asks for
 	// what it missed, not only for what comes after it is back.
-	fmt.Fprintf(w, "retry: 2000\n")
-	if from > 0 {
-		fmt.Fprintf(w, "id: %d\n", from)
+	if !send(func() error {
+		opening := "retry: 2000\n"
+		if from > 0 {
+			opening += fmt.Sprintf("id: %d\n", from)
+		}
+		_, err := fmt.Fprintf(w, "%s: leo events after %d\n\n", opening, from)
+		return err
+	}) {
+		return
 	}
-	fmt.Fprintf(w, ": leo events after %d\n\n", from)
-	_ = rc.Flush()
 
 	beat := s.heartbeat
 	if beat <= 0 {
@@ -98,28 +116,19 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request) {
 			for {
 				select {
 				case e, ok := <-sub.Events():
-					if !ok || writeEvent(w, e) != nil {
+					if !ok || !send(func() error { return writeEvent(w, e) }) {
 						return
 					}
 				default:
-					_ = rc.Flush()
 					return
 				}
 			}
 		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+			if !send(func() error { _, err := fmt.Fprint(w, ": ping\n\n"); return err }) {
 				return
 			}
-			_ = rc.Flush()
 		case e, ok := <-sub.Events():
-			if !ok {
-				return
-			}
-			if err := writeEvent(w, e); err != nil {
-				return
-			}
-			_ = rc.Flush()
-			if e.Type == api.EventStreamDropped {
+			if !ok || !send(func() error { return writeEvent(w, e) }) || e.Type == api.EventStreamDropped {
 				return
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -386,5 +387,42 @@ func TestEventStreamDoesNotWaitForRestore(t *testing.T) {
 	deps.Load().Events.Publish(api.Event{Type: api.EventAgentState, Agent: "bob", State: "running"})
 	if _, typ, data := s.nextEvent(t); typ != api.EventAgentState || !strings.Contains(data, `"agent":"bob"`) {
 		t.Fatalf("during restore: %s %s", typ, data)
+	}
+}
+
+// streamsServed counts the event streams this process is serving (the
+// daemon of these tests runs in it).
+func streamsServed() int {
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
+	return strings.Count(b.String(), "daemon.(*server).streamEvents(")
+}
+
+// A reader that takes nothing at all — stopped, its socket full — is
+// dropped by the bus and its response ends once a write has waited
+// EventsWriteWait: its goroutine and connection do not stay behind.
+func TestEventStreamEndsForAReaderThatTakesNothing(t *testing.T) {
+	h := newHome(t)
+	fake := daemontest.New()
+	deps := &atomic.Pointer[daemon.AgentDeps]{}
+	opts := options(t, h, fake, deps)
+	opts.EventsWriteWait = 200 * time.Millisecond
+	r := start(t, opts, fake)
+	r.WaitReady(t, 10*time.Second)
+	before := streamsServed()
+	s := openEvents(t, h, "/events", nil)
+	waitFor(t, 10*time.Second, "the stream to be served", func() bool { return streamsServed() == before+1 })
+	bus := deps.Load().Events
+	words := strings.Repeat("x", 2048)
+	for range 4000 {
+		bus.Publish(api.Event{Type: api.EventProblem, Reason: words})
+	}
+	waitFor(t, 10*time.Second, "the stuck reader's stream to end", func() bool { return streamsServed() == before })
+	// What it reads now is what the kernel held, then the end: the
+	// connection was closed under it.
+	var got []api.Event
+	err := client.ReadEvents(s.rd, func(e api.Event) error { got = append(got, e); return nil })
+	if len(got) == 0 || len(got) >= 1024 {
+		t.Fatalf("the stuck reader got %d events (%v), want what its socket held", len(got), err)
 	}
 }

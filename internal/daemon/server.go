@@ -61,6 +61,9 @@ type server struct {
 	// often an idle stream gets a comment (0: defaultHeartbeat).
 	events    *events.Bus
 	heartbeat time.Duration
+	// streamWriteWait bounds one write to a stream's reader (0:
+	// defaultStreamWriteWait).
+	streamWriteWait time.Duration
 
 	// stopping is closed when shutdown begins, releasing waiting requests.
 	stopping chan struct{}

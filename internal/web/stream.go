@@ -18,7 +18,9 @@ import (
 //     deadline once the body is read (the read that watches for the client
 //     going away has none), so a stream outlives it (a test holds that).
 //   - The server sets no write deadline (listener.go); a stream clears any
-//     anyway, so that one added for other answers never cuts it.
+//     anyway, so that one added for other answers never cuts it. The
+//     socket handler bounds each write on its own (a reader that takes
+//     nothing for 30 s is gone), never the stream as a whole.
 //   - Nothing between the socket handler and the connection buffers: the
 //     guard hands the ResponseWriter on as it is, so the socket handler's
 //     flushes reach the browser; X-Accel-Buffering asks a proxy not to
