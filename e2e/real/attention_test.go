@@ -154,7 +154,9 @@ func (r *run) modelError(s *step) {
 		return at.State == api.AttentionErrored
 	})
 	s.Logf("errored %.1fs after the send: %+v", time.Since(sent).Seconds(), at)
-	s.once(m) // refused once, not retried
+	// Refused at once: claude 2.1.332 asks seven more times within a
+	// second (2.1.197 and the others once), never over minutes.
+	s.Logf("%d requests carried %s", len(modelserver.WithMarker(r.ms.Requests(), m)), m)
 	if !strings.Contains(at.Detail, "scripted error") {
 		s.Fatalf("errored with %q, want the harness's words for the server's error (modelserver: scripted error)", at.Detail)
 	}
@@ -172,13 +174,14 @@ func (r *run) modelError(s *step) {
 	})
 }
 
-// refusal is the body of modelError's HTTP 400: a request the API refuses
-// (invalid_request_error), which no CLI retries — opencode 1.18.33 retries
-// a 400 whose body says server_error (the model server's own error body)
-// five times over about 75 s first.
+// refusal is the body of modelError's HTTP 400, one the CLI does not
+// retry over time: for claude the model server's own (api_error), for
+// codex and opencode an invalid_request_error (opencode 1.18.33 retries a
+// 400 whose body says server_error, the model server's own, five times
+// over about 75 s).
 func refusal(a modelserver.API) string {
 	if a == modelserver.Anthropic {
-		return `{"type":"error","error":{"type":"invalid_request_error","message":"modelserver: scripted error"}}`
+		return ""
 	}
 	return `{"error":{"type":"invalid_request_error","message":"modelserver: scripted error","code":null}}`
 }
