@@ -63,12 +63,18 @@ type screen struct{}
 // box's width, so a sidebar beside it is not read) and calls the screen busy
 // when the footer shows the spinner or interrupt hint, or when the sent
 // message's echo is the last thing above the box with no reply started under
-// it (the second or so between Enter and the spinner). opencode shows no
-// start-up dialog leo must answer, and draws nothing but blank rows until
-// its box is up.
+// it (the second or so between Enter and the spinner). A permission prompt
+// or a question in the box's place is a dialog for a person
+// (screen_prompt.go). opencode
+// shows no start-up dialog leo must answer, and draws nothing but blank
+// rows until its box is up.
 func (screen) Classify(capture string) harness.Screen {
 	lines := splitLines(capture)
 	b, ok := findBox(lines)
+	// A prompt for a person takes the box's place; leo never answers it.
+	if p, row, found := findPrompt(lines); found && (!ok || row > b.edge) {
+		return harness.Screen{State: harness.ScreenDialog, Dialog: p.Kind, Prompt: p}
+	}
 	if !ok {
 		return harness.Screen{State: harness.ScreenStarting}
 	}

@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -59,6 +60,23 @@ var fixtureWant = map[string]harness.Screen{
 	// A turn answered HTTP 429: opencode retries, then shows the error
 	// above an empty box (no hint in it).
 	"ready-after-429": {State: harness.ScreenReady},
+	// A bash call under permission {bash: ask}: the prompt takes the box's
+	// place (the sidebar beside it on wide panes), for a person to answer.
+	"dialog-permission":                 permissionScreen("Shell command\n$ touch leo-sig-1.txt", PermissionChoices...),
+	"dialog-permission-always-selected": permissionScreen("Shell command\n$ touch leo-sig-3.txt", PermissionChoices...),
+	// Allow always asks again, naming the patterns.
+	"dialog-permission-always": permissionScreen("This will allow the following patterns until OpenCode is restarted\n- touch *", "Confirm", "Cancel"),
+	// The question tool: its question, its options and opencode's own
+	// "Type your own answer" (the descriptions left out).
+	"dialog-question": {State: harness.ScreenDialog, Dialog: "question", Prompt: &harness.Prompt{Kind: "question",
+		Text: "Which file should I create?", Choices: []string{"alpha.txt", "beta.txt", "Type your own answer"}}},
+	// Rejected (Escape): the turn ends, the box is back.
+	"ready-after-reject": {State: harness.ScreenReady},
+}
+
+func permissionScreen(text string, choices ...string) harness.Screen {
+	return harness.Screen{State: harness.ScreenDialog, Dialog: "permission",
+		Prompt: &harness.Prompt{Kind: "permission", Text: text, Choices: choices}}
 }
 
 // fixtureState is the state part of a fixture's file name.
@@ -117,7 +135,7 @@ func TestScreenFindsTheBoxAnywhere(t *testing.T) {
 				b.WriteString(strings.Repeat(" ", shift.indent) + l + "\n")
 			}
 			got := r.Classify(b.String())
-			if got.State != exp.State || got.Input != exp.Input {
+			if got.State != exp.State || got.Input != exp.Input || !reflect.DeepEqual(got.Prompt, exp.Prompt) {
 				t.Errorf("%s shifted %+v: got %s %q, want %s %q", filepath.Base(f), shift, got.State, got.Input, exp.State, exp.Input)
 			}
 		}
@@ -128,7 +146,7 @@ func TestScreenFindsTheBoxAnywhere(t *testing.T) {
 // starts in column 0.
 func TestScreenBoxIsIndented(t *testing.T) {
 	for _, f := range fixtureFiles(t) {
-		if fixtureWant[fixtureState(f)].State == harness.ScreenStarting {
+		if st := fixtureWant[fixtureState(f)].State; st == harness.ScreenStarting || st == harness.ScreenDialog {
 			continue
 		}
 		b, ok := findBox(splitLines(harnesstest.ReadFile(t, f)))

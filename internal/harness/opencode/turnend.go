@@ -18,7 +18,8 @@ import (
 // opencode has no hook setting; a plugin sees its events. leo's plugin
 // (turnend_plugin.js) runs the hook command on session.idle (after every
 // turn) and session.error (a failed turn, followed by session.idle), with
-// the event and the turn's messages on stdin. It is loaded through the
+// the event and the turn's messages on stdin, and on the events attention
+// needs (signal.go). It is loaded through the
 // OPENCODE_CONFIG_CONTENT overlay with the command as its options, so
 // nothing in the user's opencode config changes.
 var _ harness.TurnEndSignaler = Opencode{}
@@ -99,24 +100,43 @@ type pluginPart struct {
 	Synthetic bool   `json:"synthetic"`
 }
 
-// ParseTurnEnd reads one payload of leo's plugin. The turn's input is the
-// last user message (its text parts joined by newlines, as the witness
-// reads them), the reply the text of the last assistant message after it
-// that has any. session.error, or an assistant message that carries an
-// error, fails the turn.
+// ParseTurnEnd reads a turn's end from one payload of leo's plugin. The
+// turn's input is the last user message (its text parts joined by
+// newlines, as the witness reads them), the reply the text of the last
+// assistant message after it that has any. session.error, or an assistant
+// message that carries an error, fails the turn. The plugin's other
+// payloads (a turn starting, a prompt: ParseSignal) are no turn's end:
+// they give one with no input, which completes nothing.
 func (Opencode) ParseTurnEnd(payload []byte) (harness.TurnEnd, error) {
+	te, _, err := parseEnd(payload)
+	return te, err
+}
+
+// midTurn are the plugin's payloads that are no turn's end.
+var midTurn = map[string]bool{
+	"session.status": true, "permission.asked": true, "permission.replied": true,
+	"question.asked": true, "question.replied": true, "question.rejected": true,
+}
+
+// parseEnd is ParseTurnEnd, with the error that failed the turn as
+// opencode gave it (session.error's, else the failed assistant message's).
+func parseEnd(payload []byte) (harness.TurnEnd, json.RawMessage, error) {
 	var p pluginPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
-		return harness.TurnEnd{}, fmt.Errorf("opencode: turn-end payload: %w", err)
+		return harness.TurnEnd{}, nil, fmt.Errorf("opencode: turn-end payload: %w", err)
 	}
 	te := harness.TurnEnd{SessionID: p.Properties.SessionID}
-	switch p.Type {
-	case "session.idle":
-	case "session.error":
+	var errRaw json.RawMessage
+	switch {
+	case p.Type == "session.idle":
+	case p.Type == "session.error":
 		te.Failed = true
 		te.Error = turnError(p.Properties.Error)
+		errRaw = p.Properties.Error
+	case midTurn[p.Type]:
+		return te, nil, nil
 	default:
-		return harness.TurnEnd{}, fmt.Errorf("opencode: turn-end payload: type %q is not session.idle or session.error", p.Type)
+		return harness.TurnEnd{}, nil, fmt.Errorf("opencode: turn-end payload: type %q is not session.idle or session.error", p.Type)
 	}
 	user := -1
 	for i := len(p.Messages) - 1; i >= 0; i-- {
@@ -126,7 +146,7 @@ func (Opencode) ParseTurnEnd(payload []byte) (harness.TurnEnd, error) {
 		}
 	}
 	if user < 0 {
-		return te, nil
+		return te, errRaw, nil
 	}
 	if text, ok := textOf(p.Messages[user].Parts); ok {
 		te.Inputs = []string{text}
@@ -143,9 +163,12 @@ func (Opencode) ParseTurnEnd(payload []byte) (harness.TurnEnd, error) {
 			if te.Error == "" {
 				te.Error = e
 			}
+			if len(errRaw) == 0 {
+				errRaw = m.Info.Error
+			}
 		}
 	}
-	return te, nil
+	return te, errRaw, nil
 }
 
 func textOf(parts []pluginPart) (string, bool) {
