@@ -83,9 +83,10 @@ type signalPayload struct {
 //   - question.asked: a question (its words; the first question's option
 //     labels, and the TUI's own answer, as choices); question.replied or question.rejected: the turn
 //     goes on;
-//   - session.idle, session.error: the turn ended (the reply), or failed —
-//     limited when the error is a rate or usage limit (an HTTP 429, or its
-//     words), ResetsAt from its retry-after.
+//   - session.idle, session.error: the turn ended (the reply), or failed
+//     (the error's message, as TurnActivity words it) — limited when the
+//     error is a rate or usage limit (an HTTP 429, or its words), ResetsAt
+//     from its retry-after.
 func (Opencode) ParseSignal(payload []byte) (harness.Signal, error) {
 	var p signalPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
@@ -144,6 +145,10 @@ func (Opencode) ParseSignal(payload []byte) (harness.Signal, error) {
 		}
 		sig = harness.TurnEndSignal(te)
 		if te.Failed {
+			// In the words the session store's record gives (TurnActivity).
+			if words, _ := (messageData{Error: errRaw}).failure(); words != "" {
+				sig.Text = words
+			}
 			if limited, resets := limitOf(errRaw, p.Time); limited {
 				sig.Kind, sig.ResetsAt = harness.SignalLimited, resets
 			}

@@ -34,7 +34,8 @@ func readSignal(t *testing.T, name string) []byte {
 	return data
 }
 
-const scriptedError = "APIError: modelserver: scripted error"
+// scriptedError is the failure's words, as the store's record gives them.
+const scriptedError = "modelserver: scripted error"
 
 var (
 	started  = harness.Signal{Kind: harness.SignalTurnStarted}
@@ -320,7 +321,7 @@ func TestParseTurnEndMidTurn(t *testing.T) {
 		t.Fatalf("%+v %v", te, err)
 	}
 	te, err = Opencode{}.ParseTurnEnd(readSignal(t, "limited-13-session.idle_v1.18.33.json"))
-	if err != nil || !te.Failed || te.Error != scriptedError || len(te.Inputs) != 1 {
+	if err != nil || !te.Failed || te.Error != "APIError: "+scriptedError || len(te.Inputs) != 1 {
 		t.Fatalf("%+v %v", te, err)
 	}
 }

@@ -33,6 +33,8 @@
 //	                     one (claude_permission.go)
 //	FAKE_CODEX_LOADING_MS, FAKE_CODEX_STARTUP_MS, FAKE_CODEX_SUBMIT_GAP_MS
 //	                     codex TUI: startup phases and the gap after Enter
+//	                     (opencode: the same marker asks too, when the
+//	                     launch's permission says ask: opencode_permission.go)
 //	FAKE_OPENCODE_FIRST_SUBMIT_GAP_MS
 //	                     opencode TUI: the first turn's gap after Enter
 //
