@@ -117,4 +117,3 @@ func TestEventsFollowAMessageFromTheCLIAndHTTP(t *testing.T) {
 		}
 	}
 }
-

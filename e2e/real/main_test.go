@@ -87,6 +87,8 @@ var Steps = []Step{
 	{"MCP in a task run", (*run).mcpTaskRun},
 	{"Unicode redrawn", (*run).unicodeRedrawn},
 	{"rate-limited turn", (*run).rateLimited},
+	{"slow turn", (*run).slowTurn},
+	{"model error", (*run).modelError},
 }
 
 // stepNames are the names of steps, in order.

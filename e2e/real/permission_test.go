@@ -11,6 +11,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/e2e/realcli"
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/delivery"
 	"github.com/blackpaw-studio/leo/internal/testutil/modelserver"
 )
@@ -160,6 +161,50 @@ func (r *run) permissionPrompt(s *step) {
 	s.Logf("attention went %v", seen)
 	if !subsequence(want, seen) {
 		s.Fatalf("attention went %v, want %v in that order", seen, want)
+	}
+	r.permissionEvents(s, name, held.ID, want)
+}
+
+// permissionEvents checks the step on the daemon's event stream (the
+// socket's GET /events, what it keeps): the agent's attention events go
+// through want in order, with increasing sequence numbers, and the held
+// message is delivered only once the prompt was answered (after the
+// working that follows needs_input), never failed.
+func (r *run) permissionEvents(s *step, name, held string, want []api.AttentionState) {
+	s.Helper()
+	ctx, cancel := s.wait(30 * time.Second)
+	defer cancel()
+	evs, err := r.w.Client.RecentEvents(ctx, client.EventsQuery{Agent: name})
+	if err != nil {
+		s.Fatalf("events of %s: %v", name, err)
+	}
+	var last uint64
+	var states []api.AttentionState
+	next, deliveredAt := 0, -1
+	for _, e := range evs {
+		if e.Seq <= last {
+			s.Fatalf("event %d (%s) after %d: out of order", e.Seq, e.Type, last)
+		}
+		last = e.Seq
+		switch {
+		case e.Type == api.EventAgentAttention && e.Attention != nil:
+			st := e.Attention.State
+			states = append(states, st)
+			if next < len(want) && st == want[next] {
+				next++
+			}
+		case e.Type == api.EventMessageDelivered && e.MessageID == held:
+			deliveredAt = next
+		case e.Type == api.EventMessageFailed && e.MessageID == held:
+			s.Fatalf("the held message failed on the stream: %s", e.Reason)
+		}
+	}
+	s.Logf("attention events: %v", states)
+	if next < len(want) {
+		s.Fatalf("the stream's attention events %v lack %v in order", states, want)
+	}
+	if deliveredAt < 3 {
+		s.Fatalf("the held message's delivery came at step %d of %v on the stream (%v): not after the answer", deliveredAt, want, states)
 	}
 }
 

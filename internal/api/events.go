@@ -148,8 +148,8 @@ type Event struct {
 	// of leo's message).
 	MessageID string `json:"message_id,omitempty"`
 	// State is an agent's state (agent.state: starting, running, stopped,
-	// deleted), a turn's end (turn.ended: ok, error) or a run's outcome
-	// (task.run.ended).
+	// deleted), a turn's end (turn.ended: ok, error), a run's outcome
+	// (task.run.ended) or a reload's (config.reloaded: ok, error).
 	State string `json:"state,omitempty"`
 	// Attention is the agent's new attention (agent.attention).
 	Attention *Attention `json:"attention,omitempty"`
@@ -162,6 +162,10 @@ type Event struct {
 	Missed uint64 `json:"missed,omitempty"`
 	// Failures counts an agent's failed launches in a row (agent.exited).
 	Failures int `json:"failures,omitempty"`
+	// Changed names the scopes of leo.yaml a reload changed
+	// (config.reloaded): "defaults", "web", "scheduler", "notify",
+	// "templates.NAME", "tasks.NAME" — never a value.
+	Changed []string `json:"changed,omitempty"`
 }
 
 // CrashLoopFailures is how many failed launches in a row make an agent

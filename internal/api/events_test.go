@@ -22,7 +22,8 @@ func exampleEvents() []Event {
 	next := func(e Event) Event { seq++; e.Seq, e.At = seq, at; return e }
 	return []Event{
 		next(Event{Type: EventDaemonStarting, Reason: "leo 1.5.0, pid 4242"}),
-		next(Event{Type: EventConfigReloaded, Reason: "leo.yaml reloaded"}),
+		next(Event{Type: EventConfigReloaded, State: "ok", Changed: []string{"templates.coder", "tasks.nightly"}, Reason: "leo.yaml reloaded: templates.coder changed, tasks.nightly added"}),
+		next(Event{Type: EventConfigReloaded, State: "error", Reason: "reload refused, the running config is kept: leo.yaml is invalid:\nleo.yaml:3:5: templates.coder.harness: unknown harness \"clod\""}),
 		next(Event{Type: EventProblem, Reason: "tmux server does not answer"}),
 		next(Event{Type: EventAgentState, Agent: "coder", State: "running"}),
 		next(Event{Type: EventAgentExited, Agent: "coder", Failures: 3, Reason: "exited with status 1 after 2s; restarting in 4s"}),

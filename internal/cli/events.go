@@ -81,10 +81,12 @@ func runEvents(ctx context.Context, opts *EventsOptions) error {
 	if wait <= 0 {
 		wait = client.ReconnectWait
 	}
-	connected := false
+	// connected: a stream was served (a daemon down after that is a
+	// restart to wait out); away: the wait was said on stderr.
+	connected, away := false, false
 	for {
 		last, err := opts.Client.FollowEvents(ctx, q, func(e api.Event) error {
-			connected = true
+			connected, away = true, false
 			return print(e)
 		})
 		if ctx.Err() != nil {
@@ -94,9 +96,14 @@ func runEvents(ctx context.Context, opts *EventsOptions) error {
 			return err
 		}
 		// The daemon ended the stream or went away after it served one:
-		// ask again for what came after the last event seen.
+		// ask again (Last-Event-ID) for what came after the last event
+		// seen, or after where the stream opened.
 		connected = true
 		q.Since = last
+		if !away {
+			away = true
+			fmt.Fprintf(opts.IO.ErrOut, "leo events: the stream ended (the daemon stopped or restarted?); asking again every %s for the events after %d\n", wait, last)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
@@ -55,26 +57,43 @@ var ErrStreamEnded = errors.New("the daemon ended the event stream")
 
 // FollowEvents reads the event stream, giving fn each event in order,
 // until ctx ends (nil), the stream ends (ErrStreamEnded), or fn fails (its
-// error). last is the sequence number of the last event given to fn (q.Since
-// when none was).
+// error). q.Since rides as Last-Event-ID, as an EventSource sends it when
+// it reconnects. last is where a follower takes up again: the sequence
+// number of the last event given to fn, or the stream's own opening id
+// (the newest event when it opened) when none was, or q.Since before that.
+// The daemon must answer within ReadTimeout (daemon_down if not); the
+// stream after that has no bound. A stream cut short (the daemon stopped
+// or was killed, the connection broke) is ErrStreamEnded too.
 func (c *Client) FollowEvents(ctx context.Context, q EventsQuery, fn func(api.Event) error) (last uint64, err error) {
 	last = q.Since
-	target, err := c.target(q.path(true))
+	target, err := c.target(EventsQuery{Agent: q.Agent}.path(true))
 	if err != nil {
 		return last, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(sctx, http.MethodGet, target, nil)
 	if err != nil {
 		return last, api.Errorf(api.CodeInternal, "build request GET /events: %w", err)
 	}
 	req.Header.Set("Accept", "text/event-stream")
+	if q.Since > 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatUint(q.Since, 10))
+	}
 	if c.web != nil {
 		req.Header.Set("Authorization", c.web.auth)
 	}
+	// The headers are bounded like any read; the stream after them is not.
+	var noAnswer atomic.Bool
+	bound := time.AfterFunc(ReadTimeout, func() { noAnswer.Store(true); cancel() })
 	resp, err := c.http.Do(req)
+	bound.Stop()
 	if err != nil {
 		if ctx.Err() != nil {
 			return last, nil
+		}
+		if noAnswer.Load() {
+			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 		}
 		return last, c.transportError(ctx, "GET /events", ReadTimeout, err)
 	}
@@ -83,28 +102,40 @@ func (c *Client) FollowEvents(ctx context.Context, q EventsQuery, fn func(api.Ev
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return last, decodeError(resp.StatusCode, data)
 	}
-	err = ReadEvents(resp.Body, func(e api.Event) error {
+	var fnErr error
+	err = readSSE(resp.Body, func(e api.Event) error {
 		if err := fn(e); err != nil {
+			fnErr = err
 			return err
 		}
 		last = e.Seq
 		return nil
-	})
+	}, func(id uint64) { last = id })
+	var unreadable *api.Error
 	switch {
+	case fnErr != nil:
+		return last, fnErr
 	case ctx.Err() != nil:
 		return last, nil
-	case err == nil || errors.Is(err, io.ErrUnexpectedEOF):
-		return last, ErrStreamEnded
+	case errors.As(err, &unreadable):
+		// Asking again would get the same event again.
+		return last, err
 	}
-	return last, err
+	return last, ErrStreamEnded
 }
 
 // ReadEvents parses a Server-Sent Events stream of the daemon's events
 // (docs/api.md), giving fn each one; comments (heartbeats) and fields it
 // does not use are skipped. It returns nil at the end of the stream.
-func ReadEvents(r io.Reader, fn func(api.Event) error) error {
+func ReadEvents(r io.Reader, fn func(api.Event) error) error { return readSSE(r, fn, nil) }
+
+// readSSE is ReadEvents, and gives onID (when set) the id of a frame that
+// carries no event: the stream's opening id, where a reader that gets no
+// event takes up.
+func readSSE(r io.Reader, fn func(api.Event) error, onID func(uint64)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var data strings.Builder
+	id := ""
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -117,6 +148,10 @@ func ReadEvents(r io.Reader, fn func(api.Event) error) error {
 		switch {
 		case line == "":
 			if data.Len() == 0 {
+				if n, err := strconv.ParseUint(id, 10, 64); err == nil && onID != nil {
+					onID(n)
+				}
+				id = ""
 				continue
 			}
 			var e api.Event
@@ -124,10 +159,13 @@ func ReadEvents(r io.Reader, fn func(api.Event) error) error {
 				return api.Errorf(api.CodeInternal, "leo daemon sent an unreadable event: %w", err)
 			}
 			data.Reset()
+			id = ""
 			if err := fn(e); err != nil {
 				return err
 			}
 		case strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "id:"):
+			id = strings.TrimPrefix(strings.TrimPrefix(line, "id:"), " ")
 		case strings.HasPrefix(line, "data:"):
 			if data.Len() > 0 {
 				data.WriteByte('\n')

@@ -13,6 +13,7 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
+	"github.com/blackpaw-studio/leo/internal/events"
 	"github.com/blackpaw-studio/leo/internal/home"
 )
 
@@ -95,6 +96,9 @@ type configStore struct {
 	problem string
 	// changed is called after a successful swap (the manager's ConfigChanged).
 	changed func()
+	// events gets config.reloaded after every reload, done or refused
+	// (nil: nobody listens).
+	events events.Publisher
 
 	// The watcher's view (only Watch touches it): the last look at the
 	// file, and the content it last acted on.
@@ -126,14 +130,35 @@ func (s *configStore) Reload(context.Context) (api.ReloadResult, error) {
 	if err != nil {
 		e := asAPIError(err)
 		s.problem = "leo.yaml on disk is not loaded, the running config is kept: " + e.Message
-		return api.ReloadResult{}, api.Errorf(api.CodeConfigError, "%s%s", reloadRefused, e.Message)
+		refused := api.Errorf(api.CodeConfigError, "%s%s", reloadRefused, e.Message)
+		events.Publish(s.events, api.Event{Type: api.EventConfigReloaded, State: "error", Reason: refused.Message})
+		return api.ReloadResult{}, refused
 	}
-	s.cur.Store(c)
+	old := s.cur.Swap(c)
 	s.ran, s.problem = sum, ""
 	if s.changed != nil {
 		s.changed()
 	}
+	// After changed: a reader that acts on the event finds the new config
+	// in force everywhere.
+	events.Publish(s.events, reloadedEvent(config.Changes(old, c)))
 	return api.ReloadResult{OK: true, Warnings: warnings(c)}, nil
+}
+
+// reloadedEvent is a done reload's config.reloaded: the scopes it changed,
+// and the same in words.
+func reloadedEvent(changes []config.Change) api.Event {
+	e := api.Event{Type: api.EventConfigReloaded, State: "ok", Reason: "leo.yaml reloaded: nothing changed"}
+	if len(changes) == 0 {
+		return e
+	}
+	words := make([]string, len(changes))
+	for i, c := range changes {
+		e.Changed = append(e.Changed, c.Scope)
+		words[i] = c.Scope + " " + c.How
+	}
+	e.Reason = "leo.yaml reloaded: " + strings.Join(words, ", ")
+	return e
 }
 
 // reloadRefused starts the message of a refused reload.

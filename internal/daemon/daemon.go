@@ -303,8 +303,8 @@ func (d *run) serve(ctx context.Context) error {
 	// webSync follows web: in the config once the web server exists (a
 	// reload may turn it on, off, or move it).
 	var webSync atomic.Pointer[func()]
+	store.events = bus
 	store.changed = func() {
-		bus.Publish(api.Event{Type: api.EventConfigReloaded, Reason: "leo.yaml reloaded"})
 		prepareHarnesses(ctx, store.Get(), d.bridged(store.Get(), h), d.opts.Getenv, d.log)
 		agents.ConfigChanged()
 		tasks.ConfigChanged()

@@ -53,6 +53,13 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	// Where a reader that reconnects takes up (when no event reaches it
+	// before then): read before Subscribe, so that anything published in
+	// between is both in this stream and after it.
+	from := since
+	if from == 0 {
+		from = s.events.Last()
+	}
 	sub := s.events.Subscribe(since, filter)
 	defer sub.Close()
 	rc := http.NewResponseController(w)
@@ -63,9 +70,16 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	// The first bytes tell the reader the stream is up (and how soon an
-	// EventSource should come back after a drop).
-	fmt.Fprintf(w, "retry: 2000\n: leo events from %d\n\n", s.events.Last())
+	// The first bytes tell the reader the stream is up, how soon an
+	// EventSource should come back after a drop, and (id: with no data,
+	// which sets its last event id and dispatches nothing) where it takes
+	// up then: a reader that saw no event before a restart still asks for
+	// what it missed, not only for what comes after it is back.
+	fmt.Fprintf(w, "retry: 2000\n")
+	if from > 0 {
+		fmt.Fprintf(w, "id: %d\n", from)
+	}
+	fmt.Fprintf(w, ": leo events after %d\n\n", from)
 	_ = rc.Flush()
 
 	beat := s.heartbeat

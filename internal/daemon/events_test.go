@@ -3,11 +3,14 @@ package daemon_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,12 +87,12 @@ func (c *sseConn) frame(t *testing.T) (id, typ, data string, comments []string) 
 	return id, typ, data, comments
 }
 
-// nextEvent skips heartbeats and the opening comment.
+// nextEvent skips heartbeats and the opening frame (an id, no event).
 func (c *sseConn) nextEvent(t *testing.T) (uint64, string, string) {
 	t.Helper()
 	for {
 		id, typ, data, _ := c.frame(t)
-		if id == "" {
+		if id == "" || data == "" {
 			continue
 		}
 		n, err := strconv.ParseUint(id, 10, 64)
@@ -206,3 +209,158 @@ type syncDeps struct {
 
 func (s *syncDeps) set(d daemon.AgentDeps) { s.mu.Lock(); s.d = d; s.mu.Unlock() }
 func (s *syncDeps) get() daemon.AgentDeps  { s.mu.Lock(); defer s.mu.Unlock(); return s.d }
+
+// The stream opens with an id and no event: where a reader that gets no
+// event before the stream ends takes up (an EventSource keeps it as its
+// last event id). Events published after the stream opened come after it.
+func TestEventStreamOpensWithWhereToTakeUp(t *testing.T) {
+	h := newHome(t)
+	r := startReady(t, h)
+	ctx := context.Background()
+	kept, err := r.Client.RecentEvents(ctx, client.EventsQuery{})
+	if err != nil || len(kept) == 0 {
+		t.Fatalf("kept: %v %v", kept, err)
+	}
+	newest := kept[len(kept)-1].Seq
+
+	s := openEvents(t, h, "/events", nil)
+	id, typ, data, _ := s.frame(t)
+	if id != strconv.FormatUint(newest, 10) || typ != "" || data != "" {
+		t.Fatalf("opening frame id %q event %q data %q, want id %d alone", id, typ, data, newest)
+	}
+	if _, err := r.Client.ReloadConfig(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A reader that reconnects with the opening id gets the reload.
+	again := openEvents(t, h, "/events", http.Header{"Last-Event-ID": {id}})
+	if id2, _, _, _ := again.frame(t); id2 != id {
+		t.Fatalf("opening id with Last-Event-ID %s: %q", id, id2)
+	}
+	if _, typ, _ := again.nextEvent(t); typ != api.EventConfigReloaded {
+		t.Fatalf("after the opening id: %s, want config.reloaded", typ)
+	}
+	// ?follow=0 with ?agent: that agent's kept events only.
+	bus := r.deps.Load().Events
+	bus.Publish(api.Event{Type: api.EventAgentState, Agent: "alice", State: "running"})
+	bus.Publish(api.Event{Type: api.EventAgentState, Agent: "bob", State: "running"})
+	list, err := r.Client.RecentEvents(ctx, client.EventsQuery{Agent: "bob"})
+	if err != nil || len(list) != 1 || list[0].Agent != "bob" {
+		t.Fatalf("bob's kept events: %+v %v", list, err)
+	}
+}
+
+// A reader that does not read is dropped: publishing never waits for it
+// (the daemon does not slow), and what it gets when it reads at last is
+// its buffer, then stream.dropped, then the end of the response. Taking
+// up from the drop's seq gets the rest, none twice.
+func TestEventStreamDropsASlowReaderWithoutSlowingTheDaemon(t *testing.T) {
+	h := newHome(t)
+	r := startReady(t, h)
+	bus := r.deps.Load().Events
+	readers := bus.(interface{ Readers() int }).Readers // the daemon's own (notifiers) too
+	others := readers()
+	s := openEvents(t, h, "/events", nil)
+	// Far more than the reader's buffer (1024 events) and the socket's
+	// (a few hundred KiB) hold.
+	const n = 4000
+	words := strings.Repeat("x", 2048)
+	published := make(chan uint64)
+	go func() {
+		var last uint64
+		for range n {
+			last = bus.Publish(api.Event{Type: api.EventProblem, Reason: words}).Seq
+		}
+		published <- last
+	}()
+	var last uint64
+	select {
+	case last = <-published:
+	case <-time.After(30 * time.Second):
+		t.Fatal("publishing blocked on a reader that does not read")
+	}
+	var got []api.Event
+	if err := client.ReadEvents(s.rd, func(e api.Event) error { got = append(got, e); return nil }); err != nil {
+		t.Fatalf("reading the dropped stream: %v", err)
+	}
+	if len(got) == 0 || len(got) >= n {
+		t.Fatalf("a slow reader got %d of %d events", len(got), n)
+	}
+	end := got[len(got)-1]
+	if end.Type != api.EventStreamDropped || end.Seq != got[len(got)-2].Seq {
+		t.Fatalf("last of the slow reader's events: %+v after %d, want stream.dropped numbered as the last it got", end, got[len(got)-2].Seq)
+	}
+	if n := readers(); n != others {
+		t.Fatalf("%d readers after the drop, want the %d there before the stream", n, others)
+	}
+	rest, err := r.Client.RecentEvents(context.Background(), client.EventsQuery{Since: end.Seq})
+	if err != nil || len(rest) == 0 || rest[0].Seq != end.Seq+1 || rest[len(rest)-1].Seq != last {
+		t.Fatalf("taking up after the drop: %d events from %v, want %d..%d (%v)", len(rest), rest[:min(len(rest), 1)], end.Seq+1, last, err)
+	}
+}
+
+// Reloads are on the stream, done (the scopes they changed) or refused
+// (the error, and state error), whether asked for or seen by the
+// watcher; a problem is published when first met, once, and again only
+// when it went away and came back.
+func TestEventStreamReloadsAndProblems(t *testing.T) {
+	h := newHome(t)
+	fake := daemontest.New()
+	deps := &atomic.Pointer[daemon.AgentDeps]{}
+	opts := options(t, h, fake, deps)
+	opts.OwnerCheck = 20 * time.Millisecond
+	r := start(t, opts, fake)
+	r.WaitReady(t, 10*time.Second)
+	ctx := context.Background()
+	s := openEvents(t, h, "/events", nil)
+	next := func(want string) api.Event {
+		t.Helper()
+		_, typ, data := s.nextEvent(t)
+		var e api.Event
+		if err := json.Unmarshal([]byte(data), &e); err != nil || typ != want || e.Type != want {
+			t.Fatalf("event %s %s (%v), want %s", typ, data, err, want)
+		}
+		return e
+	}
+
+	writeFile(t, h.ConfigPath, validConfig+"  coder:\n    harness: codex\n")
+	if _, err := r.Client.ReloadConfig(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e := next(api.EventConfigReloaded); e.State != "ok" || strings.Join(e.Changed, ",") != "templates.coder" || e.Reason != "leo.yaml reloaded: templates.coder added" {
+		t.Fatalf("done reload: %+v", e)
+	}
+
+	// A bad edit the watcher finds: the refused reload, then the problem
+	// /health reports, once however many checks see it.
+	writeFile(t, h.ConfigPath, "templates:\n  assistant:\n    harness: nosuch\n")
+	e := next(api.EventConfigReloaded)
+	if e.State != "error" || !strings.Contains(e.Reason, `templates.assistant.harness "nosuch" is not a registered harness`) || len(e.Changed) != 0 {
+		t.Fatalf("refused reload: %+v", e)
+	}
+	p := next(api.EventProblem)
+	if !strings.HasPrefix(p.Reason, "leo.yaml on disk is not loaded, the running config is kept: ") {
+		t.Fatalf("problem: %+v", p)
+	}
+	// Three more owner checks see it: each takes the lock file again
+	// after it was removed, and publishes problems after that.
+	for range 3 {
+		if err := os.Remove(h.LockPath()); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, "an owner check to take the lock file again", func() bool {
+			_, err := os.Stat(h.LockPath())
+			return err == nil
+		})
+	}
+
+	// Fixed, then broken again: the problem went away and is met anew.
+	writeFile(t, h.ConfigPath, validConfig)
+	if e := next(api.EventConfigReloaded); e.State != "ok" || strings.Join(e.Changed, ",") != "templates.coder" || !strings.Contains(e.Reason, "templates.coder removed") {
+		t.Fatalf("reload after the fix: %+v (a second problem event before it means it was published twice)", e)
+	}
+	writeFile(t, h.ConfigPath, "templates: [\n")
+	next(api.EventConfigReloaded)
+	if p2 := next(api.EventProblem); !strings.HasPrefix(p2.Reason, "leo.yaml on disk is not loaded") {
+		t.Fatalf("problem met again: %+v", p2)
+	}
+}

@@ -90,8 +90,11 @@ func (b *Bus) Publish(e api.Event) api.Event {
 			continue
 		}
 		// One slot stays free for the last event a dropped reader gets.
+		// Its number is the one before e: every event up to there is in
+		// the reader's buffer (or not for it), so a reader reconnecting
+		// with it as Last-Event-ID gets e and what follows, none twice.
 		if len(s.ch) >= cap(s.ch)-1 {
-			s.ch <- api.Event{Seq: e.Seq, Type: api.EventStreamDropped, At: e.At,
+			s.ch <- api.Event{Seq: e.Seq - 1, Type: api.EventStreamDropped, At: e.At,
 				Reason: "this reader fell too far behind the daemon's events and was dropped; reconnect with Last-Event-ID to catch up"}
 			b.removeLocked(s)
 			continue

@@ -91,6 +91,13 @@ func TestASlowReaderIsDroppedWithALastEventAndNeverBlocksPublish(t *testing.T) {
 	if n != 5 {
 		t.Fatalf("slow reader got %d events, want its buffer's 4 and the drop", n)
 	}
+	// Taking up after the drop's number misses nothing and repeats nothing.
+	if last.Seq != 4 {
+		t.Fatalf("stream.dropped seq %d, want 4 (the last event the reader was given)", last.Seq)
+	}
+	if again := b.Since(last.Seq, nil); len(again) == 0 || again[0].Seq != 5 {
+		t.Fatalf("since the drop: %+v, want from 5", again)
+	}
 	if b.Readers() != 0 {
 		t.Fatalf("readers %d after the drop, want 0", b.Readers())
 	}

@@ -158,6 +158,29 @@ func TestPersistentFiringSucceedsOnTurnEnd(t *testing.T) {
 	}
 }
 
+// A persistent firing's start and end on the stream name its agent, so
+// that agent's readers (?agent=) see the firings it takes.
+func TestPersistentFiringEventsNameTheAgent(t *testing.T) {
+	agents, turns := &fakeAgents{}, &fakeTurns{}
+	r := persistentRig(t, agents, turns)
+	r.run()
+	rec, done := mustStart(t, r.svc, "viatemplate")
+	turns.end(t, rec.ID, TurnEnd{Reply: "ok"})
+	<-done
+	got := r.events.of("viatemplate")
+	if len(got) != 2 || got[0].Type != api.EventTaskRunStarted || got[1].Type != api.EventTaskRunEnded {
+		t.Fatalf("events %+v, want started then ended", got)
+	}
+	for _, e := range got {
+		if e.Agent != "helper" || e.Run != rec.ID {
+			t.Fatalf("event %+v, want agent helper, run %s", e, rec.ID)
+		}
+	}
+	if got[0].Reason != string(TriggerManual) || got[1].State != string(OutcomeSucceeded) {
+		t.Fatalf("events %+v", got)
+	}
+}
+
 func TestPersistentFailuresAndNotice(t *testing.T) {
 	agents, turns := &fakeAgents{}, &fakeTurns{}
 	r := persistentRig(t, agents, turns)

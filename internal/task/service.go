@@ -317,6 +317,7 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 
 	cfg := s.opts.Config()
 	res, err := cfg.ResolveTask(name)
+	s.publishStarted(rec, res)
 	if err != nil {
 		s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonConfigError, err.Error()))
 		return
@@ -402,6 +403,22 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 	s.record(out)
 }
 
+// publishStarted puts a run's start on the event stream (docs/api.md, "The
+// event stream"): its trigger as the record will name it, and a
+// persistent task's agent (so that agent's readers see its firings). res
+// is nil when the task did not resolve; the run still started, and its
+// end follows at once.
+func (s *Service) publishStarted(rec Record, res *config.Resolved) {
+	e := api.Event{Type: api.EventTaskRunStarted, Task: rec.Task, Run: rec.ID, Reason: string(rec.Trigger)}
+	if res != nil && res.Runtime == config.RuntimePersistent {
+		e.Agent = agentOf(res)
+		if rec.Trigger == TriggerSchedule {
+			e.Reason = string(TriggerPersistent)
+		}
+	}
+	events.Publish(s.opts.Events, e)
+}
+
 // recoverInflight records the headless runs an earlier daemon left going
 // (it was killed or crashed): each once, as interrupted, before anything
 // is planned, so the slot it served is not fired again. Their process
@@ -478,7 +495,7 @@ func (s *Service) record(rec Record) {
 	s.mu.Lock()
 	s.last[rec.Task] = rec
 	s.mu.Unlock()
-	e := api.Event{Type: api.EventTaskRunEnded, Task: rec.Task, Run: rec.ID, State: string(rec.Outcome), Reason: api.FirstLine(rec.Message)}
+	e := api.Event{Type: api.EventTaskRunEnded, Task: rec.Task, Run: rec.ID, Agent: rec.Agent, State: string(rec.Outcome), Reason: api.FirstLine(rec.Message)}
 	if e.Reason == "" {
 		e.Reason = string(rec.Reason)
 	}

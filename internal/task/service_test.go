@@ -38,6 +38,33 @@ type serviceRig struct {
 	jobs  []Job
 	hold  map[string]chan struct{}
 	reply map[string]Record // what a task's runs answer
+	// events is what the service published.
+	events eventLog
+}
+
+// eventLog is an events.Publisher that keeps what it is given.
+type eventLog struct {
+	mu   sync.Mutex
+	list []api.Event
+}
+
+func (l *eventLog) Publish(e api.Event) api.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.list = append(l.list, e)
+	return e
+}
+
+func (l *eventLog) of(task string) []api.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []api.Event
+	for _, e := range l.list {
+		if e.Task == task {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func writeConfig(t *testing.T, dir, yaml string) *config.Config {
@@ -78,6 +105,7 @@ func newServiceRig(t *testing.T, start time.Time, yaml string, persistent func(r
 		Config:        func() *config.Config { r.mu.Lock(); defer r.mu.Unlock(); return r.cfg },
 		History:       hist,
 		MaxConcurrent: func() int { return 1 },
+		Events:        &r.events,
 		Oneshot: func(ctx context.Context, j Job) Record {
 			r.mu.Lock()
 			r.jobs = append(r.jobs, j)
@@ -212,6 +240,51 @@ func TestServiceFiresAndRecords(t *testing.T) {
 	}
 	if got := r.svc.List(); len(got) != 2 || got[0].NextRun == nil || !got[0].NextRun.Equal(time.Date(2026, 3, 3, 7, 0, 0, 0, berlin)) || got[0].LastRun == nil {
 		t.Fatalf("list %+v", got)
+	}
+}
+
+// Each run is on the event stream: task.run.started with its trigger when
+// it begins, task.run.ended with its outcome when it is recorded; a
+// skipped firing only ends.
+func TestServicePublishesRunsStartedAndEnded(t *testing.T) {
+	r := newServiceRig(t, time.Date(2026, 3, 2, 6, 58, 0, 0, berlin), twoTasks, nil)
+	release := r.holdTask("a")
+	r.reply["a"] = Record{Outcome: OutcomeFailed, Reason: ReasonExitStatus, Message: "exit status 3\nmore words"}
+	r.run()
+	r.clk.advance(t, 3*time.Minute)
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(r.events.of("a")) == 1 }, "task.run.started of a")
+	started := r.events.of("a")[0]
+	if started.Type != api.EventTaskRunStarted || started.Reason != string(TriggerSchedule) || started.Run == "" || started.Agent != "" {
+		t.Fatalf("while a runs: %+v, want task.run.started by schedule", started)
+	}
+	// A manual run of a while it runs is refused; nothing is published.
+	if _, _, err := r.svc.Start(context.Background(), "a"); !api.HasCode(err, api.CodeTaskRunning) {
+		t.Fatalf("second run: %v", err)
+	}
+	release()
+	rec := r.waitHistory("a", 1)[0]
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(r.events.of("a")) >= 2 }, "task.run.ended of a")
+	got := r.events.of("a")
+	if len(got) != 2 {
+		t.Fatalf("events of a: %+v, want started and ended", got)
+	}
+	if e := got[1]; e.Type != api.EventTaskRunEnded || e.Run != started.Run || e.Run != rec.ID || e.State != string(OutcomeFailed) || e.Reason != "exit status 3" {
+		t.Fatalf("ended: %+v, want task.run.ended of run %s, failed, the message's first line", e, rec.ID)
+	}
+
+	// Manual, then skipped: a still-running firing has no start.
+	r.svc.skipped(Firing{Task: "b", Trigger: TriggerSchedule}, ReasonStillRunning)
+	if got := r.events.of("b"); len(got) != 1 || got[0].Type != api.EventTaskRunEnded || got[0].State != string(OutcomeSkipped) {
+		t.Fatalf("skipped b: %+v, want task.run.ended skipped only", got)
+	}
+	_, done, err := r.svc.Start(context.Background(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	got = r.events.of("b")
+	if len(got) != 3 || got[1].Type != api.EventTaskRunStarted || got[1].Reason != string(TriggerManual) || got[2].Type != api.EventTaskRunEnded || got[2].State != string(OutcomeSucceeded) {
+		t.Fatalf("manual b: %+v", got)
 	}
 }
 

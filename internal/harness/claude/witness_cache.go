@@ -99,17 +99,11 @@ func transcriptUserTurns(path string, since time.Time) ([]harness.UserTurn, erro
 	return out, err
 }
 
-// transcriptActivity reads the turn starts and ends of one transcript at
+// transcriptActivityAt reads the turn starts and ends of one transcript at
 // or after since (see Claude.TurnActivity), through the same cache as
-// transcriptUserTurns. Found is false when the file does not exist.
-func transcriptActivity(path string, since time.Time) (harness.TurnActivity, error) {
-	a, _, err := transcriptActivityAt(path, since)
-	return a, err
-}
-
-// transcriptActivityAt is transcriptActivity and when its last turn ended
-// (zero: none did): of several transcripts, the one that ended last says
-// whether the last turn failed.
+// transcriptUserTurns (Found is false when the file does not exist), and
+// when its last turn ended (zero: none did): of several transcripts, the
+// one that ended last says whether the last turn failed.
 func transcriptActivityAt(path string, since time.Time) (a harness.TurnActivity, lastEnd time.Time, err error) {
 	err = withTranscriptState(path, func(s *transcriptState, _ *harness.UserTurn) {
 		a.Found = true

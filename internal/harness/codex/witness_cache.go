@@ -248,17 +248,11 @@ func rolloutUserTurns(path string, since time.Time) ([]harness.UserTurn, error) 
 	return out, err
 }
 
-// rolloutActivity reads the turn start and end records of one rollout at
-// or after since, through the same cache as rolloutUserTurns. found is
-// false when the file is gone.
-func rolloutActivity(path string, since time.Time) (a harness.TurnActivity, err error) {
-	a, _, err = rolloutActivityAt(path, since)
-	return a, err
-}
-
-// rolloutActivityAt is rolloutActivity and when its last turn ended (zero:
-// none did): of several rollouts, the one that ended last says whether the
-// last turn failed.
+// rolloutActivityAt reads the turn start and end records of one rollout
+// at or after since, through the same cache as rolloutUserTurns (found is
+// false when the file is gone), and when its last turn ended (zero: none
+// did): of several rollouts, the one that ended last says whether the last
+// turn failed.
 func rolloutActivityAt(path string, since time.Time) (a harness.TurnActivity, lastEnd time.Time, err error) {
 	err = withRollout(path, since, func(s *rolloutState) {
 		a.Found = true

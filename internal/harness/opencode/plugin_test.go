@@ -74,7 +74,9 @@ func TestPluginSendsWhatAttentionNeeds(t *testing.T) {
 	st := func(id, typ string) map[string]any {
 		return map[string]any{"type": "session.status", "properties": map[string]any{"sessionID": id, "status": map[string]any{"type": typ}}}
 	}
-	ev := func(typ string, props map[string]any) map[string]any { return map[string]any{"type": typ, "properties": props} }
+	ev := func(typ string, props map[string]any) map[string]any {
+		return map[string]any{"type": typ, "properties": props}
+	}
 	events := []map[string]any{
 		ev("session.created", map[string]any{"info": map[string]any{"id": "ses_child", "parentID": "ses_root"}}),
 		st("ses_root", "busy"), st("ses_root", "busy"), st("ses_child", "busy"), st("ses_root", "busy"),

@@ -407,7 +407,9 @@ func run(bin string, sizes []string, screensDir, payloadsDir, only string) error
 		if err := submit("Ask me which file LEO-sig-6"); err != nil {
 			return err
 		}
-		shown := func(s string) bool { return strings.Contains(s, "Which file should I create?") && !idle(r.Classify(s), s) }
+		shown := func(s string) bool {
+			return strings.Contains(s, "Which file should I create?") && !idle(r.Classify(s), s)
+		}
 		if err := atSizes("dialog-question", shown); err != nil {
 			return err
 		}
