@@ -74,7 +74,10 @@ func (r *run) slowTurn(s *step) {
 	during := false
 	for _, q := range r.ms.Requests() {
 		if q.Side && q.Time.After(reset) {
-			answered := q.Time.Add(sideHold)
+			answered := q.Time
+			if r.h == "codex" {
+				answered = answered.Add(sideHold)
+			}
 			side = append(side, fmt.Sprintf("#%d answered at %+.1fs", q.Seq, answered.Sub(req.Time).Seconds()))
 			during = during || (answered.After(req.Time) && answered.Before(req.Time.Add(slowHold-2*time.Second)))
 		}
@@ -129,26 +132,31 @@ func (s *step) heldTurn(m, reply string) modelserver.Request {
 	return req
 }
 
-// modelError: the model server answers a turn HTTP 400, which none of the
-// CLIs retries: the agent is errored, in the harness's words (they carry
-// the server's message); the next message is answered and the agent is
-// idle again.
+// modelError: the model server answers a turn HTTP 400 that refuses the
+// request (refusal), which none of the CLIs retries: the agent is errored,
+// in the harness's words (they carry the server's message); the next
+// message is answered and the agent is idle again.
 func (r *run) modelError(s *step) {
 	m := r.marker()
 	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
 		if !q.Side && len(q.Markers) > 0 && q.Markers[len(q.Markers)-1] == m {
-			return modelserver.Reply{Status: http.StatusBadRequest}
+			return modelserver.Reply{Status: http.StatusBadRequest, ErrorBody: refusal(q.API)}
 		}
 		return modelserver.DefaultResponder(q)
 	})
 	defer r.ms.SetResponder(nil)
+	sent := time.Now()
 	res := s.send(r.h, "This one the model refuses "+m+" please")
 	s.delivered(r.h, res.ID, m, 3*time.Minute)
-	s.turn(m, time.Minute)
+	req := s.turn(m, time.Minute)
+	s.Logf("delivered %.1fs after the send, the turn at the model server %+.1fs", time.Since(sent).Seconds(), req.Time.Sub(sent).Seconds())
 	at := s.waitAttention(r.h, 2*time.Minute, "errored in the harness's words", func(at api.Attention) bool {
 		return at.State == api.AttentionErrored
 	})
-	s.Logf("errored: %+v", at)
+	s.Logf("errored %.1fs after the send: %+v", time.Since(sent).Seconds(), at)
+	// Refused at once: claude 2.1.332 asks seven more times within a
+	// second (2.1.197 and the others once), never over minutes.
+	s.Logf("%d requests carried %s", len(modelserver.WithMarker(r.ms.Requests(), m)), m)
 	if !strings.Contains(at.Detail, "scripted error") {
 		s.Fatalf("errored with %q, want the harness's words for the server's error (modelserver: scripted error)", at.Detail)
 	}
@@ -164,4 +172,16 @@ func (r *run) modelError(s *step) {
 	s.waitAttention(r.h, 2*time.Minute, "idle after the next turn", func(at api.Attention) bool {
 		return at.State == api.AttentionIdle && at.Detail == "ACK "+next
 	})
+}
+
+// refusal is the body of modelError's HTTP 400, one the CLI does not
+// retry over time: for claude the model server's own (api_error), for
+// codex and opencode an invalid_request_error (opencode 1.18.33 retries a
+// 400 whose body says server_error, the model server's own, five times
+// over about 75 s).
+func refusal(a modelserver.API) string {
+	if a == modelserver.Anthropic {
+		return ""
+	}
+	return `{"error":{"type":"invalid_request_error","message":"modelserver: scripted error","code":null}}`
 }

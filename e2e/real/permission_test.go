@@ -28,7 +28,8 @@ import (
 // askOptions are the harness_options of the step's template that make the
 // harness ask (claude 2.1.332 defaults to "auto", which asks nobody).
 var askOptions = map[string]string{
-	"claude": "permission_mode: default",
+	"claude":   "permission_mode: default",
+	"opencode": "permission: {bash: ask}",
 }
 
 // askTool is the call the model server answers the step's first message
@@ -36,13 +37,24 @@ var askOptions = map[string]string{
 const askCommand = "touch leo-asked"
 
 var askTool = map[string]modelserver.ToolCall{
-	"claude": {Name: "Bash", Input: `{"command":"` + askCommand + `","description":"Create the file leo-asked"}`},
+	"claude":   {Name: "Bash", Input: `{"command":"` + askCommand + `","description":"Create the file leo-asked"}`},
+	"opencode": {Name: "bash", Input: `{"command":"` + askCommand + `","description":"Create the file leo-asked"}`},
 }
 
 // approveKeys answer the prompt "yes, once", as a person would press them
-// (claude: "1. Yes"; docs/harness-behaviour/claude.md).
+// (claude: "1. Yes"; opencode: Enter on "Allow once", the choice under the
+// cursor; docs/harness-behaviour/<harness>.md).
 var approveKeys = map[string][]string{
-	"claude": {"1"},
+	"claude":   {"1"},
+	"opencode": {"Enter"},
+}
+
+// askChoices check the prompt's choices are the harness's, in its words.
+var askChoices = map[string]func([]string) bool{
+	"claude": func(c []string) bool {
+		return c[0] == "Yes" && slices.ContainsFunc(c, func(c string) bool { return strings.HasPrefix(c, "No") })
+	},
+	"opencode": func(c []string) bool { return slices.Equal(c, []string{"Allow once", "Allow always", "Reject"}) },
 }
 
 // askAgent names the template (and agent) of the permission step.
@@ -106,9 +118,8 @@ func (r *run) permissionPrompt(s *step) {
 	at := until(2*time.Minute, "needs input", func(at *api.Attention) bool {
 		return at.State == api.AttentionNeedsInput && at.Prompt != nil && at.Prompt.Text != "" && len(at.Prompt.Choices) > 0
 	})
-	if p := at.Prompt; p.Kind != api.PromptPermission || !strings.Contains(p.Text, askCommand) || p.ID == "" ||
-		p.Choices[0] != "Yes" || !slices.ContainsFunc(p.Choices, func(c string) bool { return strings.HasPrefix(c, "No") }) {
-		s.Fatalf("the prompt %+v does not name %q with claude's choices", p, askCommand)
+	if p := at.Prompt; p.Kind != api.PromptPermission || !strings.Contains(p.Text, askCommand) || p.ID == "" || !askChoices[r.h](p.Choices) {
+		s.Fatalf("the prompt %+v does not name %q with %s's choices", p, askCommand, r.h)
 	}
 	s.Logf("prompt: %+v", *at.Prompt)
 	s.delivered(name, first.ID, ask, time.Minute)

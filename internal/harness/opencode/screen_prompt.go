@@ -112,9 +112,10 @@ func permissionPrompt(lines [][]rune, i, col int) (*harness.Prompt, bool) {
 				text = append(text, t)
 			}
 		}
-		if len(text) > 0 {
-			text[0] = stripIcon(text[0])
+		if len(text) == 0 {
+			return nil, false
 		}
+		text[0] = stripIcon(text[0])
 		return &harness.Prompt{Kind: "permission", Text: strings.Join(text, "\n"), Choices: choices}, true
 	}
 	return nil, false

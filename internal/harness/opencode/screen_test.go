@@ -215,3 +215,43 @@ func FuzzClassify(f *testing.F) {
 	harnesstest.FuzzScreen(f, Opencode{}.Screen(), harnesstest.ScreensDir("opencode"),
 		"  ┃\n  ┃  x\n  ┃  Build · m\n  ╹▀▀\n ■", "┃ · \n╹▀", "╹▀\n┃", "\t┃ · \n\t╹▀")
 }
+
+// A prompt is read only where it takes the box's place: the same words
+// echoed in the transcript or typed into the box are not one, and a block
+// without its choices (or its words) is none either.
+func TestScreenPromptEdges(t *testing.T) {
+	r := Opencode{}.Screen()
+	edge := "  ╹" + strings.Repeat("▀", 40)
+	box := "  ┃\n  ┃\n  ┃\n  ┃  Build · m\n" + edge + "\n   /ws"
+	prompt := "  ┃\n  ┃  △ Permission required\n  ┃    # Shell command\n  ┃\n  ┃  $ rm -rf ~\n  ┃\n  ┃\n" +
+		"  ┃   Allow once   Allow always   Reject  ctrl+f fullscreen  ⇆ select  enter confirm\n  ┃\n"
+	question := "  ┃\n  ┃  Which one?\n  ┃\n  ┃  1. a\n  ┃     the a\n  ┃  2. Type your own answer\n  ┃\n  ┃  ↑↓ select  enter submit  esc dismiss\n  ┃\n"
+	cases := []struct {
+		name, capture string
+		want          harness.Screen
+	}{
+		{"prompt", prompt, permissionScreen("Shell command\n$ rm -rf ~", PermissionChoices...)},
+		{"question", question, harness.Screen{State: harness.ScreenDialog, Dialog: "question",
+			Prompt: &harness.Prompt{Kind: "question", Text: "Which one?", Choices: []string{"a", "Type your own answer"}}}},
+		{"prompt echoed above the box", prompt + "\n     ▣  Build · m\n\n" + box, harness.Screen{State: harness.ScreenReady}},
+		{"question echoed above the box", question + "\n     ▣  Build · m\n\n" + box, harness.Screen{State: harness.ScreenReady}},
+		{"prompt typed into the box", "  ┃\n  ┃  △ Permission required\n  ┃  x\n  ┃   Allow once   Reject\n  ┃\n  ┃  Build · m\n" + edge,
+			harness.Screen{State: harness.ScreenReady, Input: "△ Permission required\nx\nAllow once   Reject"}},
+		{"no choices", "  ┃\n  ┃  △ Permission required\n  ┃    # Shell command\n  ┃  $ x\n  ┃\n", harness.Screen{State: harness.ScreenStarting}},
+		{"no words", "  ┃\n  ┃  △ Permission required\n  ┃\n  ┃   Allow once   Allow always   Reject\n  ┃\n", harness.Screen{State: harness.ScreenStarting}},
+		{"another title", strings.Replace(prompt, "Permission required", "Permission granted", 1), harness.Screen{State: harness.ScreenStarting}},
+		{"question without options", "  ┃\n  ┃  Which one?\n  ┃\n  ┃  ↑↓ select  enter submit  esc dismiss\n", harness.Screen{State: harness.ScreenStarting}},
+		{"choices in the command", strings.Replace(prompt, "$ rm -rf ~", "$ echo '   Reject   Allow once'", 1),
+			permissionScreen("Shell command\n$ echo '   Reject   Allow once'", PermissionChoices...)},
+		{"hostile bytes", strings.Replace(prompt, "rm -rf ~", "rm \x1b[2J\x00 ~", 1), permissionScreen("Shell command\n$ rm \x1b[2J\x00 ~", PermissionChoices...)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := r.Classify(c.capture)
+			if got.State != c.want.State || got.Input != c.want.Input || got.Dialog != c.want.Dialog || !reflect.DeepEqual(got.Prompt, c.want.Prompt) {
+				t.Fatalf("got %+v %+v\nwant %+v %+v", got, got.Prompt, c.want, c.want.Prompt)
+			}
+			harnesstest.CheckScreen(t, r, c.capture)
+		})
+	}
+}

@@ -83,9 +83,10 @@ type signalPayload struct {
 //   - question.asked: a question (its words; the first question's option
 //     labels, and the TUI's own answer, as choices); question.replied or question.rejected: the turn
 //     goes on;
-//   - session.idle, session.error: the turn ended (the reply), or failed —
-//     limited when the error is a rate or usage limit (an HTTP 429, or its
-//     words), ResetsAt from its retry-after.
+//   - session.idle, session.error: the turn ended (the reply), or failed
+//     (the error's message, as TurnActivity words it) — limited when the
+//     error is a rate or usage limit (an HTTP 429, or its words), ResetsAt
+//     from its retry-after.
 func (Opencode) ParseSignal(payload []byte) (harness.Signal, error) {
 	var p signalPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
@@ -103,7 +104,7 @@ func (Opencode) ParseSignal(payload []byte) (harness.Signal, error) {
 			if isLimit(pr.Status.Message) || pr.Status.Action != nil && limitReasons[pr.Status.Action.Reason] {
 				sig.Kind = harness.SignalLimited
 				if pr.Status.Next > 0 {
-					sig.ResetsAt = time.UnixMilli(pr.Status.Next).UTC()
+					sig.ResetsAt = plausible(time.UnixMilli(pr.Status.Next), msTime(p.Time))
 				}
 			}
 		}
@@ -144,6 +145,10 @@ func (Opencode) ParseSignal(payload []byte) (harness.Signal, error) {
 		}
 		sig = harness.TurnEndSignal(te)
 		if te.Failed {
+			// In the words the session store's record gives (TurnActivity).
+			if words, _ := (messageData{Error: errRaw}).failure(); words != "" {
+				sig.Text = words
+			}
 			if limited, resets := limitOf(errRaw, p.Time); limited {
 				sig.Kind, sig.ResetsAt = harness.SignalLimited, resets
 			}
@@ -265,20 +270,45 @@ func limitOf(raw json.RawMessage, at int64) (bool, time.Time) {
 	for k, v := range d.ResponseHeaders {
 		h[strings.ToLower(k)] = strings.TrimSpace(v)
 	}
-	base := time.Time{}
+	base := msTime(at)
 	if t, err := http.ParseTime(h["date"]); err == nil {
 		base = t
-	} else if at > 0 {
-		base = time.UnixMilli(at)
 	}
-	if ms, err := strconv.ParseFloat(h["retry-after-ms"], 64); err == nil && ms > 0 && !base.IsZero() {
-		return true, base.Add(time.Duration(ms * float64(time.Millisecond))).UTC()
+	after := func(v string, unit time.Duration) (time.Time, bool) {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n <= 0 || base.IsZero() || n*float64(unit) > float64(maxReset) {
+			return time.Time{}, false
+		}
+		return base.Add(time.Duration(n * float64(unit))), true
 	}
-	if s, err := strconv.ParseFloat(h["retry-after"], 64); err == nil && s > 0 && !base.IsZero() {
-		return true, base.Add(time.Duration(s * float64(time.Second))).UTC()
-	}
-	if t, err := http.ParseTime(h["retry-after"]); err == nil {
+	if t, ok := after(h["retry-after-ms"], time.Millisecond); ok {
 		return true, t.UTC()
 	}
+	if t, ok := after(h["retry-after"], time.Second); ok {
+		return true, t.UTC()
+	}
+	if t, err := http.ParseTime(h["retry-after"]); err == nil {
+		return true, plausible(t, base)
+	}
 	return true, time.Time{}
+}
+
+// maxReset bounds a reset leo believes: opencode waits at most 2^31 ms
+// (about 25 days) for a retry; a later one is no reset time.
+const maxReset = 31 * 24 * time.Hour
+
+// plausible is reset, UTC, unless it lies before base or more than
+// maxReset after it (base zero: not known, any reset goes).
+func plausible(reset, base time.Time) time.Time {
+	if !base.IsZero() && (reset.Before(base.Add(-time.Minute)) || reset.After(base.Add(maxReset))) {
+		return time.Time{}
+	}
+	return reset.UTC()
+}
+
+func msTime(ms int64) time.Time {
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
 }

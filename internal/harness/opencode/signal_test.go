@@ -34,7 +34,8 @@ func readSignal(t *testing.T, name string) []byte {
 	return data
 }
 
-const scriptedError = "APIError: modelserver: scripted error"
+// scriptedError is the failure's words, as the store's record gives them.
+const scriptedError = "modelserver: scripted error"
 
 var (
 	started  = harness.Signal{Kind: harness.SignalTurnStarted}
@@ -235,6 +236,13 @@ func TestParseSignalLimits(t *testing.T) {
 		{"error words", errWith(400, "rate_limit_error: slow down", nil), harness.SignalLimited, time.Time{}},
 		{"error quota", errWith(403, "You exceeded your current quota", nil), harness.SignalLimited, time.Time{}},
 		{"error other", errWith(500, "boom", map[string]any{"retry-after": "5"}), harness.SignalTurnFailed, time.Time{}},
+		// A reset too far off (or past) to be one is none.
+		{"error retry-after absurd", errWith(429, "x", map[string]any{"date": date, "retry-after": "1e300"}), harness.SignalLimited, time.Time{}},
+		{"error retry-after date past", errWith(429, "x", map[string]any{"date": date, "retry-after": "Wed, 02 Dec 2020 18:00:00 GMT"}), harness.SignalLimited, time.Time{}},
+		{"retry next absurd", edit(t, "limited-2-session.status-retry_v1.18.33.json", func(p map[string]any) {
+			s := path(p, "properties", "status")
+			s["message"], s["next"] = "Rate limit exceeded", 9.2e18
+		}), harness.SignalLimited, time.Time{}},
 	}
 	for _, c := range cases {
 		sig, err := Opencode{}.ParseSignal(c.payload)
@@ -320,7 +328,38 @@ func TestParseTurnEndMidTurn(t *testing.T) {
 		t.Fatalf("%+v %v", te, err)
 	}
 	te, err = Opencode{}.ParseTurnEnd(readSignal(t, "limited-13-session.idle_v1.18.33.json"))
-	if err != nil || !te.Failed || te.Error != scriptedError || len(te.Inputs) != 1 {
+	if err != nil || !te.Failed || te.Error != "APIError: "+scriptedError || len(te.Inputs) != 1 {
 		t.Fatalf("%+v %v", te, err)
 	}
+}
+
+func FuzzParseSignal(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "signals", "*.json"))
+	for _, file := range files {
+		data, _ := os.ReadFile(file)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"type":"session.error","properties":{"error":{"name":"APIError","data":{"statusCode":429,"responseHeaders":{"retry-after":"-1e400"}}}},"time":-5}`))
+	f.Add([]byte(`{"type":"session.status","properties":{"status":{"type":"retry","message":"rate limit","next":-9223372036854775808}}}`))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		s, err := Opencode{}.ParseSignal(payload)
+		if err != nil {
+			return
+		}
+		if s.Kind < harness.SignalNone || s.Kind > harness.SignalLimited {
+			t.Fatalf("kind %d", s.Kind)
+		}
+		if (s.Prompt != nil) != (s.Kind == harness.SignalNeedsInput) {
+			t.Fatalf("%+v: a prompt exactly with needs input", s)
+		}
+		if !s.ResetsAt.IsZero() && s.Kind != harness.SignalLimited {
+			t.Fatalf("%+v: a reset time without a limit", s)
+		}
+		// The turn-end hub may read any of them: never a panic, and a
+		// payload that is no turn's end has no input.
+		te, err := Opencode{}.ParseTurnEnd(payload)
+		if err == nil && !s.EndsTurn() && s.Kind != harness.SignalNone && len(te.Inputs) > 0 {
+			t.Fatalf("%+v: a mid-turn payload read as a turn's end %+v", s, te)
+		}
+	})
 }

@@ -13,6 +13,8 @@ const (
 	evEscape
 	evUp
 	evDown
+	evLeft
+	evRight
 )
 
 type event struct {
@@ -126,6 +128,10 @@ func escapeSeq(b []byte) (int, *event, bool) {
 					return j + 1, &event{kind: evUp}, true
 				case "B":
 					return j + 1, &event{kind: evDown}, true
+				case "C":
+					return j + 1, &event{kind: evRight}, true
+				case "D":
+					return j + 1, &event{kind: evLeft}, true
 				}
 				return j + 1, nil, true
 			}
@@ -140,6 +146,10 @@ func escapeSeq(b []byte) (int, *event, bool) {
 			return 3, &event{kind: evUp}, true
 		case 'B':
 			return 3, &event{kind: evDown}, true
+		case 'C':
+			return 3, &event{kind: evRight}, true
+		case 'D':
+			return 3, &event{kind: evLeft}, true
 		}
 		return 3, nil, true
 	case 0x1b:

@@ -30,7 +30,9 @@
 //	FAKE_PERMISSION_NOTIFY_MS  claude TUI: how long a permission prompt
 //	                     waits unanswered before its Notification hook
 //	                     (default 6000); a message holding "fake-ask" asks
-//	                     one (claude_permission.go)
+//	                     one (claude_permission.go); opencode's asks too,
+//	                     when the launch's permission says ask
+//	                     (opencode_permission.go)
 //	FAKE_CODEX_LOADING_MS, FAKE_CODEX_STARTUP_MS, FAKE_CODEX_SUBMIT_GAP_MS
 //	                     codex TUI: startup phases and the gap after Enter
 //	FAKE_OPENCODE_FIRST_SUBMIT_GAP_MS

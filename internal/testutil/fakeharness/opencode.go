@@ -24,6 +24,7 @@ func (s *opencodeStore) submit(msg string) {
 	if first {
 		logEvent(map[string]any{"event": "session", "session_id": s.id})
 	}
+	opencodeBusy(s.id)
 }
 
 // compact writes what opencode 1.18.33 stores of /compact: a user message
@@ -281,6 +282,11 @@ func (t *tui) opencodeScreen(width, height int) (rows []string, curRow, curCol i
 		footer += "    • OpenCode " + ocVersion
 	}
 	lower := append(box, footer)
+	if t.ocPerm != nil {
+		// The prompt takes the box's and the footer's place.
+		box = t.opencodePermissionRows(boxWidth)
+		lower, cr, cc = box, 0, 0
+	}
 	boxTop := height - 1 - len(lower) // the pane's last row stays blank
 	transcript := append([]string{""}, t.history...)
 	if t.busy {
@@ -306,8 +312,15 @@ func (t *tui) opencodeScreen(width, height int) (rows []string, curRow, curCol i
 				rows[1+i] = atColumn(rows[1+i], side, l)
 			}
 		}
-		if m := boxTop + len(box) - 2; m >= 0 && m < height {
+		if m := boxTop + len(box) - 2; m >= 0 && m < height && t.ocPerm == nil {
 			rows[m] = atColumn(rows[m], side, cwd())
+		}
+		if t.ocPerm != nil && boxTop+len(box)-3 >= 0 {
+			// Beside the prompt: the directory, and the version that
+			// sits in the footer otherwise.
+			m := boxTop + len(box)
+			rows[m-3] = atColumn(rows[m-3], side, cwd())
+			rows[m-1] = atColumn(rows[m-1], side, "• OpenCode "+ocVersion)
 		}
 	}
 	return rows, boxTop + cr, col + cc

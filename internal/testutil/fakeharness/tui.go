@@ -87,6 +87,8 @@ type tui struct {
 	// the commands answered "don't ask again".
 	perm    *claudePermission
 	allowed map[string]bool
+	// opencode: its permission prompt showing (opencode_permission.go).
+	ocPerm *ocPermission
 }
 
 var (
@@ -263,6 +265,10 @@ func (t *tui) handle(ev event) (int, bool) {
 	}
 	if t.perm != nil {
 		t.claudePermissionKey(ev)
+		return 0, false
+	}
+	if t.ocPerm != nil {
+		t.opencodePermissionKey(ev)
 		return 0, false
 	}
 	if t.codex != nil && t.codex.held && (ev.kind == evText || ev.kind == evPaste) {
@@ -475,6 +481,16 @@ func (t *tui) beginTurn(msg string) {
 	t.busy = true
 	t.busySince = time.Now()
 	t.current = msg
+	if cmd, ok := claudeAsk(msg); ok && t.role == roleOpencode {
+		t.turnTimer = time.AfterFunc(turnDuration(), func() {
+			t.wake <- func() {
+				if t.busy && t.current == msg && t.ocPerm == nil {
+					t.opencodeCallTool(cmd)
+				}
+			}
+		})
+		return
+	}
 	if cmd, ok := claudeAsk(msg); ok && t.role == roleClaude {
 		// The model answers with a tool call first.
 		t.turnTimer = time.AfterFunc(turnDuration(), func() {

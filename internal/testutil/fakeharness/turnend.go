@@ -26,7 +26,11 @@ import (
 //     hardest;
 //   - opencode cannot run leo's plugin module, so it does what that plugin
 //     does: for each "plugin" entry of OPENCODE_CONFIG_CONTENT whose options
-//     name a command, it runs the command with the plugin's payload on stdin.
+//     name a command, it runs the command with the plugin's payload on stdin
+//     (internal/harness/opencode/testdata/signals): session.status busy as a
+//     turn starts, permission.asked and .replied around its prompt
+//     (opencode_permission.go), session.idle at the end — one after
+//     another, in order.
 //
 // Hooks run in the background (the TUI keeps drawing) and are bounded.
 
@@ -207,22 +211,48 @@ func opencodeHookCommands() [][]string {
 	return out
 }
 
-func opencodeIdle(session, input, reply string) {
-	cmds := opencodeHookCommands()
-	if len(cmds) == 0 {
+// opencodeSignals runs the plugin's commands one payload after another,
+// in the events' order, as leo's plugin does (a later event's report never
+// overtakes an earlier one's).
+var (
+	opencodeSignals     = make(chan []byte, 64)
+	opencodeSignalsOnce sync.Once
+)
+
+// opencodeSignal sends one event the way leo's plugin does:
+// {type, properties, messages, time} on the commands' stdin.
+func opencodeSignal(typ string, props map[string]any, messages []any) {
+	if len(opencodeHookCommands()) == 0 {
 		return
 	}
-	text := func(s string) []any { return []any{map[string]any{"type": "text", "text": s}} }
-	payload, _ := json.Marshal(map[string]any{
-		"type": "session.idle", "properties": map[string]any{"sessionID": session},
-		"messages": []any{
-			map[string]any{"info": map[string]any{"id": "msg_user", "sessionID": session, "role": "user"}, "parts": text(input + " ")},
-			map[string]any{"info": map[string]any{"id": "msg_reply", "sessionID": session, "role": "assistant", "parentID": "msg_user"}, "parts": text(reply)},
-		},
+	if messages == nil {
+		messages = []any{}
+	}
+	payload, _ := json.Marshal(map[string]any{"type": typ, "properties": props, "messages": messages, "time": time.Now().UnixMilli()})
+	opencodeSignalsOnce.Do(func() {
+		go func() {
+			for p := range opencodeSignals {
+				for _, c := range opencodeHookCommands() {
+					runHook("opencode", c, p)
+				}
+			}
+		}()
 	})
-	go func() {
-		for _, c := range cmds {
-			runHook("opencode", c, payload)
-		}
-	}()
+	select {
+	case opencodeSignals <- payload:
+	default: // the plugin drops what it cannot queue too
+	}
+}
+
+// opencodeBusy is session.status busy, sent once as a turn starts.
+func opencodeBusy(session string) {
+	opencodeSignal("session.status", map[string]any{"sessionID": session, "status": map[string]any{"type": "busy"}}, nil)
+}
+
+func opencodeIdle(session, input, reply string) {
+	text := func(s string) []any { return []any{map[string]any{"type": "text", "text": s}} }
+	opencodeSignal("session.idle", map[string]any{"sessionID": session}, []any{
+		map[string]any{"info": map[string]any{"id": "msg_user", "sessionID": session, "role": "user"}, "parts": text(input + " ")},
+		map[string]any{"info": map[string]any{"id": "msg_reply", "sessionID": session, "role": "assistant", "parentID": "msg_user"}, "parts": text(reply)},
+	})
 }
