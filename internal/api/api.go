@@ -228,6 +228,18 @@ type SendRequest struct {
 	// answered with the first send's answer and never queued again (see
 	// RememberedIDs). Empty: the daemon picks an id.
 	ID string `json:"id,omitempty"`
+	// Wait, when set, makes the send answer with the message's outcome
+	// (MessageOutcome) instead of at once: WaitDelivered once the harness
+	// took it as a turn (or it failed), WaitReply once that turn ended,
+	// with the reply. Timeout bounds the wait (a Go duration, "90s";
+	// at most MaxWait; empty: MaxWait); running out answers wait_timeout
+	// and never cancels the message.
+	Wait    string `json:"wait,omitempty"`
+	Timeout string `json:"timeout,omitempty"`
+	// Sender is who sends (api.Sender*): the route sets it, never the
+	// body, and leo keeps it with the delivered message for the
+	// conversation view.
+	Sender string `json:"-"`
 }
 
 // SendStatus is what a send's answer says of its message.

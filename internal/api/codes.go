@@ -34,6 +34,9 @@ const (
 	CodeUnauthorized   Code = "unauthorized"
 	CodeForbidden      Code = "forbidden"
 	CodeDaemonRunning  Code = "daemon_running"
+	// CodeWaitTimeout: a send that waits (--wait, --reply) ran out of
+	// time; the message is not cancelled and stays queued or in flight.
+	CodeWaitTimeout Code = "wait_timeout"
 
 	// The CLI's own codes.
 	CodeUnsupported   Code = "unsupported"
@@ -85,6 +88,7 @@ var Codes = []CodeInfo{
 	{CodeConfigError, http.StatusUnprocessableEntity, 3, "leo.yaml is missing, unreadable or invalid (a reload keeps the running config)"},
 	{CodeDaemonDown, 0, 4, "no daemon answers on this home's socket (client side)"},
 	{CodeOutcomeUnknown, http.StatusGatewayTimeout, 5, "a change reached the daemon but no answer came back: it may have been carried out; retry a send with the same id"},
+	{CodeWaitTimeout, http.StatusRequestTimeout, 6, "a send's --wait or --reply ran out of time; the message is not cancelled (it stays queued or in flight)"},
 	{CodeNotFound, http.StatusNotFound, 0, "no such agent, task, template or route"},
 	{CodeUnauthorized, http.StatusUnauthorized, 0, "the HTTP API without (or with a wrong) bearer token"},
 	{CodeForbidden, http.StatusForbidden, 0, "a Host or Origin the web server does not answer to"},
