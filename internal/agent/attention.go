@@ -111,6 +111,7 @@ func (a *agent) setAttentionLocked(next api.Attention) {
 		if next.State != api.AttentionIdle {
 			outcome = "error"
 		}
+		a.turnEnds++
 		e := api.Event{Type: api.EventTurnEnded, Agent: name, MessageID: prev.MessageID, State: outcome}
 		if outcome == "ok" {
 			e.FirstLine = next.Detail
@@ -121,6 +122,7 @@ func (a *agent) setAttentionLocked(next api.Attention) {
 	}
 	c := a.attentionLocked()
 	a.m.publish(api.Event{Type: api.EventAgentAttention, Agent: name, Attention: c})
+	a.wakeLocked()
 	if next.State == api.AttentionWorking || next.State == api.AttentionNeedsInput {
 		a.startWatch()
 	} else {

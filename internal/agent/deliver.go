@@ -45,7 +45,7 @@ func (a *agent) deliver(ctx context.Context, it *delivery.Item) error {
 	if it.Pasted {
 		err = m.driver.Finish(ctx, t, it.Message)
 	} else {
-		t.BeforePaste = func(text string) error { return a.markInFlight(it.ID, text) }
+		t.BeforePaste = func(text string) error { return a.markInFlight(it.ID, text, it.Sender) }
 		err = m.driver.Deliver(ctx, t, it.Message)
 	}
 	a.settleInFlight(it.ID, err)
@@ -180,8 +180,8 @@ func turnIs(recorded, sent string) bool {
 // The same write takes the message off the saved queue: a daemon killed at
 // any moment leaves it in exactly one of the two, so it is neither lost
 // nor delivered twice.
-func (a *agent) markInFlight(id, text string) error {
-	f := InFlight{ID: id, Text: text, Since: a.m.clk.Now()}
+func (a *agent) markInFlight(id, text, sender string) error {
+	f := InFlight{ID: id, Text: text, Since: a.m.clk.Now(), Sender: sender}
 	return a.commit(func(r *Record) {
 		g := f
 		r.InFlight = &g
@@ -223,6 +223,9 @@ func (a *agent) finished(it *delivery.Item, err error) {
 		a.unqueue(it.ID)
 	}
 	d := api.Delivery{ID: it.ID, Status: "delivered", At: m.clk.Now()}
+	if err == nil && !it.Command {
+		a.noteSent(it, d.At)
+	}
 	what := "message"
 	if it.Command {
 		d.Kind, what = api.DeliveryCompact, "compaction"
@@ -253,6 +256,7 @@ func (a *agent) finished(it *delivery.Item, err error) {
 	if len(a.deliveries) > recentDeliveries {
 		a.deliveries = a.deliveries[len(a.deliveries)-recentDeliveries:]
 	}
+	a.wakeLocked()
 	a.mu.Unlock()
 	if err != nil {
 		m.log.Warn(what+" not delivered", "agent", name, "id", it.ID, "err", d.Error)

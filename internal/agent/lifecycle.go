@@ -254,10 +254,7 @@ func (m *Manager) Restart(ctx context.Context, name string) (api.Agent, error) {
 // Reset starts a new conversation: the stored session id is dropped (claude
 // gets a fresh pinned id) and the TUI relaunched.
 func (m *Manager) Reset(ctx context.Context, name string) (api.Agent, error) {
-	return m.relaunch(ctx, name, "reset", func(r *Record) {
-		r.SessionID = ""
-		r.SessionUsed = false
-	})
+	return m.relaunch(ctx, name, "reset", (*Record).retireConversation)
 }
 
 // relaunch is a person's restart or reset: the crash-loop count and any
@@ -332,6 +329,7 @@ func (a *agent) delete(ctx context.Context) error {
 		return api.Errorf(api.CodeInternal, "agent %s not deleted: its record could not be saved, so it is kept, stopped (%w)", name, err)
 	}
 	a.queue.Close()
+	m.removeSent(name)
 	m.log.Info("agent deleted", "agent", name)
 	return nil
 }

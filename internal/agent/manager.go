@@ -373,10 +373,16 @@ func (m *Manager) List() []api.Agent {
 	out := make([]api.Agent, 0, len(all))
 	for _, a := range all {
 		a.mu.Lock()
-		if !a.deleted {
-			out = append(out, a.viewLocked())
+		deleted := a.deleted
+		var v api.Agent
+		if !deleted {
+			v = a.viewLocked()
 		}
 		a.mu.Unlock()
+		if !deleted {
+			v.UsageToday = a.usageToday(m.ctx)
+			out = append(out, v)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -388,7 +394,9 @@ func (m *Manager) Get(name string) (api.Agent, error) {
 	if err != nil {
 		return api.Agent{}, err
 	}
-	return a.view(), nil
+	v := a.view()
+	v.UsageToday = a.usageToday(m.ctx)
+	return v, nil
 }
 
 // ConfigChanged tells the manager leo.yaml was reloaded: cached template

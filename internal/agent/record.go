@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,6 +93,28 @@ type Record struct {
 	// daemon restart too. Kept api.RememberedIDFor, at most
 	// api.RememberedIDs; written in the same save that queues the message.
 	Named []Named `json:"named,omitempty"`
+
+	// Earlier are the conversations the agent had before SessionID,
+	// newest first (a reset, or a resume the harness refused, starts a
+	// new one), at most earlierConversations: `leo agent conversation
+	// --conversation ID` reads them.
+	Earlier []string `json:"earlier,omitempty"`
+}
+
+// earlierConversations bounds Record.Earlier.
+const earlierConversations = 32
+
+// retireConversation moves the current conversation id to Earlier and
+// clears it: the next launch starts a new conversation.
+func (r *Record) retireConversation() {
+	if r.SessionID != "" {
+		r.Earlier = append([]string{r.SessionID}, slices.DeleteFunc(slices.Clone(r.Earlier), func(id string) bool { return id == r.SessionID })...)
+		if len(r.Earlier) > earlierConversations {
+			r.Earlier = r.Earlier[:earlierConversations]
+		}
+	}
+	r.SessionID = ""
+	r.SessionUsed = false
 }
 
 // Named is a sender's id for a message it sent, and the first answer.
@@ -111,6 +134,8 @@ type Queued struct {
 	Text string `json:"text"`
 	// At is when the message was accepted.
 	At time.Time `json:"at"`
+	// Sender is who sent it (api.Sender*).
+	Sender string `json:"sender,omitempty"`
 }
 
 // InFlight is a message that may sit, pasted but not submitted, in the
@@ -121,11 +146,14 @@ type InFlight struct {
 	Text string `json:"text"`
 	// Since is when the paste was about to be made.
 	Since time.Time `json:"since"`
+	// Sender is who sent it (api.Sender*).
+	Sender string `json:"sender,omitempty"`
 }
 
 func (r *Record) clone() *Record {
 	c := *r
 	c.EnvKeys = append([]string(nil), r.EnvKeys...)
+	c.Earlier = slices.Clone(r.Earlier)
 	c.SessionEnvKeys = append([]string(nil), r.SessionEnvKeys...)
 	if r.StartedAt != nil {
 		t := *r.StartedAt

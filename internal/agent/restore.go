@@ -229,7 +229,7 @@ func (m *Manager) probeAdopted(relaunch []*agent) {
 func (a *agent) finishInFlight() {
 	a.mu.Lock()
 	f, name := *a.rec.InFlight, a.rec.Name
-	it := &delivery.Item{ID: f.ID, Message: f.Text, Pasted: true, PastedAt: f.Since}
+	it := &delivery.Item{ID: f.ID, Message: f.Text, Sender: f.Sender, Pasted: true, PastedAt: f.Since}
 	a.items[it.ID] = it
 	a.mu.Unlock()
 	a.m.log.Warn("finishing a delivery the last daemon was stopped in", "agent", name, "id", f.ID, "since", f.Since)
@@ -418,7 +418,7 @@ func (a *agent) requeue() {
 	}
 	items := make([]*delivery.Item, len(saved))
 	for i, q := range saved {
-		items[i] = &delivery.Item{ID: q.ID, Message: q.Text}
+		items[i] = &delivery.Item{ID: q.ID, Message: q.Text, Sender: q.Sender}
 		a.items[q.ID] = items[i]
 	}
 	name := a.rec.Name

@@ -99,6 +99,17 @@ type agent struct {
 	pubState   string
 	promptSeen bool
 	watchStop  chan struct{}
+
+	// changed is closed, and replaced, whenever the agent's attention or a
+	// message's outcome changes: the waiters of a send (conversation.go)
+	// look again then.
+	changed chan struct{}
+	// sentMu serializes appends to the agent's sent log (sent.go).
+	sentMu sync.Mutex
+	// usage caches today's usage totals (usage.go); turnEnds counts the
+	// turns that ended, so the cache knows when to read again.
+	usage    usageCache
+	turnEnds int
 }
 
 func (m *Manager) newAgent(rec *Record) *agent {

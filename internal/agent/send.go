@@ -109,7 +109,7 @@ func (a *agent) accept(ctx context.Context, req api.SendRequest) (*delivery.Item
 		return nil, api.SendResult{}, a.queueFull(limit)
 	}
 	now := m.clk.Now()
-	q := Queued{ID: cmp.Or(req.ID, uuid.NewString()), Text: message, At: now}
+	q := Queued{ID: cmp.Or(req.ID, uuid.NewString()), Text: message, At: now, Sender: senderOf(req.Sender, message)}
 	// The answer a named message is remembered with is the one it gets:
 	// its count is taken here, before the write (Push counts the same,
 	// unless the message in flight finished meanwhile).
@@ -123,7 +123,7 @@ func (a *agent) accept(ctx context.Context, req api.SendRequest) (*delivery.Item
 		return nil, api.SendResult{}, api.Errorf(api.CodeInternal,
 			"agent %s: message not accepted: it could not be written to state/agents.json, where it must be to survive a restart (%v)", name, err)
 	}
-	it := &delivery.Item{ID: q.ID, Message: message}
+	it := &delivery.Item{ID: q.ID, Message: message, Sender: q.Sender}
 	a.mu.Lock()
 	a.items[it.ID] = it
 	a.mu.Unlock()

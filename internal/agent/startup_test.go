@@ -160,7 +160,7 @@ func TestCancelledFinishDropsItsInFlightRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.markInFlight("cut-1", "left by the last daemon"); err != nil {
+	if err := a.markInFlight("cut-1", "left by the last daemon", ""); err != nil {
 		t.Fatal(err)
 	}
 	// Behind the startup probe, which waits for the slow TUI.

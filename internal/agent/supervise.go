@@ -253,8 +253,7 @@ func (a *agent) onExit(ctx context.Context, p tmux.PaneInfo, paneLeft bool) {
 	dropped := ""
 	if d.DropSession {
 		dropped = r.SessionID
-		r.SessionID = ""
-		r.SessionUsed = false
+		r.retireConversation()
 	}
 	r.Failures = d.Failures
 	abnormal := !paneLeft || exit.Status != 0 || exit.Signal != ""

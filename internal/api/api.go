@@ -157,6 +157,9 @@ type Agent struct {
 	// (e.g. claude not found at boot). It is not named "error": in every
 	// answer that key is reserved for a failure's code.
 	LastError string `json:"last_error,omitempty"`
+	// UsageToday sums the usage of the agent's turns that started today
+	// (local time), from its harness's record; nil when none reported any.
+	UsageToday *Usage `json:"usage_today,omitempty"`
 	// Queued counts messages waiting for (or being put into) the pane.
 	Queued int `json:"queued,omitempty"`
 	// Deliveries are the outcomes of the most recent messages, oldest

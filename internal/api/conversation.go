@@ -69,6 +69,12 @@ const (
 	SenderAPI = "api"
 )
 
+// SenderHeader carries, from the web server to the socket route it hands
+// a request to, which surface sent it (SenderWeb, SenderAPI). The web
+// server sets it on every request it passes on, whatever the client sent;
+// a request on the socket without it is the CLI's.
+const SenderHeader = "Leo-Sender"
+
 // SenderTask and SenderAgent name a task's or an agent's message.
 func SenderTask(task string) string   { return "task " + task }
 func SenderAgent(agent string) string { return "agent " + agent }
@@ -78,6 +84,27 @@ const (
 	WaitDelivered = "delivered"
 	WaitReply     = "reply"
 )
+
+// ConversationQuery selects what GET /agents/{name}/conversation reads.
+type ConversationQuery struct {
+	// ID is an earlier conversation of the agent; "" the current one.
+	ID string
+	// Last keeps the newest Last turns; 0 keeps all.
+	Last int
+}
+
+// ParseWaitTimeout reads a wait's timeout: a Go duration, at most MaxWait;
+// "" is MaxWait.
+func ParseWaitTimeout(s string) (time.Duration, error) {
+	if s == "" {
+		return MaxWait, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Second || d > MaxWait {
+		return 0, Errorf(CodeInvalidArgs, "timeout: %q is not a duration from 1s to %s (e.g. 90s, 10m)", clipID(s), MaxWait)
+	}
+	return d, nil
+}
 
 // MaxWait bounds SendRequest.Timeout: a caller that needs longer asks for
 // the reply later (GET /agents/{name}/messages/{id}, leo_get_reply).

@@ -354,6 +354,74 @@ func (c *Client) SendMessage(ctx context.Context, name string, req api.SendReque
 	return r, err
 }
 
+// SendAndWait is POST /agents/{name}/send with req.Wait: the answer is the
+// message's outcome once it was delivered (or replied to), bounded by
+// req.Timeout. Running out is wait_timeout and never cancels the message.
+func (c *Client) SendAndWait(ctx context.Context, name string, req api.SendRequest) (api.MessageOutcome, error) {
+	p, err := agentPath(name, "send")
+	if err != nil {
+		return api.MessageOutcome{}, err
+	}
+	if err := api.CheckText("send to "+name+": message", req.Message); err != nil {
+		return api.MessageOutcome{}, err
+	}
+	if req.ID != "" {
+		if err := api.CheckMessageID(req.ID); err != nil {
+			return api.MessageOutcome{}, err
+		}
+	}
+	d, err := api.ParseWaitTimeout(req.Timeout)
+	if err != nil {
+		return api.MessageOutcome{}, err
+	}
+	var r api.MessageOutcome
+	err = c.change(ctx, d+LaunchTimeout, http.MethodPost, p, req, &r, req.ID)
+	return r, err
+}
+
+// Message is GET /agents/{name}/messages/{id}: the message's outcome now,
+// or with wait (api.WaitDelivered, api.WaitReply) once it got that far,
+// bounded by timeout (wait_timeout; the message goes on).
+func (c *Client) Message(ctx context.Context, name, id, wait string, timeout time.Duration) (api.MessageOutcome, error) {
+	if err := api.CheckMessageID(id); err != nil {
+		return api.MessageOutcome{}, err
+	}
+	p, err := agentPath(name, "messages/"+id)
+	if err != nil {
+		return api.MessageOutcome{}, err
+	}
+	bound := ReadTimeout
+	if wait != "" {
+		q := url.Values{"wait": {wait}, "timeout": {timeout.String()}}
+		p += "?" + q.Encode()
+		bound += timeout
+	}
+	var r api.MessageOutcome
+	err = c.do(ctx, bound, http.MethodGet, p, nil, &r)
+	return r, err
+}
+
+// Conversation is GET /agents/{name}/conversation.
+func (c *Client) Conversation(ctx context.Context, name string, q api.ConversationQuery) (api.Conversation, error) {
+	p, err := agentPath(name, "conversation")
+	if err != nil {
+		return api.Conversation{}, err
+	}
+	v := url.Values{}
+	if q.Last > 0 {
+		v.Set("last", strconv.Itoa(q.Last))
+	}
+	if q.ID != "" {
+		v.Set("conversation", q.ID)
+	}
+	if len(v) > 0 {
+		p += "?" + v.Encode()
+	}
+	var r api.Conversation
+	err = c.do(ctx, ReadTimeout, http.MethodGet, p, nil, &r)
+	return r, err
+}
+
 // ReloadConfig is POST /config/reload: config_error (with the findings)
 // when the new file is invalid, in which case the daemon keeps the old one.
 func (c *Client) ReloadConfig(ctx context.Context) (api.ReloadResult, error) {

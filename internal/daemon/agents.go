@@ -29,6 +29,14 @@ type Agents interface {
 	// SendMessage queues req.Message; a req.ID already accepted is
 	// answered with its first answer.
 	SendMessage(ctx context.Context, name string, req api.SendRequest) (api.SendResult, error)
+	// SendAndWait queues req.Message and waits (req.Wait, req.Timeout)
+	// for its outcome: wait_timeout never cancels the message.
+	SendAndWait(ctx context.Context, name string, req api.SendRequest) (api.MessageOutcome, error)
+	// Message is a message's outcome; wait ("", api.WaitDelivered,
+	// api.WaitReply) waits until ctx ends (wait_timeout).
+	Message(ctx context.Context, name, id, wait string) (api.MessageOutcome, error)
+	// Conversation reads an agent's conversation from its harness's record.
+	Conversation(ctx context.Context, name string, q api.ConversationQuery) (api.Conversation, error)
 	// Interrupt presses the harness's interrupt key in the agent's pane.
 	Interrupt(ctx context.Context, name string) (api.Agent, error)
 	// Compact queues the harness's compact command for the agent.

@@ -26,7 +26,11 @@ import (
 //	POST   /agents/{name}/stop        api.Agent
 //	POST   /agents/{name}/restart     api.Agent
 //	POST   /agents/{name}/reset       api.Agent (new conversation)
-//	POST   /agents/{name}/send        api.SendRequest → api.SendResult
+//	POST   /agents/{name}/send        api.SendRequest → api.SendResult; with
+//	                                  wait: api.MessageOutcome once delivered
+//	                                  or replied (wait_timeout: it goes on)
+//	GET    /agents/{name}/messages/{id}?wait=&timeout= api.MessageOutcome
+//	GET    /agents/{name}/conversation?last=N&conversation=ID api.Conversation
 //	POST   /agents/{name}/interrupt   api.Agent (the harness's interrupt key)
 //	POST   /agents/{name}/compact     api.SendResult: the harness's compact
 //	                                  command queued; its outcome (kind
@@ -74,6 +78,8 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /agents/{name}/compact", s.handle(true, s.compactAgent))
 	mux.HandleFunc("DELETE /agents/{name}", s.handle(true, s.deleteAgent))
 	mux.HandleFunc("GET /agents/{name}/logs", s.handle(true, s.agentLogs))
+	mux.HandleFunc("GET /agents/{name}/messages/{id}", s.handle(true, s.agentMessage))
+	mux.HandleFunc("GET /agents/{name}/conversation", s.handle(true, s.agentConversation))
 
 	mux.HandleFunc("POST /config/reload", s.handle(true, s.reloadConfig))
 	mux.HandleFunc("GET /templates", s.handle(false, s.listTemplates))
@@ -217,7 +223,58 @@ func (s *server) sendToAgent(r *http.Request) (any, error) {
 			return nil, err
 		}
 	}
+	req.Sender = routeSender(r)
+	if req.Wait != "" {
+		return s.agents.SendAndWait(r.Context(), r.PathValue("name"), req)
+	}
 	return s.agents.SendMessage(r.Context(), r.PathValue("name"), req)
+}
+
+// routeSender is who sent r: the surface the web server named
+// (api.SenderHeader), else the CLI on the socket.
+func routeSender(r *http.Request) string {
+	switch v := r.Header.Get(api.SenderHeader); v {
+	case api.SenderWeb, api.SenderAPI:
+		return v
+	}
+	return api.SenderCLI
+}
+
+// agentMessage is a message's outcome; ?wait=delivered|reply&timeout=D
+// waits for it (wait_timeout when D passes; the message goes on).
+func (s *server) agentMessage(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	wait := q.Get("wait")
+	ctx := r.Context()
+	if wait != "" {
+		d, err := api.ParseWaitTimeout(q.Get("timeout"))
+		if err != nil {
+			return nil, err
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	} else if q.Get("timeout") != "" {
+		return nil, api.Errorf(api.CodeInvalidArgs, "timeout: only with wait=%s or wait=%s", api.WaitDelivered, api.WaitReply)
+	}
+	return s.agents.Message(ctx, r.PathValue("name"), r.PathValue("id"), wait)
+}
+
+// maxConversationTurns bounds ?last=.
+const maxConversationTurns = 100000
+
+// agentConversation is ?last=N&conversation=ID.
+func (s *server) agentConversation(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	cq := api.ConversationQuery{ID: q.Get("conversation")}
+	if v := q.Get("last"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxConversationTurns {
+			return nil, api.Errorf(api.CodeInvalidArgs, "conversation: last must be a number from 1 to %d, got %q", maxConversationTurns, v)
+		}
+		cq.Last = n
+	}
+	return s.agents.Conversation(r.Context(), r.PathValue("name"), cq)
 }
 
 // compactAgent takes no body: the command is the adapter's, never the

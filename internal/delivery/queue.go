@@ -13,6 +13,9 @@ import (
 type Item struct {
 	ID      string
 	Message string
+	// Sender is who sent Message (api.Sender*), kept for leo's record of
+	// the conversation; the queue does not read it.
+	Sender string
 	// Job, when set, runs instead of delivering Message (internal work
 	// that must not interleave with deliveries, e.g. the startup probe).
 	Job func(ctx context.Context) error

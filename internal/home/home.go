@@ -107,6 +107,10 @@ func (h Home) LogsDir() string         { return h.state("logs") }
 func (h Home) ServiceLogPath() string  { return h.state("service.log") }
 func (h Home) MarkerPath() string      { return h.state("managed.json") }
 
+// SentDir holds, per agent, leo's record of the messages it delivered and
+// who sent them (<agent>.jsonl): the sender a conversation view shows.
+func (h Home) SentDir() string { return h.state("sent") }
+
 // HooksDir holds files harnesses load to run leo's hooks (opencode's
 // turn-end plugin).
 func (h Home) HooksDir() string { return h.state("hooks") }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
 )
 
 // The event stream for pages (docs/web.md, "Live pages"). A page opens
@@ -102,5 +104,6 @@ func socketRequest(r *http.Request, target string) *http.Request {
 	r2.URL.Path = target
 	r2.URL.RawPath = ""
 	r2.RequestURI = ""
+	r2.Header.Set(api.SenderHeader, api.SenderAPI) // never the client's word
 	return r2
 }

@@ -75,7 +75,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.New()
 	}
-	s := &Server{opts: opts, client: client.ForHandler(opts.API), sessions: loadSessions(opts.Home.WebSessionsPath(), opts.Log), logins: newLogins(opts.Clock), readTimeout: readTimeout}
+	s := &Server{opts: opts, client: client.ForHandler(sentFrom(opts.API, api.SenderWeb)), sessions: loadSessions(opts.Home.WebSessionsPath(), opts.Log), logins: newLogins(opts.Clock), readTimeout: readTimeout}
 	p, err := loadPages()
 	if err != nil {
 		return nil, err
@@ -136,3 +136,12 @@ func (s *Server) config() *config.Config { return s.opts.Config() }
 
 // Close stops listening and waits (bounded by ctx) for requests in flight.
 func (s *Server) Close(ctx context.Context) error { return s.stop(ctx) }
+
+// sentFrom is h with every request marked as sent from sender
+// (api.SenderHeader): the UI's in-process client acts for the browser.
+func sentFrom(h http.Handler, sender string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set(api.SenderHeader, sender)
+		h.ServeHTTP(w, r)
+	})
+}

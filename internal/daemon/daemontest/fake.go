@@ -26,6 +26,11 @@ type Agents struct {
 	SpawnErr func(api.SpawnRequest) error
 	// SendResult, when set, decides what Send answers.
 	SendResult func(name, message string) (api.SendResult, error)
+	// Outcome, when set, answers Message (and the wait of SendAndWait);
+	// by default every message is delivered.
+	Outcome func(ctx context.Context, name, id, wait string) (api.MessageOutcome, error)
+	// Conversations answer Conversation, by agent (default: no turns).
+	Conversations map[string]api.Conversation
 	// Harness is the harness spawned agents report (default "claude").
 	Harness string
 	// Workspace, when set, is the workspace a spawn from template gets.
@@ -52,6 +57,8 @@ type Sent struct {
 	Agent, Message string
 	// ID is the sender's id for the message, if it named one.
 	ID string
+	// Sender is who the route said sent it.
+	Sender string
 }
 
 // Signal is one hook signal the fake took.
@@ -267,13 +274,48 @@ func (f *Agents) Logs(_ context.Context, name string, lines int) (api.Logs, erro
 // Sent.ID; the fake remembers no ids).
 func (f *Agents) SendMessage(ctx context.Context, name string, req api.SendRequest) (api.SendResult, error) {
 	res, err := f.Send(ctx, name, req.Message)
-	if err == nil && req.ID != "" {
+	if err == nil {
 		f.mu.Lock()
-		f.sent[len(f.sent)-1].ID = req.ID
+		f.sent[len(f.sent)-1].Sender = req.Sender
+		if req.ID != "" {
+			f.sent[len(f.sent)-1].ID = req.ID
+			res.ID = req.ID
+		}
 		f.mu.Unlock()
-		res.ID = req.ID
 	}
 	return res, err
+}
+
+func (f *Agents) SendAndWait(ctx context.Context, name string, req api.SendRequest) (api.MessageOutcome, error) {
+	res, err := f.SendMessage(ctx, name, req)
+	if err != nil {
+		return api.MessageOutcome{}, err
+	}
+	return f.Message(ctx, name, res.ID, req.Wait)
+}
+
+func (f *Agents) Message(ctx context.Context, name, id, wait string) (api.MessageOutcome, error) {
+	if _, err := f.Get(name); err != nil {
+		return api.MessageOutcome{}, err
+	}
+	if f.Outcome != nil {
+		return f.Outcome(ctx, name, id, wait)
+	}
+	return api.MessageOutcome{ID: id, Agent: name, Status: api.MessageDelivered}, nil
+}
+
+func (f *Agents) Conversation(_ context.Context, name string, q api.ConversationQuery) (api.Conversation, error) {
+	if _, err := f.Get(name); err != nil {
+		return api.Conversation{}, err
+	}
+	c, ok := f.Conversations[name]
+	if !ok {
+		c = api.Conversation{Agent: name, Turns: []api.Turn{}}
+	}
+	if q.Last > 0 && len(c.Turns) > q.Last {
+		c.Turns = c.Turns[len(c.Turns)-q.Last:]
+	}
+	return c, nil
 }
 
 func (f *Agents) Send(_ context.Context, name, message string) (api.SendResult, error) {
