@@ -47,7 +47,12 @@ type sentRecord struct {
 // marker of a persistent task's firing.
 func senderOf(route, message string) string {
 	if from, _ := api.DescribeMessage(message); from != "" {
-		return from // "agent x" or "task y": more than "api" says
+		// The signature of leo_send_message: "task y", or an agent's name.
+		// It says more than the route ("api") does.
+		if strings.HasPrefix(from, "task ") {
+			return from
+		}
+		return api.SenderAgent(from)
 	}
 	if route != "" {
 		return route

@@ -47,6 +47,7 @@ const (
 	CodeDrainFailed   Code = "drain_failed"
 	CodeServiceFailed Code = "service_failed"
 	CodeNotifyFailed  Code = "notify_failed"
+	CodeTurnFailed    Code = "turn_failed"
 
 	// The handover's (leo service handover, docs/managed-install.md).
 	CodeAlreadyManaged     Code = "already_managed"
@@ -112,6 +113,7 @@ var Codes = []CodeInfo{
 	{CodeRestartFailed, 0, 0, "the service manager failed, or no new daemon reported ready in time"},
 	{CodeDrainFailed, 0, 0, "the drain could not be asked or did not answer"},
 	{CodeServiceFailed, 0, 0, "service install, uninstall, start or stop failed"},
+	{CodeTurnFailed, 0, 0, "send --reply: the message was delivered and its turn ended in an error or was interrupted"},
 	{CodeNotifyFailed, 0, 0, "leo notify test sent a sample and a notifier did not take it"},
 	{CodeAlreadyManaged, 0, 0, "the app manages this home (managed.json exists)"},
 	{CodeNotManaged, 0, 0, "handover --to-cli on a home that is not managed"},

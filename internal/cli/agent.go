@@ -35,6 +35,8 @@ daemon over <home>/state/leo.sock; start it with 'leo service'.`
 		newAgentDeleteCmd(f),
 		newAgentLogsCmd(f),
 		newAgentSendCmd(f),
+		newAgentMessageCmd(f),
+		newAgentConversationCmd(f),
 		newAgentCompactCmd(f),
 		newAgentAttachCmd(f),
 	)
@@ -226,10 +228,10 @@ func printAgentList(opts *AgentListOptions, agents []api.Agent) error {
 	}
 	now := nowOr(opts.Now)
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tHARNESS\tSTATE\tATTENTION\tSESSION\tRESTARTS\tLAST EXIT\tENV")
+	fmt.Fprintln(tw, "NAME\tHARNESS\tSTATE\tATTENTION\tSESSION\tRESTARTS\tLAST EXIT\tUSAGE TODAY\tENV")
 	for _, a := range agents {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", a.Name, a.Harness, stateText(a), attentionText(a.Attention, now, 40),
-			orDash(shortID(a.SessionID)), a.Restarts, lastExitText(a.LastExit, now), orDash(strings.Join(a.EnvKeys, ",")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Name, a.Harness, stateText(a), attentionText(a.Attention, now, 40),
+			orDash(shortID(a.SessionID)), a.Restarts, lastExitText(a.LastExit, now), orDash(usageText(a.UsageToday, nil)), orDash(strings.Join(a.EnvKeys, ",")))
 	}
 	return tw.Flush()
 }
@@ -658,6 +660,13 @@ type AgentSendOptions struct {
 	// with the first answer and never queued twice.
 	ID   string
 	JSON bool
+	// Wait (--wait) returns once the harness took the message as a turn;
+	// Reply (--reply) once that turn ended, printing its reply. Timeout
+	// (--timeout) bounds either; 0 is api.MaxWait.
+	Wait, Reply bool
+	Timeout     time.Duration
+	// Now and Quiet tune the progress lines of a long wait (tests).
+	Now func() time.Time
 }
 
 func newAgentSendCmd(f *Factory) *cobra.Command {
@@ -674,7 +683,15 @@ is idle, in order. Its outcome shows in 'leo agent status'.
 answered with the first answer and never queued twice, even after a
 daemon restart (ids are remembered 24 hours, the newest 256 per agent).
 A daemon that got the message but did not answer (stopped, stuck) is
-outcome_unknown (exit 5), not a failure: retry with the same --id.`,
+outcome_unknown (exit 5), not a failure: retry with the same --id.
+
+--wait returns once the harness took the message as a turn, or fails with
+the delivery's reason. --reply waits for that turn's end and prints its
+reply: the assistant's final text of that turn, read from the harness's
+own record. A message behind others, or behind a prompt a person must
+answer, waits its turn; a long wait says why on stderr. --timeout bounds
+the wait (wait_timeout, exit 6): the message is not cancelled, and
+'leo agent message NAME ID' tells its outcome later.`,
 		Args: cobra.MatchAll(cobra.MinimumNArgs(2), agentNameArg(0), func(_ *cobra.Command, args []string) error {
 			if strings.TrimSpace(sendMessage(args)) == "" {
 				return usageErrorf("the message is empty")
@@ -684,13 +701,17 @@ outcome_unknown (exit 5), not a failure: retry with the same --id.`,
 					return usageErrorf("--id: %s", strings.TrimPrefix(err.Error(), "id: "))
 				}
 			}
-			return nil
+			return checkWaitFlags(opts.Wait || opts.Reply, opts.Timeout)
 		}),
 	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
 		opts.Client, opts.Name, opts.Message = c, args[0], sendMessage(args)
+		if opts.Wait || opts.Reply {
+			return runAgentSendWait(ctx, opts)
+		}
 		return runAgentSend(ctx, opts)
 	})
 	cmd.Flags().StringVar(&opts.ID, "id", "", "name the message (letters, digits, - _ . :): a retry with the same id is never queued twice")
+	addWaitFlags(cmd, &opts.Wait, &opts.Reply, &opts.Timeout)
 	return cmd
 }
 

@@ -178,7 +178,7 @@ func TestAgentListAndStatusShowWhatAUserNeeds(t *testing.T) {
 		t.Fatalf("list: %+v", r)
 	}
 	mustContain(t, "agent list", r.stdout,
-		"NAME", "HARNESS", "STATE", "SESSION", "RESTARTS", "LAST EXIT", "ENV",
+		"NAME", "HARNESS", "STATE", "SESSION", "RESTARTS", "LAST EXIT", "USAGE TODAY", "ENV",
 		"crashy", "codex", "0199aa11-222…", "status 3, 5m ago", "API_TOKEN,REGION",
 		"parked", "stopped (idle)")
 

@@ -66,6 +66,8 @@ var jsonRuleCases = []jsonRuleCase{
 	{path: "agent status", args: []string{"bob"}},
 	{path: "agent logs", args: []string{"bob"}},
 	{path: "agent send", args: []string{"bob", "hello"}},
+	{path: "agent message", args: []string{"bob", "no-such-message"}, mayFail: "no message has that id"},
+	{path: "agent conversation", args: []string{"bob"}},
 	{path: "agent compact", args: []string{"bob"}},
 	{path: "agent restart", args: []string{"bob"}},
 	{path: "agent reset", args: []string{"bob"}},

@@ -274,7 +274,7 @@ func printRun(w io.Writer, r api.TaskRun) error {
 	if r.SessionID != "" {
 		p.field("session", cell(r.SessionID, 100))
 	}
-	if u := usageText(r); u != "" {
+	if u := usageText(r.Usage, r.CostUSD); u != "" {
 		p.field("usage", u)
 	}
 	for _, warn := range r.Warnings {
@@ -299,25 +299,6 @@ func printRun(w io.Writer, r api.TaskRun) error {
 		p.field("output", fmt.Sprintf("leo task logs %s --run %s", r.Task, r.ID))
 	}
 	return p.err
-}
-
-func usageText(r api.TaskRun) string {
-	var parts []string
-	if u := r.Usage; u != nil {
-		if u.InputTokens > 0 {
-			parts = append(parts, fmt.Sprintf("%d input tokens", u.InputTokens))
-		}
-		if u.OutputTokens > 0 {
-			parts = append(parts, fmt.Sprintf("%d output tokens", u.OutputTokens))
-		}
-		if c := u.CacheReadTokens + u.CacheWriteTokens; c > 0 {
-			parts = append(parts, fmt.Sprintf("%d cache tokens", c))
-		}
-	}
-	if r.CostUSD != nil {
-		parts = append(parts, fmt.Sprintf("$%.4f", *r.CostUSD))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // envVarJSON is one variable the run would add to leo's own environment.

@@ -395,7 +395,7 @@ func TestRunThroughTheDaemon(t *testing.T) {
 		t.Fatalf("run: %+v", r)
 	}
 	mustContain(t, "run output", r.stdout, "tasks.morning run 20260101T070000.000Z: succeeded in 42s",
-		"claude (attempt 1)", "sess-1", "1200 input tokens, 340 output tokens, $0.0123", "| All done.", "| Five bullets.",
+		"claude (attempt 1)", "sess-1", "1.2k in, 340 out, $0.0123", "| All done.", "| Five bullets.",
 		"leo task logs morning --run 20260101T070000.000Z")
 
 	r = e.run("run", "morning", "--json")

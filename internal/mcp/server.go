@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,6 +30,7 @@ type Daemon interface {
 	Interrupt(ctx context.Context, name string) (api.Agent, error)
 	Compact(ctx context.Context, name string) (api.SendResult, error)
 	SendMessage(ctx context.Context, name string, req api.SendRequest) (api.SendResult, error)
+	Message(ctx context.Context, name, id, wait string, timeout time.Duration) (api.MessageOutcome, error)
 	ListTasks(ctx context.Context) ([]api.Task, error)
 	RunTask(ctx context.Context, name string, wait bool) (api.TaskRun, error)
 	EnableTask(ctx context.Context, name string) (api.Task, error)
@@ -103,9 +105,16 @@ type (
 		Topic string `json:"topic,omitempty" jsonschema:"one of: overview, messaging, agents, tasks (default overview)"`
 	}
 	sendArgs struct {
-		To      string `json:"to" jsonschema:"the name of the agent to message (see leo_list_agents)"`
-		Message string `json:"message" jsonschema:"the message text; leo signs it with your name"`
-		ID      string `json:"id,omitempty" jsonschema:"optional: a name for this message (letters, digits, - _ . :; a UUID will do). If a call times out or its outcome is unknown, call again with the same id and text: a message leo already accepted is answered with the first answer, never sent twice"`
+		To             string `json:"to" jsonschema:"the name of the agent to message (see leo_list_agents)"`
+		Message        string `json:"message" jsonschema:"the message text; leo signs it with your name"`
+		ID             string `json:"id,omitempty" jsonschema:"optional: a name for this message (letters, digits, - _ . :; a UUID will do). If a call times out or its outcome is unknown, call again with the same id and text: a message leo already accepted is answered with the first answer, never sent twice"`
+		WaitForReply   bool   `json:"wait_for_reply,omitempty" jsonschema:"optional: wait for the agent's reply to this message (the final text of the turn it started) and answer with it"`
+		TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"optional, with wait_for_reply: how long to wait, 1-600 (default 50, within most clients' tool time limit). If the turn is still going then, the answer has no reply: call leo_get_reply with the message id later"`
+	}
+	replyArgs struct {
+		Agent          string `json:"agent" jsonschema:"the agent the message was sent to"`
+		MessageID      string `json:"message_id" jsonschema:"the id leo_send_message answered"`
+		TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"optional: how long to wait for the reply, 0-600 (default 50; 0 answers at once)"`
 	}
 	spawnArgs struct {
 		Template string `json:"template" jsonschema:"the template to launch (see leo_list_templates)"`
@@ -135,8 +144,17 @@ func (t *tools) register(s *sdk.Server) {
 		Description: "How to use leo and its tools: what leo is, messaging other agents, spawning and managing agents, tasks. Call it first."},
 		t.skill)
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_send_message", Annotations: changes,
-		Description: "Send a message to another leo agent. It arrives as \"[message from <you>] <message>\"; fire-and-forget (the answer says it is queued). A parked agent is woken; a stopped one is an error. Give an id to make a retry safe: an error \"outcome_unknown\" means the message may have been accepted; call again with the same id."},
+		Description: "Send a message to another leo agent. It arrives as \"[message from <you>] <message>\". By default fire-and-forget (the answer says it is queued, with the message id); with wait_for_reply the answer is the agent's reply to it (reply.text), or, if its turn outlasts timeout_seconds, the outcome so far: then call leo_get_reply with the id. A parked agent is woken; a stopped one is an error. Give an id to make a retry safe: an error \"outcome_unknown\" means the message may have been accepted; call again with the same id."},
 		t.send)
+	sdk.AddTool(s, &sdk.Tool{Name: "leo_get_reply", Annotations: readOnly,
+		Description: "The outcome of a message you sent with leo_send_message: queued, in_flight, delivered or failed (with the reason), what it waits for, and once the turn it started ended, the agent's reply (reply.text) with the turn's outcome and usage. Waits up to timeout_seconds for the reply; call again if it has none yet."},
+		call(t, func(ctx context.Context, d Daemon, a replyArgs) (any, error) {
+			wait, err := waitSeconds(a.TimeoutSeconds, true)
+			if err != nil {
+				return nil, err
+			}
+			return awaitReply(ctx, d, a.Agent, a.MessageID, wait)
+		}))
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_list_agents", Annotations: readOnly,
 		Description: "List leo's agents: name, template, harness, state, attention (working, needs_input with the prompt, idle with the last reply's first line, errored, limited), recent deliveries."},
 		call(t, func(ctx context.Context, d Daemon, _ noArgs) (any, error) { return d.List(ctx) }))
@@ -229,11 +247,58 @@ func (t *tools) send(ctx context.Context, req *sdk.CallToolRequest, a sendArgs) 
 	if t.opts.Daemon == nil {
 		return nil, nil, toolError(t.unavailable())
 	}
+	wait, err := waitSeconds(a.TimeoutSeconds, a.WaitForReply)
+	if err != nil {
+		return nil, nil, toolError(err)
+	}
 	r, err := t.opts.Daemon.SendMessage(ctx, a.To, api.SendRequest{Message: signed(from, a.Message), ID: a.ID})
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
-	return jsonResult(r)
+	if !a.WaitForReply {
+		return jsonResult(r)
+	}
+	out, err := awaitReply(ctx, t.opts.Daemon, a.To, r.ID, wait)
+	if err != nil {
+		return nil, nil, toolError(err)
+	}
+	return jsonResult(out)
+}
+
+// Waits for a reply within an MCP call: most clients give a tool about a
+// minute, so the default stays under that; a longer turn is asked about
+// again with leo_get_reply.
+const (
+	defaultReplyWait = 50 * time.Second
+	maxReplyWait     = 600 * time.Second
+)
+
+// waitSeconds reads a tool's timeout_seconds (0: the default when the
+// tool waits).
+func waitSeconds(n int, waits bool) (time.Duration, error) {
+	switch {
+	case n < 0 || time.Duration(n)*time.Second > maxReplyWait:
+		return 0, api.Errorf(api.CodeInvalidArgs, "timeout_seconds: %d is not from 0 to %d", n, int(maxReplyWait/time.Second))
+	case n > 0 && !waits:
+		return 0, api.Errorf(api.CodeInvalidArgs, "timeout_seconds: only with wait_for_reply")
+	case n == 0 && waits:
+		return defaultReplyWait, nil
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// awaitReply waits up to wait for message id's reply and answers with its
+// outcome; a wait that runs out answers the outcome so far (no reply
+// yet), never an error: the message goes on.
+func awaitReply(ctx context.Context, d Daemon, agent, id string, wait time.Duration) (api.MessageOutcome, error) {
+	if wait <= 0 {
+		return d.Message(ctx, agent, id, "", 0)
+	}
+	out, err := d.Message(ctx, agent, id, api.WaitReply, wait)
+	if api.HasCode(err, api.CodeWaitTimeout) {
+		return d.Message(ctx, agent, id, "", 0)
+	}
+	return out, err
 }
 
 // signed is message with its sender's line. A line of the message that

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,6 +23,9 @@ type fakeDaemon struct {
 	mu    sync.Mutex
 	calls []string
 	fail  map[string]error
+	// turnRuns: a wait for a reply runs out (wait_timeout), as for a turn
+	// longer than the wait; otherwise the reply is "done: <id>".
+	turnRuns bool
 }
 
 func (f *fakeDaemon) rec(op string, args ...any) error {
@@ -64,6 +68,24 @@ func (f *fakeDaemon) SendMessage(_ context.Context, n string, r api.SendRequest)
 		return api.SendResult{ID: r.ID, Agent: n, Queued: 1, Delivery: api.SendQueued}, f.rec("Send", n, r.Message, "id="+r.ID)
 	}
 	return api.SendResult{ID: "m1", Agent: n, Queued: 1, Delivery: api.SendQueued}, f.rec("Send", n, r.Message)
+}
+func (f *fakeDaemon) Message(_ context.Context, n, id, wait string, timeout time.Duration) (api.MessageOutcome, error) {
+	err := f.rec("Message", n, id, wait, timeout)
+	f.mu.Lock()
+	runs := f.turnRuns
+	f.mu.Unlock()
+	out := api.MessageOutcome{ID: id, Agent: n, Status: api.MessageDelivered}
+	switch {
+	case err != nil:
+		return api.MessageOutcome{}, err
+	case runs && wait != "":
+		return out, api.Errorf(api.CodeWaitTimeout, "agent %s: message %s is delivered (its turn runs)", n, id)
+	case runs:
+		out.Waiting = "its turn runs"
+	default:
+		out.Reply, out.Outcome = &api.TurnReply{Text: "done: " + id}, api.OutcomeTurnOK
+	}
+	return out, nil
 }
 func (f *fakeDaemon) ListTasks(context.Context) ([]api.Task, error) {
 	return []api.Task{{Name: "nightly"}}, f.rec("ListTasks")
@@ -119,7 +141,7 @@ func callTool(t *testing.T, cs *sdk.ClientSession, name string, args map[string]
 }
 
 var allTools = []string{
-	"leo_clear", "leo_compact", "leo_interrupt", "leo_list_agents", "leo_list_tasks", "leo_list_templates",
+	"leo_clear", "leo_compact", "leo_get_reply", "leo_interrupt", "leo_list_agents", "leo_list_tasks", "leo_list_templates",
 	"leo_run_task", "leo_send_message", "leo_skill", "leo_spawn_agent", "leo_stop_agent", "leo_toggle_task",
 }
 
@@ -311,6 +333,7 @@ func TestWithoutADaemonEveryToolButSkillSaysWhy(t *testing.T) {
 	cs := connect(t, mcp.Options{Unavailable: why, Sender: mcp.Sender{Agent: "alice"}})
 	args := map[string]map[string]any{
 		"leo_send_message": {"to": "bob", "message": "m"},
+		"leo_get_reply":    {"agent": "bob", "message_id": "m1"},
 		"leo_spawn_agent":  {"template": "t"},
 		"leo_toggle_task":  {"name": "n", "enabled": true},
 	}
@@ -375,3 +398,47 @@ func TestSendCannotForgeASecondSender(t *testing.T) {
 		t.Fatalf("daemon got %q\nwant %q", got, want)
 	}
 }
+
+// TestSendWaitsForTheReplyAndGetReplyAnswersLater: wait_for_reply answers
+// with the reply of the message's turn; a turn longer than the wait
+// answers the outcome so far (no error: the message goes on), and
+// leo_get_reply answers with the reply once the turn ended.
+func TestSendWaitsForTheReplyAndGetReplyAnswersLater(t *testing.T) {
+	f := &fakeDaemon{}
+	cs := connect(t, mcp.Options{Daemon: f, Sender: mcp.Sender{Agent: "alice"}})
+	text, isErr := callTool(t, cs, "leo_send_message", map[string]any{"to": "bob", "message": "sum it up", "wait_for_reply": true, "timeout_seconds": 30})
+	if isErr || !strings.Contains(text, `"reply":{"text":"done: m1"}`) || !strings.Contains(text, `"outcome":"ok"`) {
+		t.Fatalf("send and wait: %q (error %v)", text, isErr)
+	}
+	if got := f.Calls(); len(got) != 2 || got[1] != "Message bob m1 reply 30s" {
+		t.Fatalf("daemon got %q, want the send then a wait of 30s for its reply", got)
+	}
+
+	f.mu.Lock()
+	f.turnRuns = true
+	f.mu.Unlock()
+	text, isErr = callTool(t, cs, "leo_send_message", map[string]any{"to": "bob", "message": "a long one", "wait_for_reply": true})
+	if isErr || strings.Contains(text, `"reply"`) || !strings.Contains(text, `"status":"delivered"`) || !strings.Contains(text, `"waiting":"its turn runs"`) {
+		t.Fatalf("a turn longer than the wait: %q (error %v), want the outcome so far and no error", text, isErr)
+	}
+	if got := f.Calls(); got[3] != "Message bob m1 reply 50s" {
+		t.Errorf("default wait: %q, want 50s", got[3])
+	}
+	f.mu.Lock()
+	f.turnRuns = false
+	f.mu.Unlock()
+	text, isErr = callTool(t, cs, "leo_get_reply", map[string]any{"agent": "bob", "message_id": "m1"})
+	if isErr || !strings.Contains(text, `"reply":{"text":"done: m1"}`) {
+		t.Fatalf("get reply: %q (error %v)", text, isErr)
+	}
+
+	for _, bad := range []map[string]any{
+		{"to": "bob", "message": "x", "timeout_seconds": 5},
+		{"to": "bob", "message": "x", "wait_for_reply": true, "timeout_seconds": 601},
+	} {
+		if text, isErr := callTool(t, cs, "leo_send_message", bad); !isErr || !strings.HasPrefix(text, "invalid_args: timeout_seconds") {
+			t.Errorf("%v: %q (error %v), want invalid_args", bad, text, isErr)
+		}
+	}
+}
+
