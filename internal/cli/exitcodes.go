@@ -24,6 +24,9 @@ const (
 	// ExitOutcomeUnknown: the daemon got a change but did not answer
 	// (outcome_unknown): it may have been carried out.
 	ExitOutcomeUnknown ExitCode = 5
+	// ExitWaitTimeout: send --wait/--reply ran out of time (wait_timeout);
+	// the message goes on.
+	ExitWaitTimeout ExitCode = 6
 )
 
 // ExitCodeOf maps an error returned by Run to the process exit status: the

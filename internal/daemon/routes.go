@@ -224,7 +224,11 @@ func (s *server) sendToAgent(r *http.Request) (any, error) {
 		}
 	}
 	req.Sender = routeSender(r)
-	if req.Wait != "" {
+	if req.Wait != "" || req.Timeout != "" {
+		// Checked before anything is queued: a bad wait sends nothing.
+		if err := checkWait(req.Wait, req.Timeout); err != nil {
+			return nil, err
+		}
 		return s.agents.SendAndWait(r.Context(), r.PathValue("name"), req)
 	}
 	return s.agents.SendMessage(r.Context(), r.PathValue("name"), req)
@@ -246,18 +250,32 @@ func (s *server) agentMessage(r *http.Request) (any, error) {
 	q := r.URL.Query()
 	wait := q.Get("wait")
 	ctx := r.Context()
-	if wait != "" {
-		d, err := api.ParseWaitTimeout(q.Get("timeout"))
-		if err != nil {
+	if err := api.CheckMessageID(r.PathValue("id")); err != nil {
+		return nil, err
+	}
+	if wait != "" || q.Get("timeout") != "" {
+		if err := checkWait(wait, q.Get("timeout")); err != nil {
 			return nil, err
 		}
+		d, _ := api.ParseWaitTimeout(q.Get("timeout"))
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
-	} else if q.Get("timeout") != "" {
-		return nil, api.Errorf(api.CodeInvalidArgs, "timeout: only with wait=%s or wait=%s", api.WaitDelivered, api.WaitReply)
 	}
 	return s.agents.Message(ctx, r.PathValue("name"), r.PathValue("id"), wait)
+}
+
+// checkWait is invalid_args for a wait that is not one, or a timeout
+// without a wait or out of bounds.
+func checkWait(wait, timeout string) error {
+	if wait != api.WaitDelivered && wait != api.WaitReply {
+		if wait == "" {
+			return api.Errorf(api.CodeInvalidArgs, "timeout: only with wait %q or %q", api.WaitDelivered, api.WaitReply)
+		}
+		return api.Errorf(api.CodeInvalidArgs, "wait: %q is not one of %q, %q", wait, api.WaitDelivered, api.WaitReply)
+	}
+	_, err := api.ParseWaitTimeout(timeout)
+	return err
 }
 
 // maxConversationTurns bounds ?last=.

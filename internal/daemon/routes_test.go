@@ -206,3 +206,75 @@ func TestSendFailureIsReportedNotSent(t *testing.T) {
 		t.Fatalf("failed delivery: %d %s", status, body)
 	}
 }
+
+// A waited send answers with the message's outcome; the messages route
+// waits (or not) and times out with wait_timeout; the conversation route
+// reads turns; the socket's sends are the CLI's unless the web server
+// named the surface.
+func TestWaitedSendMessageAndConversationRoutes(t *testing.T) {
+	h := newHome(t)
+	r := startReady(t, h)
+	ctx := context.Background()
+	c := r.Client
+	r.agents.Outcome = func(ctx context.Context, name, id, wait string) (api.MessageOutcome, error) {
+		if id == "slow" && wait != "" {
+			<-ctx.Done() // the route's timeout
+			return api.MessageOutcome{}, api.Errorf(api.CodeWaitTimeout, "agent %s: message %s is delivered; the wait ended", name, id)
+		}
+		out := api.MessageOutcome{ID: id, Agent: name, Status: api.MessageDelivered}
+		if wait == api.WaitReply {
+			out.Reply, out.Outcome = &api.TurnReply{Text: "the answer"}, api.OutcomeTurnOK
+		}
+		return out, nil
+	}
+	r.agents.Conversations = map[string]api.Conversation{"bob": {Agent: "bob", ConversationID: "c1", Turns: []api.Turn{
+		{ID: "t1", User: api.TurnUser{Text: "one"}, Outcome: api.OutcomeTurnOK},
+		{ID: "t2", User: api.TurnUser{Text: "two", Sender: api.SenderCLI}, Reply: api.TurnReply{Text: "2"}, Outcome: api.OutcomeTurnOK},
+	}}}
+	if _, err := c.Spawn(ctx, api.SpawnRequest{Template: "assistant", Name: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := c.SendAndWait(ctx, "bob", api.SendRequest{Message: "question", Wait: api.WaitReply, Timeout: "30s"})
+	if err != nil || out.Reply == nil || out.Reply.Text != "the answer" {
+		t.Fatalf("send and wait: %+v, %v", out, err)
+	}
+	if msgs := r.agents.Messages(); len(msgs) != 1 || msgs[0].Sender != api.SenderCLI {
+		t.Fatalf("the socket's send: %+v, want sender cli", msgs)
+	}
+	status, body := raw(t, h, "POST", "/agents/bob/send", `{"message":"x","wait":"soon"}`)
+	if status != http.StatusBadRequest || decodeErr(t, body).Code != api.CodeInvalidArgs {
+		t.Fatalf("a wait that is no wait: %d %s", status, body)
+	}
+	status, body = raw(t, h, "POST", "/agents/bob/send", `{"message":"x","wait":"reply","timeout":"25h"}`)
+	if status != http.StatusBadRequest || !strings.Contains(body, "timeout") {
+		t.Fatalf("a timeout past the bound: %d %s", status, body)
+	}
+
+	if msgs := r.agents.Messages(); len(msgs) != 1 {
+		t.Fatalf("a refused wait queued its message: %+v", msgs)
+	}
+	if got, err := c.Message(ctx, "bob", "m7", "", 0); err != nil || got.Status != api.MessageDelivered || got.Reply != nil {
+		t.Fatalf("message now: %+v, %v", got, err)
+	}
+	status, body = raw(t, h, "GET", "/agents/bob/messages/slow?wait=reply&timeout=1s", "")
+	if status != http.StatusRequestTimeout || decodeErr(t, body).Code != api.CodeWaitTimeout {
+		t.Fatalf("a wait that runs out: %d %s, want 408 wait_timeout", status, body)
+	}
+	status, body = raw(t, h, "GET", "/agents/bob/messages/m7?timeout=1s", "")
+	if status != http.StatusBadRequest {
+		t.Fatalf("a timeout without a wait: %d %s", status, body)
+	}
+
+	conv, err := c.Conversation(ctx, "bob", api.ConversationQuery{Last: 1})
+	if err != nil || conv.ConversationID != "c1" || len(conv.Turns) != 1 || conv.Turns[0].ID != "t2" {
+		t.Fatalf("conversation --last 1: %+v, %v", conv, err)
+	}
+	status, body = raw(t, h, "GET", "/agents/bob/conversation?last=0", "")
+	if status != http.StatusBadRequest {
+		t.Fatalf("last=0: %d %s", status, body)
+	}
+	if _, err := c.Conversation(ctx, "nobody", api.ConversationQuery{}); !client.IsNotFound(err) {
+		t.Fatalf("conversation of nobody: %v", err)
+	}
+}
