@@ -89,28 +89,15 @@ var convPayloads = map[string]bool{
 	"web_search_call": true,
 }
 
-// payloadType is a line's payload type as codex writes it near the
-// line's start ({"timestamp":…,"type":…,"payload":{"type":"…"), without
-// parsing the line; "" when it is not there.
-func payloadType(line []byte) string {
-	head := line[:min(len(line), 256)]
-	_, rest, ok := bytes.Cut(head, []byte(`"payload":{"type":"`))
-	if !ok {
-		return ""
-	}
-	end := bytes.IndexByte(rest, '"')
-	if end < 0 {
-		return ""
-	}
-	return string(rest[:end])
-}
-
 // mayHoldConv is the test before a line is parsed for the conversation:
-// by its payload type where its head names one, else by the same names
-// anywhere in it (codex writes them unescaped).
+// by its head where it names the payload's type (headTypes), else by
+// the same names anywhere in it (codex writes them unescaped).
 func mayHoldConv(line []byte) bool {
-	if t := payloadType(line); t != "" {
-		return convPayloads[t]
+	switch payload, item := headTypes(line); {
+	case payload == "item_completed" && item != "":
+		return item == "UserMessage" || item == "AgentMessage"
+	case payload != "":
+		return convPayloads[payload]
 	}
 	for t := range convPayloads {
 		if bytes.Contains(line, []byte(`"`+t+`"`)) {

@@ -263,7 +263,39 @@ func (lr *lineReader) next() (line []byte, n int, tooLong bool, err error) {
 	}
 }
 
+// headTypes are a line's payload type and, for an item_completed, its
+// item's type, read where codex writes them, near the line's start
+// ({"timestamp":…,"type":…,"payload":{"type":"…",…,"item":{"type":"…"),
+// without parsing the line; "" where the head does not say. A tool's
+// output, megabytes, is passed over by its head instead of being searched.
+func headTypes(line []byte) (payload, item string) {
+	head := line[:min(len(line), 512)]
+	payload = quotedAfter(head, `"payload":{"type":"`)
+	if payload == "item_completed" {
+		item = quotedAfter(head, `"item":{"type":"`)
+	}
+	return payload, item
+}
+
+func quotedAfter(b []byte, key string) string {
+	_, rest, ok := bytes.Cut(b, []byte(key))
+	if !ok {
+		return ""
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return ""
+	}
+	return string(rest[:end])
+}
+
 func mayHoldUserTurn(line []byte) bool {
+	switch payload, item := headTypes(line); {
+	case payload == "item_completed" && item != "":
+		return item == "UserMessage"
+	case payload != "":
+		return payload == "item_completed" || payload == "user_message" || payload == "message"
+	}
 	return bytes.Contains(line, []byte(`"UserMessage"`)) ||
 		bytes.Contains(line, []byte(`"user_message"`)) ||
 		bytes.Contains(line, []byte(`"role":"user"`)) ||

@@ -300,8 +300,10 @@ func withRollout(path string, since time.Time, use func(*rolloutState)) error {
 		s.id = rolloutID(path)
 		s.meta, s.metaOK = meta, metaOK
 	}
-	if err := s.readFrom(f); err != nil {
-		return err
+	if info.Size() > s.offset { // else nothing was appended: no buffer to allocate
+		if err := s.readFrom(f); err != nil {
+			return err
+		}
 	}
 	use(s)
 	return nil
@@ -430,6 +432,9 @@ type turnMark struct {
 // mayHoldTurnMark is the byte test before a line is parsed for a turn
 // record; codex writes its event types unescaped.
 func mayHoldTurnMark(line []byte) bool {
+	if t, _ := headTypes(line); t != "" {
+		return t == "task_started" || t == "task_complete" || t == "turn_aborted"
+	}
 	return bytes.Contains(line, []byte(`"task_started"`)) ||
 		bytes.Contains(line, []byte(`"task_complete"`)) ||
 		bytes.Contains(line, []byte(`"turn_aborted"`))
