@@ -37,8 +37,11 @@ var _ harness.ConversationReader = Codex{}
 //
 // A compaction (/compact) is a turn of its own, with no user text.
 func (Codex) Conversation(ctx context.Context, q harness.SessionQuery, id string) ([]harness.Turn, error) {
+	if id == "" {
+		return nil, nil
+	}
 	paths, err := rolloutsFor(ctx, q, id, time.Time{})
-	if err != nil || len(paths) == 0 || id == "" {
+	if err != nil || len(paths) == 0 {
 		return nil, err
 	}
 	var out []harness.Turn
@@ -93,9 +96,11 @@ var convPayloads = map[string]bool{
 // by its head where it names the payload's type (headTypes), else by
 // the same names anywhere in it (codex writes them unescaped).
 func mayHoldConv(line []byte) bool {
-	switch payload, item := headTypes(line); {
-	case payload == "item_completed" && item != "":
-		return item == "UserMessage" || item == "AgentMessage"
+	switch payload, sub := headTypes(line); {
+	case payload == "item_completed" && sub != "":
+		return sub == "UserMessage" || sub == "AgentMessage"
+	case payload == "message" && sub != "":
+		return sub == "user" || sub == "assistant" // not codex's developer instructions
 	case payload != "":
 		return convPayloads[payload]
 	}
@@ -121,7 +126,7 @@ func (c *conversation) take(line []byte, offset int64) {
 	if l.Type == "event_msg" {
 		switch p.Type {
 		case "task_started":
-			c.end(harness.OutcomeInterrupted, time.Time{}) // a turn with no end: codex stopped
+			c.endUnrecorded()
 			c.start(p.TurnID, at, offset)
 			return
 		case "task_complete":
@@ -144,8 +149,8 @@ func (c *conversation) take(line []byte, offset int64) {
 			c.end(harness.OutcomeInterrupted, at)
 			return
 		case "error":
-			if c.open != nil {
-				c.open.failure = harness.ClipText(strings.TrimSpace(p.Message), maxFailedRunes)
+			if c.open != nil { // an error outside a turn is no turn
+				c.at(at, offset).failure, _, _ = turnError{Message: p.Message}.read(at) // cut as a task_complete's
 			}
 			return
 		case "token_count":
@@ -279,6 +284,22 @@ func (c *conversation) end(outcome harness.TurnOutcome, at time.Time) {
 	done.Outcome, done.EndedAt = outcome, at
 	c.turns = append(c.turns, done)
 	c.open = nil
+}
+
+// endUnrecorded closes an open turn that a new one followed without an
+// end of its own (codex was stopped in it; an earlier codex wrote an
+// error event and no task_complete): failed if an error was recorded,
+// else interrupted, ended at its last record.
+func (c *conversation) endUnrecorded() {
+	if c.open == nil {
+		return
+	}
+	if f := c.open.failure; f != "" {
+		c.open.turn.Error = f
+		c.end(harness.OutcomeError, time.Time{})
+		return
+	}
+	c.end(harness.OutcomeInterrupted, time.Time{})
 }
 
 // snapshot is the turn as read so far, its texts chosen by kind.

@@ -377,3 +377,33 @@ func TestConversationToolsAndOlderShapes(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// A turn that a new task_started follows without an end of its own
+// (codex stopped in it) has ended: interrupted, or failed in the words of
+// the error event it recorded; ended at its last record.
+func TestConversationTurnWithNoEnd(t *testing.T) {
+	forget()
+	t.Cleanup(forget)
+	started := func(ts, id string) string {
+		return `{"timestamp":"2026-11-30T10:00:` + ts + `Z","type":"event_msg","payload":{"type":"task_started","turn_id":"` + id + `"}}` + "\n"
+	}
+	env, _ := writeRollout(t, "n1", "/w",
+		started("01.000", "t1"), userLine(time.Date(2026, 11, 30, 10, 0, 2, 0, time.UTC), "stopped in"),
+		started("05.000", "t2"), userLine(time.Date(2026, 11, 30, 10, 0, 6, 0, time.UTC), "fails"),
+		`{"timestamp":"2026-11-30T10:00:07.000Z","type":"event_msg","payload":{"type":"error","message":"stream disconnected for good"}}`+"\n",
+		started("09.000", "t3"),
+	)
+	turns := conversationOf(t, env, "n1")
+	if len(turns) != 3 {
+		t.Fatalf("%d turns: %+v", len(turns), turns)
+	}
+	if a := turns[0]; a.ID != "t1" || a.Outcome != harness.OutcomeInterrupted || !a.EndedAt.Equal(time.Date(2026, 11, 30, 10, 0, 2, 0, time.UTC)) || a.User != "stopped in" {
+		t.Errorf("stopped: %+v", a)
+	}
+	if b := turns[1]; b.Outcome != harness.OutcomeError || b.Error != "stream disconnected for good" || !b.EndedAt.Equal(time.Date(2026, 11, 30, 10, 0, 7, 0, time.UTC)) {
+		t.Errorf("failed: %+v", b)
+	}
+	if c := turns[2]; c.ID != "t3" || c.Outcome != harness.OutcomeRunning || c.User != "" {
+		t.Errorf("running: %+v", c)
+	}
+}

@@ -264,17 +264,21 @@ func (lr *lineReader) next() (line []byte, n int, tooLong bool, err error) {
 }
 
 // headTypes are a line's payload type and, for an item_completed, its
-// item's type, read where codex writes them, near the line's start
-// ({"timestamp":…,"type":…,"payload":{"type":"…",…,"item":{"type":"…"),
-// without parsing the line; "" where the head does not say. A tool's
-// output, megabytes, is passed over by its head instead of being searched.
-func headTypes(line []byte) (payload, item string) {
+// item's type (for a message, its role), read where codex writes them,
+// near the line's start ({"timestamp":…,"type":…,"payload":{"type":"…",
+// …,"item":{"type":"…"), without parsing the line; "" where the head does
+// not say. A tool's output, megabytes, is passed over by its head instead
+// of being searched.
+func headTypes(line []byte) (payload, sub string) {
 	head := line[:min(len(line), 512)]
 	payload = quotedAfter(head, `"payload":{"type":"`)
-	if payload == "item_completed" {
-		item = quotedAfter(head, `"item":{"type":"`)
+	switch payload {
+	case "item_completed":
+		sub = quotedAfter(head, `"item":{"type":"`)
+	case "message":
+		sub = quotedAfter(head, `"role":"`)
 	}
-	return payload, item
+	return payload, sub
 }
 
 func quotedAfter(b []byte, key string) string {
@@ -290,9 +294,11 @@ func quotedAfter(b []byte, key string) string {
 }
 
 func mayHoldUserTurn(line []byte) bool {
-	switch payload, item := headTypes(line); {
-	case payload == "item_completed" && item != "":
-		return item == "UserMessage"
+	switch payload, sub := headTypes(line); {
+	case payload == "item_completed" && sub != "":
+		return sub == "UserMessage"
+	case payload == "message" && sub != "":
+		return sub == "user"
 	case payload != "":
 		return payload == "item_completed" || payload == "user_message" || payload == "message"
 	}
