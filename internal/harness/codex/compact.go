@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -55,10 +54,10 @@ func rolloutCompactions(path string, since time.Time) ([]harness.Compaction, err
 	}
 	defer f.Close()
 	id := rolloutID(path)
-	r := bufio.NewReaderSize(f, 64<<10)
+	r := newLineReader(f)
 	var out []harness.Compaction
 	for {
-		line, _, tooLong, err := readLine(r)
+		line, _, tooLong, err := r.next()
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}

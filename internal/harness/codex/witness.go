@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -177,15 +179,23 @@ var injectedPrefixes = []string{
 	"<subagent_notification>",
 }
 
-// rolloutLine is the part of a rollout line UserTurns reads.
+// rolloutLine is the part of a rollout line UserTurns and Conversation
+// read.
 type rolloutLine struct {
 	Timestamp string `json:"timestamp"`
 	Type      string `json:"type"`
 	Payload   struct {
-		Type    string `json:"type"`
-		Role    string `json:"role"`
-		Message string `json:"message"`
-		Item    struct {
+		Type             string          `json:"type"`
+		Role             string          `json:"role"`
+		Message          string          `json:"message"`
+		TurnID           string          `json:"turn_id"`
+		LastAgentMessage *string         `json:"last_agent_message"`
+		Error            json.RawMessage `json:"error"`
+		Name             string          `json:"name"`
+		Arguments        json.RawMessage `json:"arguments"`
+		Input            json.RawMessage `json:"input"`
+		Action           json.RawMessage `json:"action"`
+		Item             struct {
 			Type    string `json:"type"`
 			Content []struct {
 				Type string `json:"type"`
@@ -203,36 +213,95 @@ type rolloutLine struct {
 				} `json:"provenance"`
 			} `json:"content_item_metadata"`
 		} `json:"internal_chat_message_metadata_passthrough"`
+		Info *struct {
+			Total *tokenUsage `json:"total_token_usage"`
+			Last  *tokenUsage `json:"last_token_usage"`
+		} `json:"info"`
 	} `json:"payload"`
+	Metadata struct {
+		CompactionOutput bool `json:"compaction_output"`
+	} `json:"metadata"`
 }
 
-// readLine returns the next whole line (without its newline) and the bytes
-// it took. A line longer than maxRolloutLine is drained and reported as
-// tooLong; a last line without a newline is still being written and reads
-// as io.EOF.
-func readLine(r *bufio.Reader) (line []byte, n int, tooLong bool, err error) {
-	var buf []byte
+// lineReader reads a rollout line by line, reusing one buffer for the
+// lines longer than its read buffer.
+type lineReader struct {
+	r   *bufio.Reader
+	buf []byte
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// next returns the next whole line (without its newline) and the bytes it
+// took; the line is valid until the next call. A line longer than
+// maxRolloutLine is drained and reported as tooLong; a last line without a
+// newline is still being written and reads as io.EOF.
+func (lr *lineReader) next() (line []byte, n int, tooLong bool, err error) {
+	chunk, err := lr.r.ReadSlice('\n')
+	if err == nil {
+		return chunk[:len(chunk)-1], len(chunk), false, nil // the usual case: no copy
+	}
+	lr.buf = lr.buf[:0]
 	for {
-		chunk, err := r.ReadSlice('\n')
 		n += len(chunk)
-		if len(buf)+len(chunk) > maxRolloutLine {
+		if len(lr.buf)+len(chunk) > maxRolloutLine {
 			tooLong = true
-			buf = buf[:0]
+			lr.buf = lr.buf[:0]
 		} else if !tooLong {
-			buf = append(buf, chunk...)
+			lr.buf = append(lr.buf, chunk...)
 		}
 		switch {
 		case err == nil:
-			return bytes.TrimSuffix(buf, []byte("\n")), n, tooLong, nil
+			return bytes.TrimSuffix(lr.buf, []byte("\n")), n, tooLong, nil
 		case errors.Is(err, bufio.ErrBufferFull):
-			continue
+			chunk, err = lr.r.ReadSlice('\n')
 		default:
 			return nil, 0, false, err
 		}
 	}
 }
 
+// headTypes are a line's payload type and, for an item_completed, its
+// item's type (for a message, its role), read where codex writes them,
+// near the line's start ({"timestamp":…,"type":…,"payload":{"type":"…",
+// …,"item":{"type":"…"), without parsing the line; "" where the head does
+// not say. A tool's output, megabytes, is passed over by its head instead
+// of being searched.
+func headTypes(line []byte) (payload, sub string) {
+	head := line[:min(len(line), 512)]
+	payload = quotedAfter(head, `"payload":{"type":"`)
+	switch payload {
+	case "item_completed":
+		sub = quotedAfter(head, `"item":{"type":"`)
+	case "message":
+		sub = quotedAfter(head, `"role":"`)
+	}
+	return payload, sub
+}
+
+func quotedAfter(b []byte, key string) string {
+	_, rest, ok := bytes.Cut(b, []byte(key))
+	if !ok {
+		return ""
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return ""
+	}
+	return string(rest[:end])
+}
+
 func mayHoldUserTurn(line []byte) bool {
+	switch payload, sub := headTypes(line); {
+	case payload == "item_completed" && sub != "":
+		return sub == "UserMessage"
+	case payload == "message" && sub != "":
+		return sub == "user"
+	case payload != "":
+		return payload == "item_completed" || payload == "user_message" || payload == "message"
+	}
 	return bytes.Contains(line, []byte(`"UserMessage"`)) ||
 		bytes.Contains(line, []byte(`"user_message"`)) ||
 		bytes.Contains(line, []byte(`"role":"user"`)) ||

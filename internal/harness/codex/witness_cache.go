@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -44,7 +43,8 @@ type rolloutState struct {
 	since    time.Time
 	id       string // from the name, else the first session_meta
 	kinds    [3][]harness.UserTurn
-	marks    []turnMark // turn starts and ends, in file order
+	marks    []turnMark   // turn starts and ends, in file order
+	conv     conversation // read only while since is zero (Conversation)
 
 	metaOK bool // meta read for this dev/ino
 	meta   rolloutMeta
@@ -231,6 +231,7 @@ func cachedMeta(path string, info fs.FileInfo) (rolloutMeta, bool) {
 func (s *rolloutState) reset(dev, ino uint64, since time.Time) {
 	s.dev, s.ino, s.since = dev, ino, since
 	s.started, s.offset, s.mark, s.id, s.kinds, s.marks = false, 0, nil, "", [3][]harness.UserTurn{}, nil
+	s.conv = conversation{}
 	s.metaOK, s.meta = false, rolloutMeta{}
 }
 
@@ -299,8 +300,10 @@ func withRollout(path string, since time.Time, use func(*rolloutState)) error {
 		s.id = rolloutID(path)
 		s.meta, s.metaOK = meta, metaOK
 	}
-	if err := s.readFrom(f); err != nil {
-		return err
+	if info.Size() > s.offset { // else nothing was appended: no buffer to allocate
+		if err := s.readFrom(f); err != nil {
+			return err
+		}
 	}
 	use(s)
 	return nil
@@ -349,18 +352,22 @@ func (s *rolloutState) readFrom(f *os.File) error {
 	if _, err := f.Seek(s.offset, io.SeekStart); err != nil {
 		return err
 	}
-	r := bufio.NewReaderSize(f, 64<<10)
+	r := newLineReader(f)
 	for {
-		line, n, tooLong, err := readLine(r)
+		line, n, tooLong, err := r.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			return err
 		}
+		at := s.offset
 		s.offset += int64(n)
 		bytesRead.Add(int64(n))
 		s.takeLine(line, tooLong)
+		if !tooLong && s.since.IsZero() {
+			s.conv.take(line, at)
+		}
 	}
 	if s.offset > 0 {
 		k := min(int64(markLen), s.offset)
@@ -425,6 +432,9 @@ type turnMark struct {
 // mayHoldTurnMark is the byte test before a line is parsed for a turn
 // record; codex writes its event types unescaped.
 func mayHoldTurnMark(line []byte) bool {
+	if t, _ := headTypes(line); t != "" {
+		return t == "task_started" || t == "task_complete" || t == "turn_aborted"
+	}
 	return bytes.Contains(line, []byte(`"task_started"`)) ||
 		bytes.Contains(line, []byte(`"task_complete"`)) ||
 		bytes.Contains(line, []byte(`"turn_aborted"`))

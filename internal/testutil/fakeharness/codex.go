@@ -19,6 +19,39 @@ type codexStore struct {
 	notify               []string
 	inputs               []string // the open turn's messages
 	titled               bool     // the thread's title was generated
+	total, last          [2]int   // token_count's input and output tokens: the thread's, the last response's
+}
+
+// fakeResponseTokens are the tokens the fake's model "uses" per response:
+// what internal/testutil/modelserver reports (10 in, 3 out), which is
+// what the real capture records (testdata/records_v0.171.0).
+var fakeResponseTokens = [2]int{10, 3}
+
+// tokenCount writes codex 0.171.0's token_count event: the thread's
+// running total and the last response's usage. codex writes it after
+// each response, and again, unchanged, when a turn starts that calls no
+// model yet (an interrupt, a queued message).
+func (s *codexStore) tokenCount() {
+	usage := func(u [2]int) map[string]any {
+		return map[string]any{"input_tokens": u[0], "cached_input_tokens": 0, "cache_write_input_tokens": 0,
+			"output_tokens": u[1], "reasoning_output_tokens": 0, "total_tokens": u[0] + u[1]}
+	}
+	_ = appendJSONL(s.path, codexEvent(map[string]any{"type": "token_count",
+		"info": map[string]any{"total_token_usage": usage(s.total), "last_token_usage": usage(s.last),
+			"last_usage_includes_reasoning": false, "model_context_window": 258400},
+		"rate_limits": map[string]any{"limit_id": "codex"}}))
+}
+
+// response records one model response's tokens: codex's per-turn
+// token_usage_record, then token_count.
+func (s *codexStore) response() {
+	s.last = fakeResponseTokens
+	s.total[0] += s.last[0]
+	s.total[1] += s.last[1]
+	u := map[string]any{"input_tokens": s.last[0], "cached_input_tokens": 0, "output_tokens": s.last[1], "total_tokens": s.last[0] + s.last[1]}
+	_ = appendJSONL(s.path, map[string]any{"timestamp": nowStamp(), "type": "token_usage_record",
+		"payload": map[string]any{"thread_id": s.id, "turn_id": s.turn, "usage": u}})
+	s.tokenCount()
 }
 
 // submit records a user message the way codex-cli 0.171.0 writes its
@@ -65,7 +98,7 @@ func (s *codexStore) compact() string {
 }
 
 // reply ends the open turn: the agent message (event and response_item),
-// then task_complete.
+// the response's token counts, then task_complete with the reply.
 func (s *codexStore) reply(msg string) {
 	if s.path == "" {
 		return
@@ -76,6 +109,7 @@ func (s *codexStore) reply(msg string) {
 			"content": []any{map[string]any{"type": "Text", "text": msg}}},
 	}))
 	_ = appendJSONL(s.path, codexMessage("assistant", msg, ""))
+	s.response()
 	_ = appendJSONL(s.path, codexEvent(map[string]any{"type": "task_complete", "turn_id": s.turn, "last_agent_message": msg}))
 	codexNotify(s.notify, s.id, s.turn, s.inputs, msg, !s.titled)
 	s.titled = true
@@ -95,11 +129,15 @@ func (s *codexStore) fail(words string) {
 	s.turn, s.inputs = "", nil
 }
 
-// abort ends the open turn as interrupted: codex 0.171.0 writes event_msg
+// abort ends the open turn as interrupted: codex 0.171.0 writes the
+// thread's token_count again, unchanged (once it has one), then event_msg
 // turn_aborted (and no reply, no notify).
 func (s *codexStore) abort() {
 	if s.path == "" || s.turn == "" {
 		return
+	}
+	if s.total != [2]int{} {
+		s.tokenCount()
 	}
 	_ = appendJSONL(s.path, codexEvent(map[string]any{"type": "turn_aborted", "turn_id": s.turn, "reason": "interrupted"}))
 	s.turn, s.inputs = "", nil
