@@ -89,6 +89,10 @@ var Steps = []Step{
 	{"rate-limited turn", (*run).rateLimited},
 	{"slow turn", (*run).slowTurn},
 	{"model error", (*run).modelError},
+	{"send --reply", (*run).sendReply},
+	{"the reply of that turn", (*run).replyOfThatTurn},
+	{"typed turn, no sender", (*run).typedTurn},
+	{"conversation, resumed", (*run).conversationResumed},
 }
 
 // stepNames are the names of steps, in order.

@@ -108,6 +108,9 @@ type run struct {
 	idle     bool   // idle suspend on in leo.yaml
 	port     int    // the web API's port (webPort)
 	dumping  bool   // request bodies are kept (listOnMarker)
+	// replied are the markers of the turns the conversation steps sent,
+	// in order, with who sent them (conversation_test.go).
+	replied []sentTurn
 }
 
 // setup makes the harness's world: the model server, a leo home whose PATH

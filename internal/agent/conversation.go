@@ -340,6 +340,19 @@ func (m *Manager) SendAndWait(ctx context.Context, name string, req api.SendRequ
 	if err != nil {
 		return api.MessageOutcome{}, err
 	}
+	if wait == api.WaitReply {
+		// Refused before anything is queued: a reply that cannot be read
+		// must not cost a message sent for nothing.
+		a, err := m.lookup(name)
+		if err != nil {
+			return api.MessageOutcome{}, err
+		}
+		if h, hn := a.harness(); h == nil {
+			return api.MessageOutcome{}, api.Errorf(api.CodeConfigError, "send to %s: harness %q is not registered", name, hn)
+		} else if _, ok := h.(harness.ConversationReader); !ok {
+			return api.MessageOutcome{}, api.Errorf(api.CodeUnsupported, "send to %s: harness %s keeps no conversation record leo can read, so there is no reply to wait for (send without --reply)", name, hn)
+		}
+	}
 	res, err := m.SendMessage(ctx, name, req)
 	if err != nil {
 		return api.MessageOutcome{}, err

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -43,16 +45,50 @@ func checkWaitFlags(waits bool, timeout time.Duration) error {
 }
 
 // runAgentSendWait queues the message, then follows it.
+//
+// The send itself waits (POST send with wait), so the daemon refuses a
+// wait it cannot serve before anything is queued. The message is named
+// here when the caller did not name it, so the follow-up polls know it
+// and a retry after outcome_unknown is safe.
 func runAgentSendWait(ctx context.Context, opts *AgentSendOptions) error {
-	res, err := opts.Client.SendMessage(ctx, opts.Name, api.SendRequest{Message: opts.Message, ID: opts.ID})
-	if err != nil {
-		if api.HasCode(err, api.CodeOutcomeUnknown) {
-			return api.Errorf(api.CodeOutcomeUnknown, "%w; check 'leo agent status %s' before sending it again (with --id a retry is safe)", err, opts.Name)
-		}
+	id := opts.ID
+	if id == "" {
+		id = newMessageID()
+	}
+	f := messageFollow{c: opts.Client, io: opts.IO, name: opts.Name, id: id, reply: opts.Reply, timeout: opts.Timeout, json: opts.JSON, now: opts.Now, start: nowOr(opts.Now)}
+	// The first wait is short: past it, a long wait says why.
+	first := min(f.total(), waitSayAfter)
+	out, err := opts.Client.SendAndWait(ctx, opts.Name, api.SendRequest{Message: opts.Message, ID: id, Wait: f.wait(), Timeout: first.String()})
+	switch {
+	case api.HasCode(err, api.CodeOutcomeUnknown):
+		return api.Errorf(api.CodeOutcomeUnknown, "%w; send it again with --id %s: it is never queued twice", err, id)
+	case api.HasCode(err, api.CodeWaitTimeout):
+		return f.run(ctx)
+	case err != nil:
 		return err
 	}
-	f := messageFollow{c: opts.Client, io: opts.IO, name: opts.Name, id: res.ID, reply: opts.Reply, timeout: opts.Timeout, json: opts.JSON, now: opts.Now}
-	return f.run(ctx)
+	return f.print(out)
+}
+
+// newMessageID is a fresh message id (api.CheckMessageID's alphabet).
+func newMessageID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "cli-" + hex.EncodeToString(b[:])
+}
+
+func (f messageFollow) wait() string {
+	if f.reply {
+		return api.WaitReply
+	}
+	return api.WaitDelivered
+}
+
+func (f messageFollow) total() time.Duration {
+	if f.timeout == 0 {
+		return api.MaxWait
+	}
+	return f.timeout
 }
 
 // messageFollow follows one message to its delivery or its reply.
@@ -65,18 +101,16 @@ type messageFollow struct {
 	timeout time.Duration
 	json    bool
 	now     func() time.Time
+	// start is when the wait began (zero: when run is called).
+	start time.Time
 }
 
 func (f messageFollow) run(ctx context.Context) error {
-	wait := api.WaitDelivered
-	if f.reply {
-		wait = api.WaitReply
+	wait, total := f.wait(), f.total()
+	start := f.start
+	if start.IsZero() {
+		start = nowOr(f.now)
 	}
-	total := f.timeout
-	if total == 0 {
-		total = api.MaxWait
-	}
-	start := nowOr(f.now)
 	deadline := start.Add(total)
 	said := ""
 	for {

@@ -95,7 +95,7 @@ func TestAgentSendReplyTimesOutAndSaysWhy(t *testing.T) {
 	}
 	start := time.Now()
 	r := e.run("agent", "send", "bob", "hi", "--reply", "--timeout", "7s")
-	if r.code != ExitWaitTimeout || !strings.Contains(r.stderr, "the wait ended, the message goes on") || !strings.Contains(r.stderr, "leo agent message bob msg-1") {
+	if r.code != ExitWaitTimeout || !strings.Contains(r.stderr, "the wait ended, the message goes on") || !strings.Contains(r.stderr, "leo agent message bob cli-") {
 		t.Fatalf("timeout: %+v", r)
 	}
 	if !strings.Contains(r.stderr, "waiting: message queued (the agent waits for a person: Bash command touch x)") {
@@ -104,8 +104,8 @@ func TestAgentSendReplyTimesOutAndSaysWhy(t *testing.T) {
 	if took := time.Since(start); took < 7*time.Second {
 		t.Fatalf("the wait ended after %s, before its 7s", took)
 	}
-	r = e.run("agent", "message", "bob", "msg-1")
-	if r.code != ExitOK || !strings.Contains(r.stdout, "message msg-1 to bob: queued (the agent waits for a person") {
+	r = e.run("agent", "message", "bob", "m-9")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "message m-9 to bob: queued (the agent waits for a person") {
 		t.Fatalf("agent message: %+v", r)
 	}
 }

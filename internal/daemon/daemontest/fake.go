@@ -287,10 +287,16 @@ func (f *Agents) SendMessage(ctx context.Context, name string, req api.SendReque
 }
 
 func (f *Agents) SendAndWait(ctx context.Context, name string, req api.SendRequest) (api.MessageOutcome, error) {
+	timeout, err := api.ParseWaitTimeout(req.Timeout)
+	if err != nil {
+		return api.MessageOutcome{}, err
+	}
 	res, err := f.SendMessage(ctx, name, req)
 	if err != nil {
 		return api.MessageOutcome{}, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	return f.Message(ctx, name, res.ID, req.Wait)
 }
 

@@ -1,0 +1,106 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/e2e/leoproc"
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/testutil"
+)
+
+// BenchmarkSendReply: `leo agent send NAME MESSAGE --reply` against an idle
+// fake TUI that answers in 1 ms, through the real daemon and the real
+// binary — from the command's start until it printed the reply, which leo
+// reads from the harness's own record — next to the floor measured in the
+// same run on the same tmux server: a raw pane of the same fake, the
+// message pasted, Enter sent (after codex's paste-burst window), and the
+// reply polled for on the pane. Also the same send and wait through the
+// Go client (no process start).
+func BenchmarkSendReply(b *testing.B) {
+	for _, h := range leoproc.Harnesses {
+		b.Run(h, func(b *testing.B) {
+			w := leoproc.New(b)
+			w.WriteConfigExtra("", map[string]string{"FAKE_TURN_MS": "1"})
+			_, _ = w.Start(60 * time.Second)
+			ctx := context.Background()
+			if _, err := w.Client.Spawn(ctx, api.SpawnRequest{Template: h}); err != nil {
+				b.Fatal(err)
+			}
+			w.WaitAll(time.Minute, h+" running", func(as []api.Agent) bool {
+				return len(as) == 1 && as[0].State == api.StateRunning
+			})
+			// A first exchange: the conversation exists (and its id is
+			// known) before anything is measured.
+			if out, err := w.Client.SendAndWait(ctx, h, api.SendRequest{Message: "warm up", Wait: api.WaitReply, Timeout: "1m"}); err != nil || out.Reply == nil {
+				b.Fatalf("warm-up: %+v, %v", out, err)
+			}
+			raw := startRawPane(b, w, h)
+			capture := func(target string) string {
+				out, err := w.Tmux("capture-pane", "-p", "-J", "-t", target)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return out
+			}
+			adapter, _ := harness.Lookup(h)
+			var enterDelay time.Duration
+			if pt, ok := adapter.(harness.PasteTiming); ok {
+				enterDelay = pt.EnterDelay()
+			}
+
+			var cli, client, floor time.Duration
+			round := 0
+			for b.Loop() {
+				round++
+				msg := fmt.Sprintf("reply bench %d", round)
+				start := time.Now()
+				out, err := w.Leo(ctx, "agent", "send", h, msg, "--reply", "--timeout", "1m")
+				if err != nil || !strings.Contains(string(out), "echo: "+msg) {
+					b.Fatalf("send --reply: %q, %v", out, err)
+				}
+				cli += time.Since(start)
+
+				start = time.Now()
+				o, err := w.Client.SendAndWait(ctx, h, api.SendRequest{Message: msg + " again", Wait: api.WaitReply, Timeout: "1m"})
+				if err != nil || o.Reply == nil || !strings.Contains(o.Reply.Text, msg+" again") {
+					b.Fatalf("client send and wait: %+v, %v", o, err)
+				}
+				client += time.Since(start)
+
+				start = time.Now()
+				rawMsg := fmt.Sprintf("raw %d", round)
+				if _, err := w.Tmux("set-buffer", "-b", "raw-floor", rawMsg); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := w.Tmux("paste-buffer", "-p", "-r", "-d", "-b", "raw-floor", "-t", raw); err != nil {
+					b.Fatal(err)
+				}
+				if enterDelay > 0 {
+					testutil.WaitForEvery(b, time.Minute, time.Millisecond, func() bool {
+						return strings.Contains(capture(raw), rawMsg)
+					}, "the raw paste to show")
+					<-time.After(enterDelay)
+				}
+				if _, err := w.Tmux("send-keys", "-t", raw, "Enter"); err != nil {
+					b.Fatal(err)
+				}
+				testutil.WaitForEvery(b, time.Minute, time.Millisecond, func() bool {
+					return strings.Contains(capture(raw), "echo: "+rawMsg)
+				}, "raw reply")
+				floor += time.Since(start)
+			}
+			n := float64(round)
+			b.ReportMetric(ms(cli)/n, "cli-reply-ms")
+			b.ReportMetric(ms(client)/n, "client-reply-ms")
+			b.ReportMetric(ms(floor)/n, "raw-ms")
+			b.ReportMetric(float64(cli)/float64(floor), "cli/raw")
+			b.Logf("%s: send --reply %.1f ms (through the Go client %.1f ms), raw paste-and-read floor %.1f ms (%.2f×)",
+				h, ms(cli)/n, ms(client)/n, ms(floor)/n, float64(cli)/float64(floor))
+		})
+	}
+}
