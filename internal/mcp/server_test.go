@@ -441,4 +441,3 @@ func TestSendWaitsForTheReplyAndGetReplyAnswersLater(t *testing.T) {
 		}
 	}
 }
-
