@@ -307,7 +307,9 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 	}
 	defer func() {
 		s.mu.Lock()
-		delete(s.live, name)
+		if s.live[name] == lr { // record took it off already
+			delete(s.live, name)
+		}
 		s.mu.Unlock()
 		if release != nil {
 			release()
@@ -494,6 +496,11 @@ func (s *Service) record(rec Record) {
 	}
 	s.mu.Lock()
 	s.last[rec.Task] = rec
+	// The run is over before its end is published: a listing made on
+	// task.run.ended must not show it running still.
+	if lr := s.live[rec.Task]; lr != nil && lr.rec.ID == rec.ID {
+		delete(s.live, rec.Task)
+	}
 	s.mu.Unlock()
 	e := api.Event{Type: api.EventTaskRunEnded, Task: rec.Task, Run: rec.ID, Agent: rec.Agent, State: string(rec.Outcome), Reason: api.FirstLine(rec.Message)}
 	if e.Reason == "" {
