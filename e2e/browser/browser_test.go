@@ -437,7 +437,7 @@ func (s *site) scan(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	for _, p := range []string{"/web/agents", "/web/partials/agents", "/web/agents/web1", "/web/agents/web1/screen",
+	for _, p := range []string{"/web/agents", "/web/partials/agents", "/web/agents/web1", "/web/agents/web1/screen", "/web/agents/web1/conversation",
 		"/web/agents/claude", "/web/tasks", "/web/tasks/report", "/web/service", "/login"} {
 		resp, err := c.Get(s.base + p)
 		if err != nil {

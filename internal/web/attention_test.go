@@ -101,7 +101,7 @@ func TestPagesLiveOnTheStream(t *testing.T) {
 	f.agents = attentionAgents(time.Now())
 	f.tasks["report"] = api.Task{Name: "report", Harness: "claude"}
 	for _, c := range []struct{ path, live string }{
-		{"/web/agents", `data-live="/web/partials/agents" data-live-on="agent.state agent.attention message.queued message.delivered message.failed"`},
+		{"/web/agents", `data-live="/web/partials/agents" data-live-on="agent.state agent.attention message.queued message.delivered message.failed turn.ended"`},
 		{"/web/tasks", `data-live="/web/partials/tasks" data-live-on="task.run.started task.run.ended config.reloaded"`},
 		{"/web/agents/echo", `data-live="/web/agents/echo/panel"`},
 	} {

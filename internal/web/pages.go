@@ -28,6 +28,7 @@ import (
 //	GET  /web/agents/{name}             details, send form, the pane's screen
 //	GET  /web/agents/{name}/screen      the screen alone (htmx polls it)
 //	GET  /web/agents/{name}/panel       the details alone (fetched on its events)
+//	GET  /web/agents/{name}/conversation  its turns alone (conversation.go)
 //	GET  /web/agents/{name}/confirm/{verb}  reset|delete: what it discards, confirm
 //	POST /web/agents/{name}/{verb}      start|stop|restart|reset|delete → 303 + flash
 //	POST /web/agents/{name}/send        message → 303 + flash
@@ -68,6 +69,7 @@ func (s *Server) pageRoutes(mux *http.ServeMux, auth func(http.HandlerFunc) http
 	mux.HandleFunc("GET /web/agents/{name}", auth(s.agentPage))
 	mux.HandleFunc("GET /web/agents/{name}/screen", auth(s.screenPartial))
 	mux.HandleFunc("GET /web/agents/{name}/panel", auth(s.panelPartial))
+	mux.HandleFunc("GET /web/agents/{name}/conversation", auth(s.conversationPartial))
 	mux.HandleFunc("GET /web/agents/{name}/confirm/{verb}", auth(s.confirmPage))
 	mux.HandleFunc("POST /web/agents/{name}/send", auth(s.sendToAgent))
 	mux.HandleFunc("POST /web/agents/{name}/{verb}", auth(s.agentAction))
@@ -198,6 +200,8 @@ type agentData struct {
 	Screen    string
 	ScreenErr string
 	Err       string // the details could not be read (the panel's poll)
+	// Conversation is the agent page's chat (conversation.go).
+	Conversation conversationData
 }
 
 func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
@@ -209,6 +213,8 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d := agentData{CSRF: s.csrfValue(r), Agent: a}
 	d.Screen, d.ScreenErr = s.screen(r.Context(), name)
+	id, all := conversationQuery(r)
+	d.Conversation = s.conversation(r.Context(), name, id, all)
 	s.render(w, r, "agent", d)
 }
 

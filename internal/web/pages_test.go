@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ type fakeDaemon struct {
 	calls   []string
 	agents  map[string]api.Agent
 	screen  map[string]string
+	convs   map[string][]api.Conversation // by agent: the current first, then earlier ones
 	tasks   map[string]api.Task
 	runs    map[string][]api.TaskRun
 	logs    map[string]string // task/run → text
@@ -37,7 +39,7 @@ type fakeDaemon struct {
 
 func newFakeDaemon() *fakeDaemon {
 	return &fakeDaemon{
-		agents: map[string]api.Agent{}, screen: map[string]string{}, tasks: map[string]api.Task{},
+		agents: map[string]api.Agent{}, screen: map[string]string{}, convs: map[string][]api.Conversation{}, tasks: map[string]api.Task{},
 		runs: map[string][]api.TaskRun{}, logs: map[string]string{}, fail: map[string]*api.Error{},
 		started: time.Now().Add(-90 * time.Minute),
 	}
@@ -105,6 +107,36 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		api.WriteJSON(w, 200, api.Logs{Agent: name, Text: f.screen[name]})
+	})
+	mux.HandleFunc("GET /agents/{name}/conversation", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		if _, ok := f.agents[name]; !ok {
+			notFound("agent", name)
+			return
+		}
+		// As the daemon answers: the current conversation or the one
+		// named, its newest ?last= turns, the earlier ones' ids.
+		all := f.convs[name]
+		c := api.Conversation{Agent: name, Turns: []api.Turn{}}
+		if len(all) > 0 {
+			c = all[0]
+		}
+		if id := r.URL.Query().Get("conversation"); id != "" {
+			found := false
+			for _, e := range all {
+				if e.ConversationID == id {
+					c, found = e, true
+				}
+			}
+			if !found {
+				notFound("conversation", id)
+				return
+			}
+		}
+		if n, _ := strconv.Atoi(r.URL.Query().Get("last")); n > 0 && len(c.Turns) > n {
+			c.Turns = c.Turns[len(c.Turns)-n:]
+		}
+		api.WriteJSON(w, 200, c)
 	})
 	mux.HandleFunc("POST /agents/spawn", func(w http.ResponseWriter, r *http.Request) {
 		var req api.SpawnRequest

@@ -25,6 +25,49 @@ document.addEventListener("DOMContentLoaded", function () {
   if (pre) pre.scrollTop = pre.scrollHeight;
 });
 
+// The conversation (docs/web.md, "The conversation") is rendered by the
+// server and swapped in whole on its events. The newest turn is at the
+// bottom: keep it in view unless the reader scrolled up, and keep the
+// tools a reader unfolded (or folded) as they were.
+(function () {
+  var kept = null; // {bottom: bool, top: number, open: {fold: bool}} across a swap
+
+  function turns() {
+    return document.querySelector("#conversation ol.turns");
+  }
+
+  function toBottom() {
+    var ol = turns();
+    if (ol) ol.scrollTop = ol.scrollHeight;
+  }
+
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var t = e.detail.target;
+    if (!t || t.id !== "conversation") return;
+    var ol = turns();
+    kept = { bottom: !ol || ol.scrollHeight - ol.scrollTop - ol.clientHeight < 24, top: ol ? ol.scrollTop : 0, open: {} };
+    Array.prototype.forEach.call(t.querySelectorAll("details[data-fold]"), function (d) {
+      kept.open[d.getAttribute("data-fold")] = d.open;
+    });
+  });
+
+  document.addEventListener("htmx:afterSwap", function () {
+    if (!kept) return;
+    var k = kept;
+    kept = null;
+    var conv = document.getElementById("conversation");
+    if (!conv) return;
+    Array.prototype.forEach.call(conv.querySelectorAll("details[data-fold]"), function (d) {
+      var f = d.getAttribute("data-fold");
+      if (Object.prototype.hasOwnProperty.call(k.open, f)) d.open = k.open[f];
+    });
+    if (k.bottom) toBottom();
+    else if (turns()) turns().scrollTop = k.top;
+  });
+
+  document.addEventListener("DOMContentLoaded", toBottom);
+})();
+
 // Live pages (docs/web.md, "Live pages"). A page whose parts carry
 // data-live (the agent list, the task list, an agent's details) opens the
 // daemon's event stream (GET /web/events, the login cookie) and fetches a
