@@ -161,4 +161,9 @@ func init() {
 		return humantime.Took(t.StartedAt, *t.EndedAt)
 	}
 	funcs["usageOnly"] = func(u *api.Usage) string { return usageText(u, nil) }
+	// lastRunning: the newest turn runs (static/leo.js settles such a
+	// part once its agent is idle).
+	funcs["lastRunning"] = func(ts []api.Turn) bool {
+		return len(ts) > 0 && ts[len(ts)-1].Outcome == api.OutcomeTurnRunning
+	}
 }

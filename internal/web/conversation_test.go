@@ -73,7 +73,7 @@ func TestAgentPageShowsTheConversation(t *testing.T) {
 	}
 	for what, body := range map[string]string{"page": page, "partial": part} {
 		mustHave(t, what, body,
-			`<div id="conversation" class="conversation" data-live="/web/agents/coder/conversation" data-live-on="turn.started turn.ended message.delivered agent.attention" data-live-agent="coder" data-conversation="sess-2">`,
+			`<div id="conversation" class="conversation" data-live="/web/agents/coder/conversation" data-live-on="turn.started turn.ended message.delivered agent.attention" data-live-agent="coder" data-running data-conversation="sess-2">`,
 			// Who sent each message.
 			`<span class="badge sender" data-sender="cli">cli</span>`,
 			`<span class="badge sender" data-sender="">typed in the TUI</span>`,

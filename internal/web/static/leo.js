@@ -93,6 +93,7 @@ document.addEventListener("DOMContentLoaded", function () {
   var NOTIFY = { needs_input: "needs input", errored: "errored", limited: "is limited" };
   var OPT_KEY = "leo.notify";
   var FALLBACK_MS = 3000;
+  var SETTLE_MS = 1000, SETTLE_TRIES = 10;
 
   var source = null;
   var lastId = ""; // the newest event's id: where a new stream starts
@@ -128,8 +129,31 @@ document.addEventListener("DOMContentLoaded", function () {
       delete busy[id];
       var now = document.getElementById(id);
       if (again && now) refresh(now);
+      else if (now) settle(now);
     };
     htmx.ajax("GET", el.getAttribute("data-live"), { target: "#" + id, swap: "outerHTML" }).then(finish, finish);
+  }
+
+  // settle looks again, a few times a second apart, at a part that shows
+  // a turn running (data-running) while its agent is no longer working:
+  // the harness writes its record on its own schedule (claude after its
+  // Stop hook ran), so the turn's end may reach the record after the
+  // event that said so, and no further event comes.
+  var settles = {};
+  function settle(el) {
+    var id = el.id;
+    var agent = el.getAttribute("data-live-agent");
+    var state = (known[agent] || "").split("|")[0];
+    if (!el.hasAttribute("data-running") || !state || state === "working" || state === "needs_input") {
+      delete settles[id];
+      return;
+    }
+    settles[id] = (settles[id] || 0) + 1;
+    if (settles[id] > SETTLE_TRIES) return;
+    setTimeout(function () {
+      var now = document.getElementById(id);
+      if (now) refresh(now);
+    }, SETTLE_MS);
   }
 
   function wants(el, ev) {
