@@ -263,4 +263,3 @@ func cloneTurns(turns []harness.Turn) []harness.Turn {
 	}
 	return out
 }
-
