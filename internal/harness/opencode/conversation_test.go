@@ -2,7 +2,9 @@ package opencode
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"runtime"
@@ -419,3 +421,35 @@ func lastMessagePage(b *testing.B, path string) map[uint32][]byte {
 	n := i / buildPageSize
 	return map[uint32][]byte{uint32(n + 1): append([]byte(nil), data[n*buildPageSize:(n+1)*buildPageSize]...)}
 }
+
+// A long text's overflow chain, read many pages at a time from the file,
+// still takes each page the WAL holds a newer copy of from the WAL.
+func TestOverflowChainTakesWALPages(t *testing.T) {
+	var text strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&text, "line %05d\n", i)
+	}
+	msgs := []builtMessage{{id: "msg_1", at: 1000, data: `{"role":"user","time":{"created":1000}}`, parts: []string{`{"type":"text","text":` + strconvQuote(text.String()) + `}`}}}
+	path := t.TempDir() + "/opencode.db"
+	buildStore(t, path, "ses_o", "/ws", msgs)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(data), `line 01500`)
+	n := i / buildPageSize
+	page := append([]byte(nil), data[n*buildPageSize:(n+1)*buildPageSize]...)
+	copy(page[i%buildPageSize:], "LINE 01500")
+	appendWALCommit(t, path, uint32(len(data)/buildPageSize), map[uint32][]byte{uint32(n + 1): page})
+	resetStores()
+	got, err := Opencode{}.Conversation(context.Background(), harness.SessionQuery{Env: map[string]string{DBEnv: path}}, "ses_o")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%d turns, %v", len(got), err)
+	}
+	want := strings.Replace(text.String(), "line 01500", "LINE 01500", 1)
+	if got[0].User != want {
+		t.Fatalf("user text of %d bytes, not the WAL's (%v)", len(got[0].User), strings.Contains(got[0].User, "LINE 01500"))
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -42,7 +42,7 @@ func eachPart(f *sqliteFile, tables map[string]sqliteTable, indexes map[string]s
 		}
 		partRows.Add(1)
 		var d partData
-		if json.Unmarshal([]byte(s), &d) == nil {
+		if decodePart(s, &d) == nil {
 			visit(mid, &d)
 		}
 	}
