@@ -221,8 +221,9 @@ func TestConversationReadsOnlyWhatChanged(t *testing.T) {
 }
 
 // A turn whose answer was abandoned (opencode killed mid-turn) and a turn
-// answered after it: the first was given up, interrupted; a turn not yet
-// answered, still running; a tool input over ToolInputMax is cut, a
+// answered after it: the first was given up, interrupted; a queued
+// message's answer is its turn's, not the turn it was typed in; a turn not
+// yet answered, still running; a tool input over ToolInputMax is cut, a
 // reply is the text after the last tool, and costs are summed.
 func TestConversationTurnShapes(t *testing.T) {
 	big := strings.Repeat("x", 3*harness.ToolInputMax)
@@ -234,6 +235,12 @@ func TestConversationTurnShapes(t *testing.T) {
 			parts: []string{`{"type":"text","text":"let me look"}`, `{"type":"tool","tool":"write","state":{"status":"completed","input":{ "content" : "` + big + `" },"output":"ok"}}`}},
 		{id: "msg_2b", at: 2003, data: `{"parentID":"msg_2","role":"assistant","cost":0.25,"tokens":{"input":10,"output":20,"cache":{"read":30,"write":40}},"time":{"created":2003,"completed":2004},"finish":"stop"}`,
 			parts: []string{`{"type":"text","text":"first"}`, `{"type":"reasoning","text":"hmm"}`, `{"type":"text","text":"done"}`}},
+		// A message queued while another runs: its answer follows the
+		// other's, each naming the message it answers.
+		{id: "msg_q1", at: 2500, data: `{"role":"user","time":{"created":2500}}`, parts: []string{`{"type":"text","text":"held"}`}},
+		{id: "msg_q2", at: 2501, data: `{"role":"user","time":{"created":2501}}`, parts: []string{`{"type":"text","text":"queued"}`}},
+		{id: "msg_q1a", at: 2502, data: `{"parentID":"msg_q1","role":"assistant","time":{"created":2502,"completed":2503},"finish":"stop"}`, parts: []string{`{"type":"text","text":"for held"}`}},
+		{id: "msg_q2a", at: 2504, data: `{"parentID":"msg_q2","role":"assistant","time":{"created":2504,"completed":2505},"finish":"stop"}`, parts: []string{`{"type":"text","text":"for queued"}`}},
 		{id: "msg_3", at: 3000, data: `{"role":"user","time":{"created":3000}}`, parts: []string{`{"type":"text","text":"three"}`}},
 		{id: "msg_3a", at: 3001, data: `{"parentID":"msg_3","role":"assistant","time":{"created":3001,"completed":3002},"finish":"tool-calls"}`,
 			parts: []string{`{"type":"text","text":"before"}`, `{"type":"tool","tool":"bash","state":{"status":"running","input":{}}}`}},
@@ -246,8 +253,12 @@ func TestConversationTurnShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 {
+	if len(got) != 5 {
 		t.Fatalf("%d turns: %+v", len(got), got)
+	}
+	if got[2].User != "held" || got[2].Reply != "for held" || got[3].User != "queued" || got[3].Reply != "for queued" ||
+		got[2].Outcome != harness.OutcomeOK || got[3].Outcome != harness.OutcomeOK || !got[3].EndedAt.Equal(time.UnixMilli(2505)) {
+		t.Errorf("queued pair: %+v\n%+v", got[2], got[3])
 	}
 	if g := got[0]; g.User != "line one\n\n  line two" || g.Reply != "half" || g.Outcome != harness.OutcomeInterrupted || g.Usage != nil {
 		t.Errorf("abandoned turn: %+v", g)
@@ -259,7 +270,7 @@ func TestConversationTurnShapes(t *testing.T) {
 		g.CostUSD == nil || *g.CostUSD != 0.75 || !g.EndedAt.Equal(time.UnixMilli(2004)) {
 		t.Errorf("tool turn: %+v", g)
 	}
-	if g := got[2]; g.Reply != "" || g.Outcome != harness.OutcomeRunning || !g.EndedAt.IsZero() || len(g.Tools) != 1 || g.Tools[0].Input != "{}" {
+	if g := got[4]; g.Reply != "" || g.Outcome != harness.OutcomeRunning || !g.EndedAt.IsZero() || len(g.Tools) != 1 || g.Tools[0].Input != "{}" {
 		t.Errorf("running turn: %+v", g)
 	}
 	// The answer handed out is a copy: changing it changes no later one.
