@@ -464,3 +464,69 @@ func TestOverflowChainTakesWALPages(t *testing.T) {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// Usage is summed from the assistant messages' tokens, not their parts':
+// in both captures each assistant message's tokens are the sum of its
+// step-finish parts' (one step a message), so the two sums agree.
+func TestMessageTokensAreTheirStepsSum(t *testing.T) {
+	for _, name := range []string{"records_v1.18.33.tgz", "conversation_v1.18.33.tgz"} {
+		env := unpackStore(t, name)
+		path, _ := dbPath(env)
+		f, err := openSQLiteCached(path, &walCache{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables, err := storeTables(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type tokens struct {
+			Type   string        `json:"type"`
+			Tokens *storedTokens `json:"tokens"`
+		}
+		steps := map[string]storedTokens{}
+		pt := tables["part"]
+		err = f.scanTable(pt.root, func(row []any) bool {
+			var p tokens
+			s, _ := field(row, pt.col("data")).(string)
+			if json.Unmarshal([]byte(s), &p) == nil && p.Type == "step-finish" && p.Tokens != nil {
+				mid, _ := field(row, pt.col("message_id")).(string)
+				st := steps[mid]
+				st.Input += p.Tokens.Input
+				st.Output += p.Tokens.Output
+				st.Cache.Read += p.Tokens.Cache.Read
+				st.Cache.Write += p.Tokens.Cache.Write
+				steps[mid] = st
+			}
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mt := tables["message"]
+		checked := 0
+		err = f.scanTable(mt.root, func(row []any) bool {
+			var m messageData
+			s, _ := field(row, mt.col("data")).(string)
+			mid, _ := field(row, mt.col("id")).(string)
+			if json.Unmarshal([]byte(s), &m) != nil || m.Role != "assistant" {
+				return true
+			}
+			var got storedTokens
+			if m.Tokens != nil {
+				got = *m.Tokens
+			}
+			if got != steps[mid] {
+				t.Errorf("%s: message %s tokens %+v, its steps' %+v", name, mid, got, steps[mid])
+			}
+			if got.Input > 0 {
+				checked++
+			}
+			return true
+		})
+		f.Close()
+		if err != nil || checked < 7 { // 001, 002 (two steps), 005, 006, the compaction, 007
+			t.Fatalf("%s: %d messages with tokens, %v", name, checked, err)
+		}
+	}
+}
