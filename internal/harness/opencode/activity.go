@@ -51,20 +51,36 @@ func (Opencode) TurnActivity(ctx context.Context, q harness.SessionQuery, id str
 // runs another step of the same turn.
 var stepFinishes = []string{"tool-calls", "unknown"}
 
-// messageData is the part of a message row's data TurnActivity reads.
+// messageData is the part of a message row's data TurnActivity and
+// Conversation read.
 type messageData struct {
 	Role string `json:"role"`
-	Time struct {
+	// ParentID is, on an assistant message, the user message it answers.
+	ParentID string `json:"parentID"`
+	Time     struct {
+		Created   int64 `json:"created"`
 		Completed int64 `json:"completed"`
 	} `json:"time"`
 	Finish string          `json:"finish"`
 	Error  json.RawMessage `json:"error"`
+	// Tokens and Cost are an assistant message's, the sum of its steps'.
+	Tokens *storedTokens `json:"tokens"`
+	Cost   float64       `json:"cost"`
+}
+
+// storedTokens is opencode's token count of a step or an assistant message.
+type storedTokens struct {
+	Input  int64 `json:"input"`
+	Output int64 `json:"output"`
+	Cache  struct {
+		Read  int64 `json:"read"`
+		Write int64 `json:"write"`
+	} `json:"cache"`
 }
 
 // ends reports whether an assistant message ends its turn.
 func (m messageData) ends() bool {
-	failed := len(m.Error) > 0 && string(m.Error) != "null"
-	return failed || (m.Time.Completed > 0 && !slices.Contains(stepFinishes, m.Finish))
+	return m.failed() || (m.Time.Completed > 0 && !slices.Contains(stepFinishes, m.Finish))
 }
 
 func readActivity(path string, q harness.SessionQuery, id string) (harness.TurnActivity, error) {

@@ -24,12 +24,19 @@ const recordsWorkspace = "/tmp/caprec-3906144341/ws"
 
 func recordsStore(t *testing.T) map[string]string {
 	t.Helper()
+	return unpackStore(t, "records_v1.18.33.tgz")
+}
+
+// unpackStore unpacks testdata/store/name (a db and its WAL) as a data
+// dir's opencode store and returns the env that finds it.
+func unpackStore(t *testing.T, name string) map[string]string {
+	t.Helper()
 	data := t.TempDir()
 	dir := filepath.Join(data, "opencode")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join("testdata", "store", "records_v1.18.33.tgz"))
+	f, err := os.Open(filepath.Join("testdata", "store", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,6 +74,7 @@ type storeState struct {
 	version  string                          // the store's state the answers are for
 	answers  map[string][]harness.UserTurn   // by query
 	activity map[string]harness.TurnActivity // TurnActivity's, by query
+	conv     map[string]*convCache           // Conversation's, by session (kept across versions)
 }
 
 const (
@@ -195,9 +196,9 @@ func readUserTurnsFrom(f *sqliteFile, q harness.SessionQuery, id string) ([]harn
 		return nil, err
 	}
 	mIdx, okM := indexOn(indexes, "message", "session_id", "time_created")
-	pIdx, okP := indexOn(indexes, "part", "message_id")
+	_, okP := indexOn(indexes, "part", "message_id")
 	if okM && okP && !scanOnly {
-		return indexedUserTurns(f, tables, mIdx, pIdx, sessions, since)
+		return indexedUserTurns(f, tables, indexes, mIdx, sessions, since)
 	}
 	// No index to look rows up by (an opencode other than 1.18?): scan.
 	type msg struct {
@@ -232,23 +233,14 @@ func readUserTurnsFrom(f *sqliteFile, q harness.SessionQuery, id string) ([]harn
 		return nil, nil
 	}
 
-	pt := tables["part"]
-	pMsg, pData := pt.col("message_id"), pt.col("data")
-	err = f.scanTable(pt.root, func(row []any) bool {
-		mid, _ := field(row, pMsg).(string)
-		m := msgs[mid]
-		if m == nil {
-			return true
+	mids := make([]string, 0, len(msgs))
+	for mid := range msgs {
+		mids = append(mids, mid)
+	}
+	err = eachPart(f, tables, indexes, mids, func(mid string, p *partData) {
+		if p.userText() {
+			msgs[mid].texts = append(msgs[mid].texts, p.Text)
 		}
-		var data struct {
-			Type      string `json:"type"`
-			Text      string `json:"text"`
-			Synthetic bool   `json:"synthetic"`
-		}
-		if s, ok := field(row, pData).(string); ok && json.Unmarshal([]byte(s), &data) == nil && data.Type == "text" && !data.Synthetic {
-			m.texts = append(m.texts, data.Text)
-		}
-		return true
 	})
 	if err != nil {
 		return nil, err
@@ -318,10 +310,9 @@ var scanOnly bool
 // session's messages from since on by (session_id, time_created), then
 // each user message's parts by message_id, every row fetched by rowid.
 // What it returns is what the scan returns.
-func indexedUserTurns(f *sqliteFile, tables map[string]sqliteTable, mIdx, pIdx sqliteIndex, sessions map[string]bool, since int64) ([]harness.UserTurn, error) {
-	mt, pt := tables["message"], tables["part"]
+func indexedUserTurns(f *sqliteFile, tables map[string]sqliteTable, indexes map[string]sqliteIndex, mIdx sqliteIndex, sessions map[string]bool, since int64) ([]harness.UserTurn, error) {
+	mt := tables["message"]
 	cID, cSess, cTime, cData := mt.col("id"), mt.col("session_id"), mt.col("time_created"), mt.col("data")
-	pMsg, pData := pt.col("message_id"), pt.col("data")
 	ids := make([]string, 0, len(sessions))
 	for sid := range sessions {
 		ids = append(ids, sid)
@@ -359,32 +350,14 @@ func indexedUserTurns(f *sqliteFile, tables map[string]sqliteTable, mIdx, pIdx s
 			return nil, err
 		}
 		for _, m := range msgs {
-			type part struct {
-				rowid int64
-				text  string
-			}
-			var parts []part
-			err := f.rowsByIndex(pIdx, pt, m.id, []any{m.id}, func(rowid int64, row []any) bool {
-				if mid, _ := field(row, pMsg).(string); mid != m.id {
-					return true
+			var texts []string
+			err := eachPart(f, tables, indexes, []string{m.id}, func(_ string, p *partData) {
+				if p.userText() {
+					texts = append(texts, p.Text)
 				}
-				var data struct {
-					Type      string `json:"type"`
-					Text      string `json:"text"`
-					Synthetic bool   `json:"synthetic"`
-				}
-				if s, ok := field(row, pData).(string); ok && json.Unmarshal([]byte(s), &data) == nil && data.Type == "text" && !data.Synthetic {
-					parts = append(parts, part{rowid: rowid, text: data.Text})
-				}
-				return true
 			})
 			if err != nil {
 				return nil, err
-			}
-			sort.Slice(parts, func(i, j int) bool { return parts[i].rowid < parts[j].rowid }) // the scan's order
-			texts := make([]string, len(parts))
-			for i, p := range parts {
-				texts[i] = p.text
 			}
 			out = append(out, harness.UserTurn{SessionID: want, Text: strings.Join(texts, "\n"), At: time.UnixMilli(m.at)})
 		}

@@ -96,42 +96,38 @@ func opencodeDB(sessions []ocSession, msgs []ocMessage) []byte {
 	for _, s := range sessions {
 		sess = append(sess, []any{s.ID, s.ProjectID, nil, s.Directory, s.Title, s.Created, s.Updated})
 	}
+	// The user message each answer answers: the session's last before it.
+	parents := make([]string, len(msgs))
+	lastUser := map[string]string{}
+	for i, m := range msgs {
+		if m.Role == "user" {
+			lastUser[m.Session] = m.ID
+		} else {
+			parents[i] = lastUser[m.Session]
+		}
+	}
 	// Newest rows first into the budget, so a full page drops the oldest.
 	var msgRows, partRows [][]any
 	budget := [2]int{pageSize - 200, pageSize - 200}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
-		// An answer is written once it is whole, as opencode 1.18.33 leaves
-		// it (testdata/store/records_v1.18.33.tgz of the adapter): completed,
-		// with the finish reason that ends the turn, or the abort's error.
-		md := map[string]any{"role": m.Role, "time": map[string]any{"created": m.At}}
-		if m.Role == "assistant" {
-			md["time"] = map[string]any{"created": m.At, "completed": m.At}
-			md["finish"] = "stop"
+		data, parts := opencodeRows(m, parents[i])
+		mr := []any{m.ID, m.Session, m.At, m.At, data}
+		var prs [][]any
+		ps := 0
+		for j, part := range parts {
+			pr := []any{fmt.Sprintf("prt%s%02d", strings.TrimPrefix(m.ID, "msg"), j), m.ID, m.Session, m.At, m.At, part}
+			prs = append(prs, pr)
+			ps += len(sqliteRecord(pr)) + 24
 		}
-		pd := map[string]any{"type": "text", "text": m.Text}
-		switch m.Kind {
-		case ocCompaction:
-			pd = map[string]any{"type": "compaction", "auto": false}
-		case ocSummary:
-			md["mode"], md["agent"], md["summary"] = "compaction", "compaction", true
-		case ocAborted:
-			delete(md, "finish")
-			md["error"] = map[string]any{"name": "MessageAbortedError", "data": map[string]any{"message": "Aborted"}}
-			pd = map[string]any{"type": "step-start"}
-		}
-		data, _ := json.Marshal(md)
-		part, _ := json.Marshal(pd)
-		mr := []any{m.ID, m.Session, m.At, m.At, string(data)}
-		pr := []any{"prt" + strings.TrimPrefix(m.ID, "msg"), m.ID, m.Session, m.At, m.At, string(part)}
-		ms, ps := len(sqliteRecord(mr))+24, len(sqliteRecord(pr))+24
+		ms := len(sqliteRecord(mr)) + 24
 		if ms > budget[0] || ps > budget[1] {
 			break
 		}
 		budget[0] -= ms
 		budget[1] -= ps
 		msgRows = append([][]any{mr}, msgRows...)
-		partRows = append([][]any{pr}, partRows...)
+		partRows = append(prs, partRows...)
 	}
 	out := make([]byte, 0, 4*pageSize)
 	for i, rows := range [][][]any{master, sess, msgRows, partRows} {
@@ -149,6 +145,48 @@ func opencodeDB(sessions []ocSession, msgs []ocMessage) []byte {
 	binary.BigEndian.PutUint32(h[92:], 1) // version-valid-for
 	binary.BigEndian.PutUint32(h[96:], 3045000)
 	return out
+}
+
+// opencodeTokens is what the loopback model server reports for a step
+// (testdata/store/records_v1.18.33.tgz of the adapter: 10 in, 3 out).
+var opencodeTokens = map[string]any{"total": 13, "input": 10, "output": 3, "reasoning": 0, "cache": map[string]any{"write": 0, "read": 0}}
+
+// opencodeRows is a message's data and its parts' data as opencode 1.18.33
+// leaves them (testdata/store/records_v1.18.33.tgz of the adapter): a user
+// message's text; an answer, written once it is whole, completed with the
+// finish that ends the turn (or the abort's error), naming the message it
+// answers (parentID), its tokens and cost, and its parts a step-start, the
+// text and the step-finish with the same tokens.
+func opencodeRows(m ocMessage, parent string) (string, []string) {
+	md := map[string]any{"role": m.Role, "time": map[string]any{"created": m.At}}
+	parts := []map[string]any{{"type": "text", "text": m.Text}}
+	if m.Role == "assistant" {
+		md["time"] = map[string]any{"created": m.At, "completed": m.At}
+		md["finish"] = "stop"
+		md["cost"], md["tokens"] = 0, opencodeTokens
+		if parent != "" {
+			md["parentID"] = parent
+		}
+		parts = []map[string]any{{"type": "step-start"}, parts[0], {"type": "step-finish", "reason": "stop", "tokens": opencodeTokens, "cost": 0}}
+	}
+	switch m.Kind {
+	case ocCompaction:
+		parts = []map[string]any{{"type": "compaction", "auto": false}}
+	case ocSummary:
+		md["mode"], md["agent"], md["summary"] = "compaction", "compaction", true
+	case ocAborted:
+		delete(md, "finish")
+		md["error"] = map[string]any{"name": "MessageAbortedError", "data": map[string]any{"message": "Aborted"}}
+		md["tokens"] = map[string]any{"input": 0, "output": 0, "reasoning": 0, "cache": map[string]any{"read": 0, "write": 0}}
+		parts = []map[string]any{{"type": "step-start"}}
+	}
+	data, _ := json.Marshal(md)
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		b, _ := json.Marshal(p)
+		out[i] = string(b)
+	}
+	return string(data), out
 }
 
 // sqliteLeaf is one table-leaf page holding rows (rowids 1…n); page 1
