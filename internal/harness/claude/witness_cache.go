@@ -64,6 +64,8 @@ type turnMark struct {
 	end     bool
 	failed  string
 	limited bool
+	// interrupted: the end is claude's "[Request interrupted by user]".
+	interrupted bool
 }
 
 var cache = &harness.FileCache[transcriptState]{Max: maxCachedTranscripts}
