@@ -116,6 +116,9 @@ func transcriptConversation(path string) ([]harness.Turn, error) {
 
 // addLine reads one transcript line into the turns.
 func (s *conversationState) addLine(start int64, line []byte) {
+	if toolResultOnly(line) {
+		return
+	}
 	var e transcriptEntry
 	if json.Unmarshal(line, &e) != nil || e.IsSidechain {
 		return

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
+	"pgregory.net/rapid"
 )
 
 // wantTurn is what a test asserts of one turn.
@@ -603,4 +604,105 @@ func BenchmarkConversation50MB(b *testing.B) {
 			f.Close()
 		})
 	})
+}
+
+// toolResultOnly never skips a line the decoder reads as anything: a turn
+// start or end, a user message, an assistant entry. Lines are entries
+// written every way JSON allows (key case and escapes, spacing, repeated
+// keys, part types, content a string or parts) and any bytes; and the
+// real captures' tool results are skipped.
+func TestToolResultOnlyNeverSkipsADecodedLine(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		// Half the lines are plain, as claude writes them (most of those
+		// are skipped); the others spell keys and values with escapes and
+		// keys in other cases (none of those may be).
+		plain := rapid.Bool().Draw(t, "plain")
+		str := func(label, s string) string {
+			if plain || !rapid.Bool().Draw(t, label) {
+				b, _ := json.Marshal(s)
+				return string(b)
+			}
+			var b strings.Builder
+			b.WriteByte('"')
+			for _, r := range s {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+			b.WriteByte('"')
+			return b.String()
+		}
+		key := func(label, k string) string {
+			if !plain && rapid.Bool().Draw(t, label+"-case") {
+				k = strings.ToUpper(k[:1]) + k[1:]
+			}
+			return str(label, k)
+		}
+		sp := func(label string) string { return rapid.SampledFrom([]string{"", " ", "\n\t"}).Draw(t, label) }
+		obj := func(fields []string) string {
+			return "{" + sp("o1") + strings.Join(rapid.Permutation(fields).Draw(t, "order"), ","+sp("o2")) + sp("o3") + "}"
+		}
+		var line string
+		provable := plain // a plain tool result: must be skipped
+		if !plain && rapid.Bool().Draw(t, "raw") {
+			line = rapid.String().Draw(t, "line")
+		} else {
+			var parts []string
+			for i := rapid.IntRange(0, 3).Draw(t, "parts"); i > 0; i-- {
+				ptype := rapid.SampledFrom([]string{"tool_result", "text", "image", "te\\u0078t"}).Draw(t, "ptype")
+				provable = provable && (ptype == "tool_result" || ptype == "image")
+				inner := str("inner", rapid.SampledFrom([]string{"out \" put", `{"type":"text","text":"x"}`, `a\b\"`}).Draw(t, "out"))
+				fields := []string{key("pk", "type") + ":" + sp("ps") + `"` + ptype + `"`, `"content":` + inner, `"text":"hi"`}
+				if !plain && rapid.Bool().Draw(t, "dup-ptype") {
+					fields = append(fields, `"type":"text"`)
+				}
+				parts = append(parts, obj(fields))
+			}
+			content := "[" + strings.Join(parts, ",") + "]"
+			if !plain && rapid.Bool().Draw(t, "string-content") {
+				content = str("c", "a message")
+			}
+			msg := obj([]string{key("mk", "content") + ":" + content, `"role":"user"`})
+			typ := rapid.SampledFrom([]string{"user", "assistant", "system"}).Draw(t, "t")
+			provable = provable && typ == "user"
+			fields := []string{
+				key("k1", "type") + ":" + sp("s1") + str("type", typ),
+				key("k2", "message") + ":" + sp("s2") + msg,
+				`"timestamp":"2026-12-02T00:54:08.276Z"`, `"uuid":"u1"`,
+				`"toolUseResult":{"stdout":"x\"y","n":[1,2.5e3,true,null]}`,
+			}
+			if !plain && rapid.Bool().Draw(t, "dup-type") {
+				fields = append(fields, `"type":"assistant"`)
+			}
+			line = obj(fields)
+		}
+		if !toolResultOnly([]byte(line)) {
+			if provable {
+				t.Fatalf("a plain tool result not skipped:\n%s", line)
+			}
+			return
+		}
+		var e transcriptEntry
+		if json.Unmarshal([]byte(line), &e) != nil {
+			return
+		}
+		if _, ok := markOf(e); ok {
+			t.Fatalf("skipped a turn start or end:\n%s", line)
+		}
+		if _, ok := userTurnOf(e, "x"); ok || e.Type == "assistant" {
+			t.Fatalf("skipped a user message or an assistant entry:\n%s", line)
+		}
+	})
+	skipped := 0
+	for _, f := range []string{"records_v2.1.197.jsonl", "records_v2.1.332.jsonl"} {
+		for _, l := range strings.Split(string(readTestdata(t, f)), "\n") {
+			if toolResultOnly([]byte(l)) {
+				if !strings.Contains(l, `"tool_result"`) {
+					t.Fatalf("skipped %.200s", l)
+				}
+				skipped++
+			}
+		}
+	}
+	if skipped != 2 {
+		t.Fatalf("skipped %d of the captures' lines, want their 2 tool results", skipped)
+	}
 }

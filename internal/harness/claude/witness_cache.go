@@ -224,7 +224,7 @@ func recordsOfLine(line []byte, fallbackID string) (u harness.UserTurn, isTurn b
 	// those six bytes, or spelt with a \u escape, or the line may be an end
 	// (mayBeMark). It must never reject a line the decoder takes
 	// (TestPrefilterNeverRejectsADecodedLine, TestMarkPrefilterNeverRejectsADecodedLine).
-	if !mayBeUser(line) && !mayBeMark(line) {
+	if (!mayBeUser(line) && !mayBeMark(line)) || toolResultOnly(line) {
 		return u, false, m, false
 	}
 	var e transcriptEntry
