@@ -706,3 +706,28 @@ func TestToolResultOnlyNeverSkipsADecodedLine(t *testing.T) {
 		t.Fatalf("skipped %d of the captures' lines, want their 2 tool results", skipped)
 	}
 }
+
+// Calls from several readers at once, while claude appends, each see
+// every turn appended before they started.
+func TestConversationConcurrentCalls(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	q, path := writeTailTranscript(t, userLine(t0, "turn 0"))
+	for i := 1; i <= 20; i++ {
+		appendTo(t, path, userLine(t0.Add(time.Duration(i)*time.Second), fmt.Sprintf("turn %d", i)))
+		done := make(chan error, 4)
+		for g := 0; g < 4; g++ {
+			go func() {
+				turns, err := Claude{}.Conversation(context.Background(), q, realID)
+				if err == nil && (len(turns) != i+1 || turns[i].User != fmt.Sprintf("turn %d", i)) {
+					err = fmt.Errorf("%d turns, want %d", len(turns), i+1)
+				}
+				done <- err
+			}()
+		}
+		for g := 0; g < 4; g++ {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
