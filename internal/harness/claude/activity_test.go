@@ -48,8 +48,18 @@ func replay(t *testing.T, version string, look func(line string, read func() har
 // replayData is replay of a transcript's data.
 func replayData(t *testing.T, data []byte, look func(line string, read func() harness.TurnActivity)) {
 	t.Helper()
-	ws := "/tmp/caprec/ws"
-	env := map[string]string{"HOME": t.TempDir()}
+	replayInto(t, data, replayQuery(t), look)
+}
+
+// replayQuery is a query of a new home with the workspace replay uses.
+func replayQuery(t *testing.T) harness.SessionQuery {
+	return harness.SessionQuery{Workspace: "/tmp/caprec/ws", Env: map[string]string{"HOME": t.TempDir()}}
+}
+
+// replayInto is replayData where q says.
+func replayInto(t *testing.T, data []byte, q harness.SessionQuery, look func(line string, read func() harness.TurnActivity)) {
+	t.Helper()
+	ws, env := q.Workspace, q.Env
 	path := TranscriptPath(env, ws, recordsID)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
@@ -180,6 +190,31 @@ func TestTurnActivitySince(t *testing.T) {
 // seems to run on. Here the real entries of records-hooks' first turn, in
 // that order.
 func TestTurnActivityEndWrittenBeforeItsStart(t *testing.T) {
+	reordered := endBeforeStart(t)
+	var last harness.TurnActivity
+	sawStart := false
+	replayData(t, reordered, func(line string, read func() harness.TurnActivity) {
+		last = read()
+		if isUserEntry(line, "LEO-rec-001") {
+			sawStart = true
+			if last.Running || last.Ended != 1 {
+				t.Fatalf("after 001's late entry: %+v, want its turn ended, none running", last)
+			}
+		}
+		if isUserEntry(line, "LEO-rec-002") && (!last.Running || last.Ended != 1) {
+			t.Fatalf("after 002's entry: %+v, want it running, 001 ended", last)
+		}
+	})
+	if !sawStart || last.Running || last.Ended != 8 {
+		t.Fatalf("whole transcript: %+v, want 8 ended, none running", last)
+	}
+}
+
+// endBeforeStart is records-hooks_v2.1.197.jsonl with its first turn's
+// stop_hook_summary and turn_duration moved before that turn's user entry,
+// as the real suite saw claude 2.1.197 write them.
+func endBeforeStart(t *testing.T) []byte {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", recordsFile("hooks-2.1.197")))
 	if err != nil {
 		t.Fatal(err)
@@ -207,24 +242,7 @@ func TestTurnActivityEndWrittenBeforeItsStart(t *testing.T) {
 			break
 		}
 	}
-	reordered := strings.Join(append(append(append(head, end...), start...), rest...), "")
-	var last harness.TurnActivity
-	sawStart := false
-	replayData(t, []byte(reordered), func(line string, read func() harness.TurnActivity) {
-		last = read()
-		if isUserEntry(line, "LEO-rec-001") {
-			sawStart = true
-			if last.Running || last.Ended != 1 {
-				t.Fatalf("after 001's late entry: %+v, want its turn ended, none running", last)
-			}
-		}
-		if isUserEntry(line, "LEO-rec-002") && (!last.Running || last.Ended != 1) {
-			t.Fatalf("after 002's entry: %+v, want it running, 001 ended", last)
-		}
-	})
-	if !sawStart || last.Running || last.Ended != 8 {
-		t.Fatalf("whole transcript: %+v, want 8 ended, none running", last)
-	}
+	return []byte(strings.Join(append(append(append(head, end...), start...), rest...), ""))
 }
 
 // The mark prefilter never rejects a line the decoder reads as a turn's

@@ -138,7 +138,7 @@ func markOf(e transcriptEntry) (turnMark, bool) {
 		}
 		text = strings.TrimSpace(text)
 		if strings.HasPrefix(text, interruptedPrefix) {
-			return turnMark{at: e.Timestamp, end: true}, true
+			return turnMark{at: e.Timestamp, end: true, interrupted: true}, true
 		}
 		for _, p := range notTurns {
 			if strings.HasPrefix(text, p) {
@@ -182,10 +182,11 @@ func transcriptPaths(q harness.SessionQuery, id string) ([]string, error) {
 	return paths, nil
 }
 
-// transcriptEntry is the part of a transcript line UserTurns and
-// TurnActivity read.
+// transcriptEntry is the part of a transcript line UserTurns,
+// TurnActivity and Conversation read.
 type transcriptEntry struct {
 	Type              string    `json:"type"`
+	UUID              string    `json:"uuid"`
 	Subtype           string    `json:"subtype"`
 	SessionID         string    `json:"sessionId"`
 	Timestamp         time.Time `json:"timestamp"`
@@ -197,9 +198,22 @@ type transcriptEntry struct {
 	// raw, so that an entry whose error is something else still decodes.
 	Error   json.RawMessage `json:"error"`
 	Message struct {
-		Role    string          `json:"role"`
+		Role string `json:"role"`
+		// ID is the model's message id: claude writes a message as one
+		// line per content block, each with the id and the usage.
+		ID      string          `json:"id"`
 		Content json.RawMessage `json:"content"`
+		Usage   *messageUsage   `json:"usage"`
 	} `json:"message"`
+}
+
+// messageUsage is the model's token counts of an assistant message, as
+// claude copies them from the Messages API.
+type messageUsage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_input_tokens"`
+	CacheWriteTokens int64 `json:"cache_creation_input_tokens"`
 }
 
 // userText is the text of a user message: a plain string, or the text
@@ -211,6 +225,13 @@ func userText(raw json.RawMessage) (string, bool) {
 		if json.Unmarshal(raw, &s) == nil {
 			return s, true
 		}
+		return "", false
+	}
+	// A text part holds the bytes "text" (or a \u escape of them):
+	// without them, as in most tool results, there is nothing to decode.
+	// Inside a JSON string a quote is escaped, so tool output cannot hold
+	// those bytes.
+	if !bytes.Contains(raw, []byte(`"text"`)) && !bytes.Contains(raw, []byte(`\u`)) {
 		return "", false
 	}
 	var parts []struct {

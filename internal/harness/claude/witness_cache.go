@@ -1,12 +1,8 @@
 package claude
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,13 +33,9 @@ type cachedTurn struct {
 }
 
 type transcriptState struct {
-	mu       sync.Mutex // held while the file is read
-	started  bool
-	cut      bool // the line at offset began before it: skip it
-	dev, ino uint64
-	offset   int64  // bytes consumed: whole lines only
-	mark     []byte // the markLen bytes before offset
-	turns    []cachedTurn
+	mu sync.Mutex // held while the file is read
+	lineCursor
+	turns []cachedTurn
 	// marks are the turn starts and ends read since the (re)start at the
 	// tail, in time order (addMark): kept whole (a few bytes each), so
 	// that the count of ends only grows while the file is read on.
@@ -72,6 +64,8 @@ type turnMark struct {
 	end     bool
 	failed  string
 	limited bool
+	// interrupted: the end is claude's "[Request interrupted by user]".
+	interrupted bool
 }
 
 var cache = &harness.FileCache[transcriptState]{Max: maxCachedTranscripts}
@@ -135,30 +129,21 @@ func transcriptActivityAt(path string, since time.Time) (a harness.TurnActivity,
 // it, locked, and the user turn of a last line not yet whole. A missing
 // file is no error, and use is not called.
 func withTranscriptState(path string, use func(s *transcriptState, partial *harness.UserTurn)) error {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	f, size, dev, ino, ok, err := openTranscript(path)
+	if !ok {
 		return err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	size := info.Size()
 	tailStart := max(0, size-transcriptTail)
 	fallbackID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 
 	s := cache.State(path)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	dev, ino := harness.FileKey(info)
 	if !s.still(f, size, dev, ino) || s.offset < tailStart {
 		// Start (again) at the tail: whatever was cached is before it.
-		s.started, s.dev, s.ino, s.offset, s.mark, s.turns, s.marks = true, dev, ino, tailStart, nil, nil, nil
-		s.cut = tailStart > 0
+		s.restart(dev, ino, tailStart)
+		s.turns, s.marks = nil, nil
 	}
 	partial, err := s.readFrom(f, fallbackID)
 	if err != nil {
@@ -174,84 +159,26 @@ func withTranscriptState(path string, use func(s *transcriptState, partial *harn
 	return nil
 }
 
-// still reports whether the cached state may be continued: same file, not
-// shorter, the bytes before the offset unchanged.
-func (s *transcriptState) still(f *os.File, size int64, dev, ino uint64) bool {
-	if !s.started || s.dev != dev || s.ino != ino || size < s.offset {
-		return false
-	}
-	if len(s.mark) > 0 {
-		b := make([]byte, len(s.mark))
-		if _, err := f.ReadAt(b, s.offset-int64(len(b))); err != nil || !bytes.Equal(b, s.mark) {
-			return false
-		}
-	}
-	return true
-}
-
-// readFrom reads the whole lines after s.offset, caching their user turns.
-// After a (re)start at the tail, the line the tail cuts is skipped. A last
-// line without its newline yet is decoded but neither cached nor consumed:
-// it is returned as partial.
+// readFrom reads the whole lines after s.offset, caching their user turns
+// and turn marks. After a (re)start at the tail, the line the tail cuts is
+// skipped, and a line longer than the tail is never wholly in it. A last
+// line without its newline yet is decoded but neither cached nor
+// consumed: it is returned as partial.
 func (s *transcriptState) readFrom(f *os.File, fallbackID string) (partial *harness.UserTurn, err error) {
-	if _, err := f.Seek(s.offset, io.SeekStart); err != nil {
-		return nil, err
-	}
-	r := bufio.NewReaderSize(f, 64<<10)
-	var line []byte
-	n, tooLong := 0, false
-	for {
-		chunk, err := r.ReadSlice('\n')
-		n += len(chunk)
-		if !tooLong && len(line)+len(chunk) <= transcriptTail {
-			line = append(line, chunk...)
-		} else {
-			tooLong, line = true, line[:0] // never wholly in the tail
+	err = s.readLines(f, transcriptTail, func(start int64, line []byte) {
+		u, isTurn, m, isMark := recordsOfLine(line, fallbackID)
+		if isTurn {
+			s.turns = append(s.turns, cachedTurn{start: start, turn: u})
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
+		if isMark {
+			s.addMark(m)
 		}
-		if errors.Is(err, io.EOF) {
-			bytesRead.Add(int64(n))
-			if !s.cut && !tooLong && len(line) > 0 {
-				if u, ok := userTurnOfLine(line, fallbackID); ok {
-					partial = &u
-				}
-			}
-			break
+	}, func(line []byte) {
+		if u, ok := userTurnOfLine(line, fallbackID); ok {
+			partial = &u
 		}
-		if err != nil {
-			return nil, err
-		}
-		start := s.offset
-		s.offset += int64(n)
-		bytesRead.Add(int64(n))
-		if s.cut {
-			s.cut = false
-		} else if !tooLong {
-			u, isTurn, m, isMark := recordsOfLine(bytes.TrimSuffix(line, []byte("\n")), fallbackID)
-			if isTurn {
-				s.turns = append(s.turns, cachedTurn{start: start, turn: u})
-			}
-			if isMark {
-				s.addMark(m)
-			}
-		}
-		line, n, tooLong = line[:0], 0, false
-	}
-	return partial, s.finish(f)
-}
-
-func (s *transcriptState) finish(f *os.File) error {
-	if s.offset > 0 {
-		k := min(int64(markLen), s.offset)
-		s.mark = make([]byte, k)
-		if _, err := f.ReadAt(s.mark, s.offset-k); err != nil {
-			s.started = false // read it again next time
-			return err
-		}
-	}
-	return nil
+	})
+	return partial, err
 }
 
 // mayBeUser reports whether line can decode to an entry of type "user".
@@ -297,7 +224,7 @@ func recordsOfLine(line []byte, fallbackID string) (u harness.UserTurn, isTurn b
 	// those six bytes, or spelt with a \u escape, or the line may be an end
 	// (mayBeMark). It must never reject a line the decoder takes
 	// (TestPrefilterNeverRejectsADecodedLine, TestMarkPrefilterNeverRejectsADecodedLine).
-	if !mayBeUser(line) && !mayBeMark(line) {
+	if (!mayBeUser(line) && !mayBeMark(line)) || toolResultOnly(line) {
 		return u, false, m, false
 	}
 	var e transcriptEntry

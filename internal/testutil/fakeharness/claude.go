@@ -83,13 +83,12 @@ func claudeHasTurn(path string) bool {
 }
 
 // reply ends the open turn as claude 2.1.197 records it: the assistant
-// entry (stop_reason end_turn), then a system entry of subtype
-// turn_duration — the turn's end leo's adapter reads
-// (internal/harness/claude/testdata/records_v2.1.197.jsonl).
+// entry (stop_reason end_turn, the model's message id and usage), then a
+// system entry of subtype turn_duration — the turn's end leo's adapter
+// reads (internal/harness/claude/testdata/records_v2.1.197.jsonl).
 func (s *claudeStore) reply(msg string) {
 	path := claudeTranscript(s.id)
-	a := claudeRecord(s.id, "assistant", msg)
-	a["message"] = map[string]any{"role": "assistant", "type": "message", "content": []any{map[string]any{"type": "text", "text": msg}}, "stop_reason": "end_turn"}
+	a := claudeAssistant(s.id, claudeMessageID(), "end_turn", 3, map[string]any{"type": "text", "text": msg})
 	_ = appendJSONL(path, a)
 	end := claudeRecord(s.id, "system", "")
 	delete(end, "message")
@@ -97,6 +96,40 @@ func (s *claudeStore) reply(msg string) {
 	_ = appendJSONL(path, end)
 	s.hook("Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": msg,
 		"background_tasks": []any{}, "session_crons": []any{}})
+}
+
+// claudeMessageID is a model message id, as the Messages API names them.
+func claudeMessageID() string {
+	return "msg_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:24]
+}
+
+// claudeAssistant is one content block of a model message as claude
+// 2.1.197 records it: an assistant entry per block, each with the
+// message's id and usage (the test model server's 10 tokens in; out, 3
+// for a reply, 5 for a tool call).
+func claudeAssistant(id, msgID, stop string, out int, block map[string]any) map[string]any {
+	a := claudeRecord(id, "assistant", "")
+	a["message"] = map[string]any{"id": msgID, "type": "message", "role": "assistant", "model": "claude-fake",
+		"content": []any{block}, "stop_reason": stop, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": out, "service_tier": "standard"}}
+	return a
+}
+
+// toolCall records the model's tool call as 2.1.197 does: its message as
+// two lines, an empty text block and the tool_use block.
+func (s *claudeStore) toolCall(useID, name string, input map[string]any) {
+	path, msgID := claudeTranscript(s.id), claudeMessageID()
+	_ = appendJSONL(path, claudeAssistant(s.id, msgID, "tool_use", 5, map[string]any{"type": "text", "text": ""}))
+	_ = appendJSONL(path, claudeAssistant(s.id, msgID, "tool_use", 5, map[string]any{"type": "tool_use", "id": useID, "name": name, "input": input}))
+}
+
+// toolResult records a tool's output: a user entry of tool_result parts
+// (not a message), with the output again in toolUseResult.
+func (s *claudeStore) toolResult(useID, stdout string) {
+	r := claudeRecord(s.id, "user", "")
+	r["message"] = map[string]any{"role": "user", "content": []any{map[string]any{"tool_use_id": useID, "type": "tool_result", "content": stdout, "is_error": false}}}
+	r["toolUseResult"] = map[string]any{"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false, "noOutputExpected": stdout == ""}
+	_ = appendJSONL(claudeTranscript(s.id), r)
 }
 
 // claudeSession resolves --session-id / --resume / --continue the way the

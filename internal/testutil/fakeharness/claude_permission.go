@@ -92,6 +92,7 @@ func (t *tui) claudeCallTool(cmd string) {
 		return
 	}
 	p := &claudePermission{cmd: cmd, useID: "toolu_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:24], shown: time.Now()}
+	st.toolCall(p.useID, "Bash", p.toolInput()) // the model's answer, recorded before any question
 	st.hook("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": p.toolInput(), "tool_use_id": p.useID})
 	if st.skip || st.mode != "default" || t.allowed[cmd] {
 		t.claudeRunTool(p)
@@ -152,6 +153,7 @@ func (t *tui) claudePermissionKey(ev event) {
 func (t *tui) claudeRunTool(p *claudePermission) {
 	st := t.store.(*claudeStore)
 	t.history = append(t.history, "● Bash("+p.cmd+")", "  ⎿  Done", "")
+	st.toolResult(p.useID, "")
 	st.hook("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": p.toolInput(), "tool_use_id": p.useID,
 		"tool_response": map[string]any{"stdout": "", "stderr": "", "interrupted": false, "isImage": false, "noOutputExpected": true},
 		"duration_ms":   time.Since(p.shown).Milliseconds()})
