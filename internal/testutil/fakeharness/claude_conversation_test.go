@@ -16,18 +16,18 @@ import (
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
-// turnShape is what the fake's turns must share with the real ones: how
+// claudeTurnShape is what the fake's turns must share with the real ones: how
 // the turn ended, whether it has a reply and usage, its tools' names and
 // the keys of their inputs.
-type turnShape struct {
+type claudeTurnShape struct {
 	Outcome           leoharness.TurnOutcome
 	Reply, Usage, End bool
 	Tools             []string
 }
 
-func shapeOf(t *testing.T, x leoharness.Turn) turnShape {
+func claudeShapeOf(t *testing.T, x leoharness.Turn) claudeTurnShape {
 	t.Helper()
-	s := turnShape{Outcome: x.Outcome, Reply: x.Reply != "", Usage: x.Usage != nil && x.Usage.OutputTokens > 0, End: !x.EndedAt.IsZero()}
+	s := claudeTurnShape{Outcome: x.Outcome, Reply: x.Reply != "", Usage: x.Usage != nil && x.Usage.OutputTokens > 0, End: !x.EndedAt.IsZero()}
 	for _, c := range x.Tools {
 		var in map[string]any
 		if err := json.Unmarshal([]byte(c.Input), &in); err != nil {
@@ -114,7 +114,7 @@ func TestFakeClaudeConversationMatchesReal(t *testing.T) {
 	fake := waitTurns("the last turn ended", lastEnded(4))
 
 	for i, r := range []int{0, 1, 2, 8} {
-		got, want := shapeOf(t, fake[i]), shapeOf(t, real[r])
+		got, want := claudeShapeOf(t, fake[i]), claudeShapeOf(t, real[r])
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("fake turn %d %q: %+v\nthe real turn %q: %+v", i+1, fake[i].User, got, real[r].User, want)
 		}
