@@ -150,7 +150,7 @@ func TestWaitedSendOfAMessageThatFails(t *testing.T) {
 // A reply asked for a message that waits behind a prompt a person must
 // answer waits for them (saying so) and answers once they did.
 func TestReplyWaitsBehindAPersonsAnswer(t *testing.T) {
-	e := newEnv(t, withReadyTimeout(300*time.Millisecond), withEnv(map[string]string{"FAKE_TURN_MS": "2000"}))
+	e := newEnv(t, withEnv(map[string]string{"FAKE_TURN_MS": "2000"}))
 	m := e.manager()
 	h := harnesses[0]
 	spawnIdle(t, e, m, h)
