@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -217,6 +218,15 @@ func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		b.t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// clickLive clicks the element sel names inside a live part, once it is
+// there: found and clicked in one script, since the part may be swapped
+// for a new copy (an event arrived) between a query and a click of
+// chromedp's, which then acts on a node that is gone.
+func (b *browser) clickLive(what, sel string) {
+	b.t.Helper()
+	b.waitJS(what, "(() => { const e = document.querySelector("+strconv.Quote(sel)+"); if (!e) return false; e.click(); return true })()", 30*time.Second)
 }
 
 // waitJS waits (up to within) for a JavaScript expression to be true. It

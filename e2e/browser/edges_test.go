@@ -36,7 +36,7 @@ func TestBrowserMessagesActionsAndNewTask(t *testing.T) {
 		`(() => { const r = document.querySelector("#agent-panel table.deliveries tbody tr"); return r && r.innerText.includes("water the tomatoes") && !r.innerText.includes("and the basil") && r.innerText.includes("you (leo agent send or the web)") && r.innerText.includes("delivered") })()`, 60*time.Second)
 
 	// 15: reset goes through a confirmation page.
-	b.do("reset", chromedp.Click(chromedp.CSS(`#agent-panel a[data-action="reset"]`)))
+	b.clickLive("reset", `#agent-panel a[data-action="reset"]`)
 	b.waitJS("the reset confirmation", `location.pathname === "/web/agents/web2/confirm/reset" && document.querySelector("#confirm-what").innerText.includes("discards the agent's conversation")`, 10*time.Second)
 	b.do("confirm the reset", chromedp.Click(chromedp.CSS(`button[data-action="confirm-reset"]`)))
 	b.waitJS("back on web2 after the reset", `location.pathname === "/web/agents/web2" && document.querySelector("#flash").innerText.includes("Reset web2")`, 60*time.Second)
@@ -51,7 +51,7 @@ func TestBrowserMessagesActionsAndNewTask(t *testing.T) {
 		`window.leoNoReload === true && document.querySelector("#agent-state").innerText.startsWith("stopped") && !!document.querySelector('#agent-panel [data-action="start"]') && !document.querySelector('#agent-panel [data-action="stop"]') && !document.querySelector('#agent-panel [data-action="reset"]')`, 30*time.Second)
 
 	// 15: delete a stopped agent, confirmed.
-	b.do("delete", chromedp.Click(chromedp.CSS(`#agent-panel a[data-action="delete"]`)))
+	b.clickLive("delete", `#agent-panel a[data-action="delete"]`)
 	b.waitJS("the delete confirmation", `location.pathname === "/web/agents/web2/confirm/delete"`, 10*time.Second)
 	b.do("confirm the delete", chromedp.Click(chromedp.CSS(`button[data-action="confirm-delete"]`)))
 	b.waitJS("the agents page after the delete", `location.pathname === "/web/agents" && document.querySelector("#flash").innerText.includes("Deleted web2.") && !document.querySelector('#agents-list tr[data-agent="web2"]')`, 30*time.Second)

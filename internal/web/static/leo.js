@@ -131,7 +131,9 @@ document.addEventListener("DOMContentLoaded", function () {
       if (again && now) refresh(now);
       else if (now) settle(now);
     };
-    htmx.ajax("GET", el.getAttribute("data-live"), { target: "#" + id, swap: "outerHTML" }).then(finish, finish);
+    // Its own source: htmx syncs the requests of one element, and two
+    // parts fetched on one event must not drop each other.
+    htmx.ajax("GET", el.getAttribute("data-live"), { source: el, target: "#" + id, swap: "outerHTML" }).then(finish, finish);
   }
 
   // settle looks again, a few times a second apart, at a part that shows
