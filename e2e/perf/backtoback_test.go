@@ -105,25 +105,7 @@ func BenchmarkBackToBack(b *testing.B) {
 
 				start = time.Now()
 				for i := range backToBack {
-					msg := fmt.Sprintf("raw %d-%d", round, i)
-					if _, err := w.Tmux("set-buffer", "-b", "raw-floor", msg); err != nil {
-						b.Fatal(err)
-					}
-					if _, err := w.Tmux("paste-buffer", "-p", "-r", "-d", "-b", "raw-floor", "-t", raw); err != nil {
-						b.Fatal(err)
-					}
-					if enterDelay > 0 {
-						testutil.WaitForEvery(b, time.Minute, time.Millisecond, func() bool {
-							return strings.Contains(capture(raw), msg)
-						}, "the raw paste to show")
-						<-time.After(enterDelay)
-					}
-					if _, err := w.Tmux("send-keys", "-t", raw, "Enter"); err != nil {
-						b.Fatal(err)
-					}
-					testutil.WaitForEvery(b, time.Minute, time.Millisecond, func() bool {
-						return strings.Contains(capture(raw), "echo: "+msg)
-					}, "raw reply")
+					rawExchange(b, w, raw, fmt.Sprintf("raw %d-%d", round, i), enterDelay)
 				}
 				floor += time.Since(start)
 			}
@@ -187,6 +169,39 @@ func startRawPane(b *testing.B, w *leoproc.World, h string) string {
 		return s.State == harness.ScreenReady && s.Input == ""
 	}, "the raw pane ready")
 	return target
+}
+
+// rawExchange is the floor's one message: pasted into the raw pane
+// (load-buffer + paste-buffer -p), Enter sent — for a harness with an
+// Enter delay once the paste shows and the delay passed, as leo must — and
+// the fake's reply polled for on the pane.
+func rawExchange(b *testing.B, w *leoproc.World, raw, msg string, enterDelay time.Duration) {
+	b.Helper()
+	capture := func() string {
+		out, err := w.Tmux("capture-pane", "-p", "-J", "-t", raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return out
+	}
+	if _, err := w.Tmux("set-buffer", "-b", "raw-floor", msg); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := w.Tmux("paste-buffer", "-p", "-r", "-d", "-b", "raw-floor", "-t", raw); err != nil {
+		b.Fatal(err)
+	}
+	if enterDelay > 0 {
+		testutil.WaitForEvery(b, time.Minute, time.Millisecond, func() bool {
+			return strings.Contains(capture(), msg)
+		}, "the raw paste to show")
+		<-time.After(enterDelay)
+	}
+	if _, err := w.Tmux("send-keys", "-t", raw, "Enter"); err != nil {
+		b.Fatal(err)
+	}
+	testutil.WaitForEvery(b, time.Minute, time.Millisecond, func() bool {
+		return strings.Contains(capture(), "echo: "+msg)
+	}, "raw reply")
 }
 
 // deliveryGaps are the times between consecutive outcomes of ids.

@@ -10,7 +10,6 @@ import (
 	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/harness"
-	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 // BenchmarkSendReply: `leo agent send NAME MESSAGE --reply` against an idle
@@ -40,13 +39,6 @@ func BenchmarkSendReply(b *testing.B) {
 				b.Fatalf("warm-up: %+v, %v", out, err)
 			}
 			raw := startRawPane(b, w, h)
-			capture := func(target string) string {
-				out, err := w.Tmux("capture-pane", "-p", "-J", "-t", target)
-				if err != nil {
-					b.Fatal(err)
-				}
-				return out
-			}
 			adapter, _ := harness.Lookup(h)
 			var enterDelay time.Duration
 			if pt, ok := adapter.(harness.PasteTiming); ok {
@@ -73,25 +65,7 @@ func BenchmarkSendReply(b *testing.B) {
 				client += time.Since(start)
 
 				start = time.Now()
-				rawMsg := fmt.Sprintf("raw %d", round)
-				if _, err := w.Tmux("set-buffer", "-b", "raw-floor", rawMsg); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := w.Tmux("paste-buffer", "-p", "-r", "-d", "-b", "raw-floor", "-t", raw); err != nil {
-					b.Fatal(err)
-				}
-				if enterDelay > 0 {
-					testutil.WaitForEvery(b, time.Minute, time.Millisecond, func() bool {
-						return strings.Contains(capture(raw), rawMsg)
-					}, "the raw paste to show")
-					<-time.After(enterDelay)
-				}
-				if _, err := w.Tmux("send-keys", "-t", raw, "Enter"); err != nil {
-					b.Fatal(err)
-				}
-				testutil.WaitForEvery(b, time.Minute, time.Millisecond, func() bool {
-					return strings.Contains(capture(raw), "echo: "+rawMsg)
-				}, "raw reply")
+				rawExchange(b, w, raw, fmt.Sprintf("raw %d", round), enterDelay)
 				floor += time.Since(start)
 			}
 			n := float64(round)
