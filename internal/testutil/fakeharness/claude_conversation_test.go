@@ -25,7 +25,7 @@ type claudeTurnShape struct {
 	Tools             []string
 }
 
-func claudeShapeOf(t *testing.T, x leoharness.Turn) claudeTurnShape {
+func claudeTurnShapeOf(t *testing.T, x leoharness.Turn) claudeTurnShape {
 	t.Helper()
 	s := claudeTurnShape{Outcome: x.Outcome, Reply: x.Reply != "", Usage: x.Usage != nil && x.Usage.OutputTokens > 0, End: !x.EndedAt.IsZero()}
 	for _, c := range x.Tools {
@@ -114,7 +114,7 @@ func TestFakeClaudeConversationMatchesReal(t *testing.T) {
 	fake := waitTurns("the last turn ended", lastEnded(4))
 
 	for i, r := range []int{0, 1, 2, 8} {
-		got, want := claudeShapeOf(t, fake[i]), claudeShapeOf(t, real[r])
+		got, want := claudeTurnShapeOf(t, fake[i]), claudeTurnShapeOf(t, real[r])
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("fake turn %d %q: %+v\nthe real turn %q: %+v", i+1, fake[i].User, got, real[r].User, want)
 		}
