@@ -9,6 +9,8 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -181,7 +183,7 @@ func (f messageFollow) print(out api.MessageOutcome) error {
 	}
 	switch {
 	case out.Reply != nil && out.Reply.Text != "":
-		if _, err := io.WriteString(f.io.Out, strings.TrimRight(out.Reply.Text, "\n")+"\n"); err != nil {
+		if _, err := io.WriteString(f.io.Out, textBlock(strings.TrimRight(out.Reply.Text, "\n"))+"\n"); err != nil {
 			return err
 		}
 	case fail == nil && !f.reply:
@@ -264,13 +266,29 @@ once its turn ended the reply. --wait and --reply wait as they do on send.`,
 func printOutcome(w io.Writer, out api.MessageOutcome) error {
 	fmt.Fprintf(w, "message %s to %s: %s%s\n", out.ID, out.Agent, strings.ReplaceAll(out.Status, "_", " "), waitingNote(out.Waiting))
 	if out.Reason != "" {
-		fmt.Fprintf(w, "reason: %s\n", out.Reason)
+		fmt.Fprintf(w, "reason: %s\n", cell(out.Reason, 500))
 	}
 	if out.Reply != nil {
 		fmt.Fprintf(w, "turn: %s%s\n", out.Outcome, usageNote(out.Usage, out.CostUSD))
-		fmt.Fprintf(w, "reply:\n%s\n", indent(strings.TrimRight(out.Reply.Text, "\n"), "  "))
+		fmt.Fprintf(w, "reply:\n%s\n", indent(textBlock(strings.TrimRight(out.Reply.Text, "\n")), "  "))
 	}
 	return nil
+}
+
+// textBlock is text from a harness or a sender (a reply, a message) made
+// safe for a terminal: every control character but newline and tab prints
+// as a space, so no escape sequence reaches the terminal. --json keeps
+// the exact text.
+func textBlock(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 func indent(s, pad string) string {
@@ -459,15 +477,15 @@ func printTurn(w io.Writer, t api.Turn) error {
 		head += " · " + u
 	}
 	fmt.Fprintln(w, head)
-	fmt.Fprintln(w, indent(strings.TrimRight(t.User.Text, "\n"), "> "))
+	fmt.Fprintln(w, indent(textBlock(strings.TrimRight(t.User.Text, "\n")), "> "))
 	for _, tool := range t.Tools {
-		fmt.Fprintf(w, "  [%s] %s\n", tool.Name, api.FirstLine(tool.Input))
+		fmt.Fprintf(w, "  [%s] %s\n", cell(tool.Name, 80), cell(api.FirstLine(tool.Input), 200))
 	}
 	if t.Error != "" {
-		fmt.Fprintf(w, "  error: %s\n", t.Error)
+		fmt.Fprintf(w, "  error: %s\n", cell(t.Error, 500))
 	}
 	if t.Reply.Text != "" {
-		fmt.Fprintln(w, indent(strings.TrimRight(t.Reply.Text, "\n"), "  "))
+		fmt.Fprintln(w, indent(textBlock(strings.TrimRight(t.Reply.Text, "\n")), "  "))
 	}
 	return nil
 }

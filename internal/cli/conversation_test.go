@@ -29,7 +29,7 @@ func TestAgentSendReply(t *testing.T) {
 			out.Reply, out.Outcome, out.Reason = &api.TurnReply{}, api.OutcomeTurnError, "API Error: 500 overloaded"
 		default:
 			if wait == api.WaitReply {
-				out.Reply, out.Outcome = &api.TurnReply{Text: "The build is green.\nAll 41 tests pass.\n"}, api.OutcomeTurnOK
+				out.Reply, out.Outcome = &api.TurnReply{Text: "The build is green.\nAll 41 tests pass.\x1b[8m\n"}, api.OutcomeTurnOK
 				out.Usage = &api.Usage{InputTokens: 1200, OutputTokens: 34}
 			}
 		}
@@ -37,7 +37,7 @@ func TestAgentSendReply(t *testing.T) {
 	}
 
 	r := e.run("agent", "send", "bob", "is", "it", "green?", "--reply")
-	if r.code != ExitOK || r.stdout != "The build is green.\nAll 41 tests pass.\n" {
+	if r.code != ExitOK || r.stdout != "The build is green.\nAll 41 tests pass. [8m\n" {
 		t.Fatalf("--reply: %+v", r)
 	}
 	if msgs := fake.Messages(); len(msgs) != 1 || msgs[0].Message != "is it green?" {
@@ -118,14 +118,17 @@ func TestAgentConversation(t *testing.T) {
 	fake.Conversations = map[string]api.Conversation{"bob": {Agent: "bob", ConversationID: "c1", Turns: []api.Turn{
 		{ID: "t1", StartedAt: at, User: api.TurnUser{Text: "fix the build", Sender: "cli"}, Tools: []api.ToolCall{{Name: "Bash", Input: `{"command":"make test"}`}},
 			Reply: api.TurnReply{Text: "Fixed."}, Outcome: api.OutcomeTurnOK, Usage: &api.Usage{InputTokens: 15300, OutputTokens: 420}},
-		{ID: "t2", StartedAt: at.Add(time.Minute), User: api.TurnUser{Text: "and now?"}, Outcome: api.OutcomeTurnError, Error: "API Error: 500"},
+		{ID: "t2", StartedAt: at.Add(time.Minute), User: api.TurnUser{Text: "and now?\x1b[2J\x1b]0;owned\x07"}, Outcome: api.OutcomeTurnError, Error: "API Error: 500"},
 	}}}
 	r := e.run("agent", "conversation", "bob")
 	mustContain(t, "conversation", r.stdout, "conversation c1 of bob (2 turns)", "· cli · ok · 15k in, 420 out", "> fix the build",
 		`  [Bash] {"command":"make test"}`, "  Fixed.", "· typed in the TUI · error", "  error: API Error: 500")
+	if strings.ContainsAny(r.stdout, "\x1b\x07") {
+		t.Fatalf("an escape sequence of a turn reached the terminal: %q", r.stdout)
+	}
 	r = e.run("agent", "conversation", "bob", "--last", "1", "--json")
 	var conv api.Conversation
-	if r.code != ExitOK || json.Unmarshal([]byte(r.stdout), &conv) != nil || len(conv.Turns) != 1 || conv.Turns[0].ID != "t2" {
+	if r.code != ExitOK || json.Unmarshal([]byte(r.stdout), &conv) != nil || len(conv.Turns) != 1 || conv.Turns[0].ID != "t2" || conv.Turns[0].User.Text != "and now?\x1b[2J\x1b]0;owned\x07" {
 		t.Fatalf("--last 1 --json: %+v", r)
 	}
 }
