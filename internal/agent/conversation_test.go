@@ -217,6 +217,14 @@ func TestConversationsAcrossAReset(t *testing.T) {
 			if _, err := m.Conversation(context.Background(), h, api.ConversationQuery{ID: "not-one-of-its"}); !api.HasCode(err, api.CodeNotFound) {
 				t.Fatalf("another id: %v, want not_found", err)
 			}
+			// A stopped agent's conversation is read the same.
+			if _, err := m.Stop(context.Background(), h); err != nil {
+				t.Fatal(err)
+			}
+			stopped, err := m.Conversation(context.Background(), h, api.ConversationQuery{})
+			if err != nil || stopped.ConversationID != now.ConversationID || len(stopped.Turns) != 1 {
+				t.Fatalf("stopped: %+v, %v", stopped, err)
+			}
 		})
 	}
 }

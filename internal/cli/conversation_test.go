@@ -3,12 +3,21 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/client"
+	"github.com/blackpaw-studio/leo/internal/home"
+	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
 // send --reply prints the reply of that message's turn and nothing else
@@ -130,5 +139,69 @@ func TestAgentConversation(t *testing.T) {
 	var conv api.Conversation
 	if r.code != ExitOK || json.Unmarshal([]byte(r.stdout), &conv) != nil || len(conv.Turns) != 1 || conv.Turns[0].ID != "t2" || conv.Turns[0].User.Text != "and now?\x1b[2J\x1b]0;owned\x07" {
 		t.Fatalf("--last 1 --json: %+v", r)
+	}
+}
+
+// conversation --follow prints the turns there are, then each turn once
+// as it ends, read again on the agent's turn.ended events; a running turn
+// is not printed until it ended.
+func TestAgentConversationFollow(t *testing.T) {
+	h := home.Home{Root: testutil.ShortTempDir(t, "leo-cv")}
+	if err := os.MkdirAll(h.StateDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", h.SocketPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := func(id, text string, outcome string) api.Turn {
+		return api.Turn{ID: id, User: api.TurnUser{Text: text}, Reply: api.TurnReply{Text: "re: " + text}, Outcome: outcome}
+	}
+	var mu sync.Mutex
+	turns := []api.Turn{turn("t1", "first", api.OutcomeTurnOK), turn("t2", "second", api.OutcomeTurnRunning)}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/agents/bob/conversation" {
+			mu.Lock()
+			defer mu.Unlock()
+			_ = json.NewEncoder(w).Encode(api.Conversation{Agent: "bob", ConversationID: "c1", Turns: turns})
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "id: 1\n\n")
+		w.(http.Flusher).Flush()
+		mu.Lock()
+		turns = []api.Turn{turn("t1", "first", api.OutcomeTurnOK), turn("t2", "second", api.OutcomeTurnOK), turn("t3", "third", api.OutcomeTurnRunning)}
+		mu.Unlock()
+		data, _ := json.Marshal(api.Event{Seq: 2, Type: api.EventTurnEnded, Agent: "bob"})
+		fmt.Fprintf(w, "id: 2\nevent: turn.ended\ndata: %s\n\n", data)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	out := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runAgentConversation(ctx, &AgentConversationOptions{IO: &IOStreams{Out: out, ErrOut: io.Discard}, Client: client.New(h), Name: "bob", Follow: true, JSON: true})
+	}()
+	testutil.WaitFor(t, 10*time.Second, func() bool { return strings.Count(out.String(), "\n") >= 2 }, "two turns printed")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("conversation --follow: %v", err)
+	}
+	var ids []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var tt api.Turn
+		if err := json.Unmarshal([]byte(l), &tt); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		ids = append(ids, tt.ID)
+	}
+	if strings.Join(ids, ",") != "t1,t2" {
+		t.Fatalf("printed turns %v, want t1 then t2 once it ended (t3 still runs)", ids)
 	}
 }
