@@ -475,6 +475,23 @@ func (f *fleet) checkState(recs []leoproc.StateRecord) {
 		case e.IsDir() && (name == "task-history" || name == "hooks" || name == "logs"):
 			// The task service's history and run logs, and the turn-end
 			// plugin of opencode agents: directories of the daemon's own.
+		case e.IsDir() && name == "sent":
+			// The sent log (docs/agents.md, "Conversations"): one line
+			// per delivered message, each a JSON object — a kill may cut
+			// only the last line, which its reader skips.
+			logs, _ := filepath.Glob(filepath.Join(f.w.Home.StateDir(), "sent", "*.jsonl"))
+			for _, l := range logs {
+				data, err := os.ReadFile(l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := strings.Split(string(data), "\n")
+				for i, line := range lines[:len(lines)-1] { // the text after the last newline may be torn
+					if !json.Valid([]byte(line)) {
+						t.Errorf("%s line %d does not parse: %q", l, i+1, line)
+					}
+				}
+			}
 		case strings.HasSuffix(name, ".json"):
 			data, err := os.ReadFile(filepath.Join(f.w.Home.StateDir(), name))
 			if err != nil || !json.Valid(data) {

@@ -2,12 +2,14 @@ package agent
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/testutil"
 )
 
@@ -300,5 +302,28 @@ func TestSenderOf(t *testing.T) {
 		if got := senderOf(c.route, c.message); got != c.want {
 			t.Errorf("senderOf(%q, %q) = %q, want %q", c.route, c.message, got, c.want)
 		}
+	}
+}
+
+// The sent log survives a torn line: the lines after it still read, and
+// the torn one is skipped.
+func TestSentLogSkipsATornLine(t *testing.T) {
+	m := &Manager{opts: Options{Home: home.Home{Root: t.TempDir()}}}
+	path := m.sentPath("a")
+	if err := appendSent(path, []byte(`{"id":"m1","digest":"d1"}`+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"id":"m2","dig`) // a write cut short
+	f.Close()
+	if err := appendSent(path, []byte(`{"id":"m3","digest":"d3"}`+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.readSent("a")
+	if err != nil || len(got) != 2 || got[0].ID != "m1" || got[1].ID != "m3" {
+		t.Fatalf("read %+v, %v; want m1 and m3", got, err)
 	}
 }
