@@ -181,7 +181,7 @@ func (r *run) permissionPrompt(s *step) {
 // names the command) → working → idle with the asking turn's reply; the
 // message sent while the prompt waited is queued during needs_input and
 // delivered only after the answer (the working that follows), never
-// failed; both turns end ok with their replies.
+// failed; both turns end ok (the asking one with its reply's first line).
 func (r *run) permissionEvents(es *eventStream, first, held, ask, second string) {
 	es.s.Helper()
 	replied := func(m string) func(api.Attention) bool {
@@ -199,8 +199,8 @@ func (r *run) permissionEvents(es *eventStream, first, held, ask, second string)
 		[]eventWant{
 			ev(api.EventTurnStarted, "", nil),
 			ev(api.EventTurnEnded, "ok with ACK "+ask, func(e api.Event) bool { return e.State == "ok" && strings.Contains(e.FirstLine, "ACK "+ask) }),
-			ev(api.EventTurnStarted, "", nil),
-			ev(api.EventTurnEnded, "ok with ACK "+second, func(e api.Event) bool { return e.State == "ok" && strings.Contains(e.FirstLine, "ACK "+second) }),
+			ev(api.EventTurnStarted, held, func(e api.Event) bool { return e.MessageID == held }),
+			ev(api.EventTurnEnded, "ok of "+held, func(e api.Event) bool { return e.State == "ok" && e.MessageID == held }),
 		},
 	)
 	es.s.Logf("the event stream: %s", eventsLine(evs))
