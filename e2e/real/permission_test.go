@@ -196,10 +196,13 @@ func (r *run) permissionEvents(es *eventStream, first, held, ask, second string)
 		[]eventWant{working, asks, working, attentionEv(api.AttentionIdle, "with ACK "+ask, replied(ask))},
 		append([]eventWant{asks}, append(messageChain(held), working, attentionEv(api.AttentionIdle, "with ACK "+second, replied(second)))...),
 		[]eventWant{asks, working, ev(api.EventMessageDelivered, held, func(e api.Event) bool { return e.MessageID == held })},
+		// A turn a hook started carries no message id (claude's prompt
+		// hook comes before leo records the delivery); its end does.
 		[]eventWant{
 			ev(api.EventTurnStarted, "", nil),
+			ev(api.EventMessageQueued, held, func(e api.Event) bool { return e.MessageID == held }),
 			ev(api.EventTurnEnded, "ok with ACK "+ask, func(e api.Event) bool { return e.State == "ok" && strings.Contains(e.FirstLine, "ACK "+ask) }),
-			ev(api.EventTurnStarted, held, func(e api.Event) bool { return e.MessageID == held }),
+			ev(api.EventTurnStarted, "", nil),
 			ev(api.EventTurnEnded, "ok of "+held, func(e api.Event) bool { return e.State == "ok" && e.MessageID == held }),
 		},
 	)
