@@ -172,12 +172,12 @@ func (es *eventStream) add(id, typ, data string) error {
 	return nil
 }
 
-// snapshot is what the stream gave so far, why it ended (nil: it has
-// not) and a channel closed when it gives more.
-func (es *eventStream) snapshot() ([]api.Event, error, <-chan struct{}) {
+// snapshot is what the stream gave so far, a channel closed when it
+// gives more, and why it ended (nil: it has not).
+func (es *eventStream) snapshot() ([]api.Event, <-chan struct{}, error) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	return es.events, es.err, es.grew
+	return es.events, es.grew, es.err
 }
 
 // expect waits up to d for each chain's events to come in its order
@@ -189,7 +189,7 @@ func (es *eventStream) expect(d time.Duration, never []eventWant, chains ...[]ev
 	ctx, cancel := es.s.wait(d)
 	defer cancel()
 	for {
-		evs, err, grew := es.snapshot()
+		evs, grew, err := es.snapshot()
 		for _, e := range evs {
 			for _, n := range never {
 				if n.ok(e) {
