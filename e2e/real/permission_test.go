@@ -181,7 +181,7 @@ func (r *run) permissionPrompt(s *step) {
 // names the command) → working → idle with the asking turn's reply; the
 // message sent while the prompt waited is queued during needs_input and
 // delivered only after the answer (the working that follows), never
-// failed; both turns end ok (the asking one with its reply's first line).
+// failed; both turns end ok with their replies' first lines.
 func (r *run) permissionEvents(es *eventStream, first, held, ask, second string) {
 	es.s.Helper()
 	replied := func(m string) func(api.Attention) bool {
@@ -203,7 +203,9 @@ func (r *run) permissionEvents(es *eventStream, first, held, ask, second string)
 			ev(api.EventMessageQueued, held, func(e api.Event) bool { return e.MessageID == held }),
 			ev(api.EventTurnEnded, "ok with ACK "+ask, func(e api.Event) bool { return e.State == "ok" && strings.Contains(e.FirstLine, "ACK "+ask) }),
 			ev(api.EventTurnStarted, "", nil),
-			ev(api.EventTurnEnded, "ok of "+held, func(e api.Event) bool { return e.State == "ok" && e.MessageID == held }),
+			ev(api.EventTurnEnded, "ok of "+held+" with ACK "+second, func(e api.Event) bool {
+				return e.State == "ok" && e.MessageID == held && strings.Contains(e.FirstLine, "ACK "+second)
+			}),
 		},
 	)
 	es.s.Logf("the event stream: %s", eventsLine(evs))
