@@ -242,7 +242,7 @@ func chainLine(chain []eventWant) string {
 
 // eventLine is one event in a few words, for a failure's text.
 func eventLine(e api.Event) string {
-	b := fmt.Sprintf("#%d %s", e.Seq, e.Type)
+	b := fmt.Sprintf("#%d %s %s", e.Seq, e.At.Format("15:04:05.000"), e.Type)
 	if a := e.Attention; a != nil {
 		b += fmt.Sprintf(" %s %q msg=%s", a.State, a.Detail, a.MessageID)
 		if a.Prompt != nil {
