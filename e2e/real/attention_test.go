@@ -102,6 +102,7 @@ func (s *step) heldTurn(m, reply string) modelserver.Request {
 	s.Helper()
 	r := s.r
 	first := "Take your time with this one " + m
+	stream := s.openEvents(r.h)
 	res := s.send(r.h, first+"\nthere is a second line too")
 	s.waitAttention(r.h, 3*time.Minute, "working on "+m, func(at api.Attention) bool {
 		return at.State == api.AttentionWorking && at.MessageID == res.ID && at.Detail == first
@@ -129,6 +130,19 @@ func (s *step) heldTurn(m, reply string) modelserver.Request {
 	s.delivered(r.h, res.ID, m, time.Minute)
 	s.pane(r.h, "ACK "+m, time.Minute)
 	s.once(m)
+	// The stream said the same, in order: queued, delivered, working on
+	// it, the turn's end and idle with the reply's first line.
+	line := api.FirstLine(reply)
+	evs := stream.expect(30*time.Second, []eventWant{failedEv(res.ID)},
+		append(messageChain(res.ID),
+			attentionEv(api.AttentionWorking, "on "+res.ID, func(at api.Attention) bool { return at.MessageID == res.ID && at.Detail == first }),
+			attentionEv(api.AttentionIdle, "with "+m+"'s reply", func(at api.Attention) bool { return at.Detail == line })),
+		[]eventWant{
+			ev(api.EventMessageQueued, res.ID, func(e api.Event) bool { return e.MessageID == res.ID }),
+			ev(api.EventTurnStarted, "", nil),
+			ev(api.EventTurnEnded, "ok with "+m+"'s reply", func(e api.Event) bool { return e.State == "ok" && e.FirstLine == line }),
+		})
+	s.Logf("the event stream: %s", eventsLine(evs))
 	return req
 }
 
@@ -145,6 +159,7 @@ func (r *run) modelError(s *step) {
 		return modelserver.DefaultResponder(q)
 	})
 	defer r.ms.SetResponder(nil)
+	stream := s.openEvents(r.h)
 	sent := time.Now()
 	res := s.send(r.h, "This one the model refuses "+m+" please")
 	s.delivered(r.h, res.ID, m, 3*time.Minute)
@@ -172,6 +187,24 @@ func (r *run) modelError(s *step) {
 	s.waitAttention(r.h, 2*time.Minute, "idle after the next turn", func(at api.Attention) bool {
 		return at.State == api.AttentionIdle && at.Detail == "ACK "+next
 	})
+	// On the stream: the message queued and delivered, then errored in the
+	// harness's words (whether a working came between depends on which
+	// signal came first: a refusal ends the turn at once), then idle with
+	// the next turn's reply.
+	errored := attentionEv(api.AttentionErrored, "with the server's error", func(at api.Attention) bool { return strings.Contains(at.Detail, "scripted error") })
+	queued := ev(api.EventMessageQueued, res.ID, func(e api.Event) bool { return e.MessageID == res.ID })
+	evs := stream.expect(30*time.Second, []eventWant{failedEv(res.ID)},
+		messageChain(res.ID),
+		[]eventWant{queued, errored, attentionEv(api.AttentionIdle, "with ACK "+next, func(at api.Attention) bool { return at.Detail == "ACK "+next })})
+	s.Logf("the event stream: %s", eventsLine(evs))
+	// A turn that started before the error ends in it.
+	started := ev(api.EventTurnStarted, "", nil)
+	if matched([]eventWant{queued, started, errored}, evs) == 3 {
+		stream.expect(30*time.Second, nil, []eventWant{queued, started,
+			ev(api.EventTurnEnded, "error with the server's error", func(e api.Event) bool {
+				return e.State == "error" && strings.Contains(e.Reason, "scripted error")
+			}), errored})
+	}
 }
 
 // refusal is the body of modelError's HTTP 400, one the CLI does not

@@ -366,7 +366,8 @@ func (a *agent) watch(stop chan struct{}) {
 // recordedEnd is the attention after a turn whose end only the harness's
 // record shows: errored in the harness's words when the record says it
 // failed (codex runs no notify for a failed turn), limited when that was
-// a usage or rate limit, else idle.
+// a usage or rate limit, else idle with the reply's first line (where the
+// record holds it: the hook that says so may come later).
 func recordedEnd(act harness.TurnActivity) api.Attention {
 	switch {
 	case act.Failed != "" && act.Limited:
@@ -379,7 +380,7 @@ func recordedEnd(act harness.TurnActivity) api.Attention {
 	case act.Failed != "":
 		return api.Attention{State: api.AttentionErrored, Detail: api.FirstLine(act.Failed)}
 	}
-	return api.Attention{State: api.AttentionIdle}
+	return api.Attention{State: api.AttentionIdle, Detail: api.FirstLine(act.Reply)}
 }
 
 // settleTurn sets a's attention to next only if it is still was (a signal

@@ -296,8 +296,9 @@ func TestAttentionErroredFromTheRecord(t *testing.T) {
 	}
 }
 
-// A recorded end is idle, errored in the harness's words, or limited
-// with the reset time the record gives.
+// A recorded end is idle (with the reply's first line where the record
+// holds it), errored in the harness's words, or limited with the reset
+// time the record gives.
 func TestRecordedEnd(t *testing.T) {
 	reset := time.Date(2026, 12, 2, 14, 50, 0, 0, time.FixedZone("x", 3600))
 	for _, c := range []struct {
@@ -305,6 +306,7 @@ func TestRecordedEnd(t *testing.T) {
 		want api.Attention
 	}{
 		{harness.TurnActivity{Found: true, Ended: 1}, api.Attention{State: api.AttentionIdle}},
+		{harness.TurnActivity{Found: true, Ended: 1, Reply: "ACK done\nand more"}, api.Attention{State: api.AttentionIdle, Detail: "ACK done"}},
 		{harness.TurnActivity{Failed: "boom\nmore"}, api.Attention{State: api.AttentionErrored, Detail: "boom"}},
 		{harness.TurnActivity{Failed: "429", Limited: true}, api.Attention{State: api.AttentionLimited, Detail: "429"}},
 	} {

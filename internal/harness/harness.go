@@ -302,6 +302,11 @@ type TurnActivity struct {
 	// it lifts, when the record says (zero otherwise).
 	Limited  bool
 	ResetsAt time.Time
+	// Reply is the last ended turn's reply where the record holds it
+	// (empty when it failed, or the adapter does not read it): the idle
+	// detail, and turn.ended's first line, when the record shows a
+	// turn's end before the harness's hook says it.
+	Reply string
 }
 
 // CommandPrefixer is implemented by adapters whose TUI runs input that

@@ -70,7 +70,9 @@ func inUTC(t *testing.T) {
 
 // The last ended turn's failure, in codex's words: none for an answered,
 // interrupted or compacted turn; the error body for a refused one; a usage
-// limit with the reset time its words name; a rate limit without one.
+// limit with the reset time its words name; a rate limit without one. An
+// answered turn's reply is its last_agent_message (none for one
+// interrupted or failed).
 func TestTurnActivityFailedOfRealRollout(t *testing.T) {
 	inUTC(t)
 	forget()
@@ -78,26 +80,26 @@ func TestTurnActivityFailedOfRealRollout(t *testing.T) {
 	refused := `{"error":{"code":null,"message":"modelserver: scripted error","type":"server_error"}}`
 	usage := "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 2:50 PM."
 	for _, c := range []struct {
-		marker, failed string
-		limited        bool
-		resetsAt       time.Time
-		ended          int
+		marker, failed, reply string
+		limited               bool
+		resetsAt              time.Time
+		ended                 int
 	}{
-		{marker: "LEO-rec-001", ended: 1},
-		{marker: "LEO-rec-003", ended: 3},                  // interrupted
-		{marker: "LEO-rec-004", ended: 4, failed: refused}, // HTTP 400
-		{marker: "LEO-rec-005", ended: 5},                  // the queued one folded into it
-		{marker: "LEO-rec-007", ended: 7},                  // after /compact's own turn
-		{marker: "LEO-rec-008", ended: 8},                  // cut while streaming
+		{marker: "LEO-rec-001", ended: 1, reply: "ACK LEO-rec-001"},
+		{marker: "LEO-rec-003", ended: 3},                           // interrupted
+		{marker: "LEO-rec-004", ended: 4, failed: refused},          // HTTP 400
+		{marker: "LEO-rec-005", ended: 5, reply: "ACK LEO-rec-006"}, // the queued one folded into it
+		{marker: "LEO-rec-007", ended: 7, reply: "ACK LEO-rec-007"}, // after /compact's own turn
+		{marker: "LEO-rec-008", ended: 8},                           // cut while streaming
 		{marker: "LEO-rec-010", ended: 10, failed: usage, limited: true, resetsAt: time.Date(2026, 12, 2, 14, 50, 0, 0, time.UTC)},
-		{marker: "LEO-rec-011", ended: 11},
+		{marker: "LEO-rec-011", ended: 11, reply: "ACK LEO-rec-011"},
 		{marker: "LEO-rec-012", ended: 12, failed: "exceeded retry limit, last status: 429 Too Many Requests", limited: true},
-		{marker: "", ended: 13},
+		{marker: "", ended: 13, reply: "ACK LEO-rec-013"},
 	} {
 		q := harness.SessionQuery{Env: recordsUpTo(t, c.marker), Workspace: recordsWS}
 		for _, id := range []string{recordsThread, ""} {
 			got, err := Codex{}.TurnActivity(context.Background(), q, id)
-			want := harness.TurnActivity{Found: true, Ended: c.ended, Failed: c.failed, Limited: c.limited, ResetsAt: c.resetsAt}
+			want := harness.TurnActivity{Found: true, Ended: c.ended, Failed: c.failed, Limited: c.limited, ResetsAt: c.resetsAt, Reply: c.reply}
 			if err != nil || got != want {
 				t.Errorf("up to %s, id %q:\n got %+v, %v\nwant %+v", c.marker, id, got, err, want)
 			}

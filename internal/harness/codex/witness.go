@@ -97,7 +97,7 @@ func (Codex) TurnActivity(ctx context.Context, q harness.SessionQuery, id string
 		out.Ended += a.Ended
 		if !end.IsZero() && !end.Before(lastEnd) {
 			lastEnd = end
-			out.Failed, out.Limited, out.ResetsAt = a.Failed, a.Limited, a.ResetsAt
+			out.Failed, out.Limited, out.ResetsAt, out.Reply = a.Failed, a.Limited, a.ResetsAt, a.Reply
 		}
 	}
 	return out, nil

@@ -253,7 +253,7 @@ func rolloutUserTurns(path string, since time.Time) ([]harness.UserTurn, error) 
 // at or after since, through the same cache as rolloutUserTurns (found is
 // false when the file is gone), and when its last turn ended (zero: none
 // did): of several rollouts, the one that ended last says whether the last
-// turn failed.
+// turn failed, and what it replied.
 func rolloutActivityAt(path string, since time.Time) (a harness.TurnActivity, lastEnd time.Time, err error) {
 	err = withRollout(path, since, func(s *rolloutState) {
 		a.Found = true
@@ -264,7 +264,7 @@ func rolloutActivityAt(path string, since time.Time) (a harness.TurnActivity, la
 			a.Running = !m.end
 			if m.end {
 				a.Ended++
-				a.Failed, a.Limited, a.ResetsAt = m.failed, m.limited, m.resetsAt
+				a.Failed, a.Limited, a.ResetsAt, a.Reply = m.failed, m.limited, m.resetsAt, m.reply
 				lastEnd = m.at
 			}
 		}
@@ -427,6 +427,7 @@ type turnMark struct {
 	failed   string
 	limited  bool
 	resetsAt time.Time
+	reply    string // an end's last_agent_message: the turn's reply
 }
 
 // mayHoldTurnMark is the byte test before a line is parsed for a turn
@@ -446,8 +447,9 @@ func (s *rolloutState) takeMark(line []byte) bool {
 		Timestamp string `json:"timestamp"`
 		Type      string `json:"type"`
 		Payload   struct {
-			Type  string     `json:"type"`
-			Error *turnError `json:"error"`
+			Type             string     `json:"type"`
+			Error            *turnError `json:"error"`
+			LastAgentMessage *string    `json:"last_agent_message"`
 		} `json:"payload"`
 	}
 	if json.Unmarshal(line, &l) != nil || l.Type != "event_msg" {
@@ -466,6 +468,9 @@ func (s *rolloutState) takeMark(line []byte) bool {
 		m := turnMark{at: at, end: end}
 		if end && l.Payload.Error != nil {
 			m.failed, m.limited, m.resetsAt = l.Payload.Error.read(at)
+		}
+		if end && m.failed == "" && l.Payload.LastAgentMessage != nil {
+			m.reply = strings.TrimSpace(*l.Payload.LastAgentMessage)
 		}
 		s.marks = append(s.marks, m)
 	}

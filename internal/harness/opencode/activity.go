@@ -125,25 +125,78 @@ func readActivityFrom(f *sqliteFile, q harness.SessionQuery, id string) (harness
 		return harness.TurnActivity{}, err
 	}
 	out := harness.TurnActivity{Found: true}
-	lastEnd := int64(-1)
+	lastEnd, lastID := int64(-1), ""
 	for _, ms := range msgs {
 		t := turnsOf(ms)
 		out.Running = out.Running || t.running
 		out.Ended += t.ended
 		if t.ended > 0 && t.lastEnd >= lastEnd {
 			// Of several sessions, the one that ended last says whether
-			// the last turn failed.
-			lastEnd, out.Failed, out.Limited = t.lastEnd, t.failed, t.limited
+			// the last turn failed, and what it replied.
+			lastEnd, lastID, out.Failed, out.Limited = t.lastEnd, t.lastID, t.failed, t.limited
 		}
+	}
+	if !out.Running && out.Failed == "" && lastID != "" {
+		reply, err := messageText(f, tables, lastID)
+		if err != nil {
+			return harness.TurnActivity{}, err
+		}
+		out.Reply = reply
 	}
 	return out, nil
 }
 
+// messageText is the text of message mid: its text parts, in the order
+// opencode wrote them (through the part table's message_id index when
+// the store has it, else by a scan).
+func messageText(f *sqliteFile, tables map[string]sqliteTable, mid string) (string, error) {
+	pt := tables["part"]
+	pMsg, pData := pt.col("message_id"), pt.col("data")
+	type part struct {
+		rowid int64
+		text  string
+	}
+	var parts []part
+	keep := func(rowid int64, row []any) {
+		if m, _ := field(row, pMsg).(string); m != mid {
+			return
+		}
+		var data struct {
+			Type      string `json:"type"`
+			Text      string `json:"text"`
+			Synthetic bool   `json:"synthetic"`
+		}
+		if s, ok := field(row, pData).(string); ok && json.Unmarshal([]byte(s), &data) == nil && data.Type == "text" && !data.Synthetic {
+			parts = append(parts, part{rowid: rowid, text: data.Text})
+		}
+	}
+	indexes, err := f.indexes()
+	if err != nil {
+		return "", err
+	}
+	if pIdx, ok := indexOn(indexes, "part", "message_id"); ok && !scanOnly {
+		err = f.rowsByIndex(pIdx, pt, mid, []any{mid}, func(rowid int64, row []any) bool { keep(rowid, row); return true })
+	} else {
+		var n int64
+		err = f.scanTable(pt.root, func(row []any) bool { n++; keep(n, row); return true })
+	}
+	if err != nil {
+		return "", err
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].rowid < parts[j].rowid })
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.text
+	}
+	return strings.TrimSpace(strings.Join(texts, "\n")), nil
+}
+
 // sessionTurns is what one session's messages say of its turns.
 type sessionTurns struct {
-	running bool  // a turn runs at the end
-	ended   int   // turns that ended
-	lastEnd int64 // when the last one ended (its message's creation)
+	running bool   // a turn runs at the end
+	ended   int    // turns that ended
+	lastEnd int64  // when the last one ended (its message's creation)
+	lastID  string // the message that ended it
 	// failed, limited: how the last one ended (failed is opencode's
 	// words for its error).
 	failed  string
@@ -159,7 +212,7 @@ func turnsOf(ms []storedMessage) (t sessionTurns) {
 		case m.Role == "assistant" && t.running && m.ends():
 			t.running = false
 			t.ended++
-			t.lastEnd = m.at
+			t.lastEnd, t.lastID = m.at, m.id
 			t.failed, t.limited = m.failure()
 		}
 	}

@@ -67,7 +67,8 @@ func unpackStore(t *testing.T, name string) map[string]string {
 
 // The whole session: every turn ended — answered, with a tool, aborted,
 // refused, queued, compacted — and none runs; from 005's message on, four
-// (005, 006, the compaction, 007). Through the index and by a scan alike.
+// (005, 006, the compaction, 007); the last one's reply is 007's. Through
+// the index and by a scan alike.
 func TestTurnActivityOfTheRealStore(t *testing.T) {
 	env := recordsStore(t)
 	turns, err := (Opencode{}).UserTurns(context.Background(), harness.SessionQuery{Workspace: recordsWorkspace, Env: env}, "")
@@ -87,9 +88,9 @@ func TestTurnActivityOfTheRealStore(t *testing.T) {
 			id    string
 			want  harness.TurnActivity
 		}{
-			{want: harness.TurnActivity{Found: true, Ended: 8}},
-			{id: turns[0].SessionID, want: harness.TurnActivity{Found: true, Ended: 8}},
-			{since: at005, id: turns[0].SessionID, want: harness.TurnActivity{Found: true, Ended: 4}},
+			{want: harness.TurnActivity{Found: true, Ended: 8, Reply: "ACK LEO-rec-007"}},
+			{id: turns[0].SessionID, want: harness.TurnActivity{Found: true, Ended: 8, Reply: "ACK LEO-rec-007"}},
+			{since: at005, id: turns[0].SessionID, want: harness.TurnActivity{Found: true, Ended: 4, Reply: "ACK LEO-rec-007"}},
 			// With no id, a session begun before since is not this launch's.
 			{since: at005, want: harness.TurnActivity{}},
 		} {
@@ -156,6 +157,9 @@ func TestTurnActivityAsTheStoreGrows(t *testing.T) {
 			failedSeen = true
 		case st.ended > 0 && m.Role == "assistant" && m.ends() && st.failed != "":
 			t.Fatalf("after message %d (%s finish %q error %s): failed %q", i, m.id, m.Finish, m.Error, st.failed)
+		}
+		if m.Role == "assistant" && m.ends() && st.lastID != m.id {
+			t.Fatalf("after message %d (%s): the last end is %q", i, m.id, st.lastID)
 		}
 		want := m.Role != "assistant" || !m.ends()
 		if running != want {
