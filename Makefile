@@ -52,7 +52,7 @@ test-real:
 	if [ -z "$$bin" ]; then bin="$$(e2e/realcli/install.sh)"; fi; \
 	echo "== real CLIs in $$bin"; \
 	for c in claude codex opencode; do echo "   $$c: $$("$$bin/$$c" --version 2>&1 | head -n1)"; done; \
-	LEO_REALCLI_BIN="$$bin" LEO_REALCLI_REQUIRED=1 $(GO) test -count=1 -parallel 3 -timeout 19m $(TESTFLAGS) ./e2e/real/
+	LEO_REALCLI_BIN="$$bin" LEO_REALCLI_REQUIRED=1 $(GO) test -count=1 -parallel 3 -timeout 28m $(TESTFLAGS) ./e2e/real/
 
 ## test-real-latest: the same suite on the newest claude, codex and opencode
 ## on npm (@latest), installed by `e2e/realcli/install.sh --latest` into a
@@ -65,7 +65,7 @@ test-real-latest:
 	if [ -z "$$bin" ]; then bin="$$(e2e/realcli/install.sh --latest)"; fi; \
 	echo "== newest real CLIs in $$bin"; \
 	for c in claude codex opencode; do echo "   $$c: $$("$$bin/$$c" --version 2>&1 | head -n1)"; done; \
-	LEO_REALCLI_BIN="$$bin" LEO_REALCLI_LATEST=1 LEO_REALCLI_REQUIRED=1 $(GO) test -count=1 -parallel 3 -timeout 19m $(TESTFLAGS) ./e2e/real/
+	LEO_REALCLI_BIN="$$bin" LEO_REALCLI_LATEST=1 LEO_REALCLI_REQUIRED=1 $(GO) test -count=1 -parallel 3 -timeout 28m $(TESTFLAGS) ./e2e/real/
 
 ## bench: the whole-process and package benchmarks; each prints its figures
 bench:
