@@ -44,7 +44,8 @@ func (m *Manager) Conversation(ctx context.Context, name string, q api.Conversat
 	if err != nil {
 		return api.Conversation{}, err
 	}
-	owners := matchSent(turns, sent)
+	settleRunning(turns, id == current, a.launchedAt())
+	owners := matchSent(turns, sent, id)
 	if q.Last > 0 && len(turns) > q.Last {
 		turns, owners = turns[len(turns)-q.Last:], owners[len(owners)-q.Last:]
 	}
@@ -92,38 +93,67 @@ func (a *agent) readConversation(ctx context.Context, id string) ([]harness.Turn
 	return turns, sent, nil
 }
 
-// How far a sent record's time may be from its turn's start: leo records
-// a delivery once the harness's record shows the turn (after it), within
-// the delivery's proof time; a person's clock plays no part.
+// How a sent record finds its turn: leo records a delivery once the
+// harness's record shows the turn, so the turn started before the record
+// (a little after, for a record's coarse clock), and not long before: a
+// delivery's proof takes seconds, a finish after a daemon restart longer.
 const (
-	sentBefore = time.Minute
-	sentAfter  = 10 * time.Minute
+	sentSlack  = 5 * time.Second
+	sentWithin = time.Hour
 )
 
-// matchSent names, for each turn, the sent record of the message leo
-// delivered as that turn (an index into sent), or -1 for a turn leo did
-// not type. Both lists are in time order; each record serves one turn,
-// the earliest with its words whose start is near the record's time.
-func matchSent(turns []harness.Turn, sent []sentRecord) []int {
+// matchSent names, for each turn of conversation conv, the sent record of
+// the message leo delivered as that turn (an index into sent), or -1 for a
+// turn leo did not type. Records are taken in time order, each serving one
+// turn: the latest not yet served with its words (white space aside) that
+// started before the record, in its conversation. So a person's turn of
+// the same words earlier is never taken for leo's, nor a turn of another
+// conversation.
+func matchSent(turns []harness.Turn, sent []sentRecord, conv string) []int {
 	byKey := map[string][]int{}
-	for j, s := range sent {
-		byKey[s.Digest] = append(byKey[s.Digest], j)
-	}
-	used := make([]bool, len(sent))
-	out := make([]int, len(turns))
 	for i, t := range turns {
+		k := textKey(t.User)
+		byKey[k] = append(byKey[k], i)
+	}
+	out := make([]int, len(turns))
+	for i := range out {
 		out[i] = -1
-		key := textKey(t.User)
-		for _, j := range byKey[key] {
-			at := sent[j].At
-			if used[j] || at.Before(t.StartedAt.Add(-sentBefore)) || at.After(t.StartedAt.Add(sentAfter)) {
+	}
+	for j, s := range sent {
+		if s.Conversation != "" && conv != "" && s.Conversation != conv {
+			continue
+		}
+		cands := byKey[s.Digest]
+		for k := len(cands) - 1; k >= 0; k-- {
+			i := cands[k]
+			st := turns[i].StartedAt
+			if out[i] >= 0 || st.After(s.At.Add(sentSlack)) {
 				continue
 			}
-			used[j], out[i] = true, j
+			if st.Before(s.At.Add(-sentWithin)) {
+				break
+			}
+			out[i] = j
 			break
 		}
 	}
 	return out
+}
+
+// settleRunning marks interrupted the turns that run by the record but
+// cannot any more: those of a conversation that is not the agent's
+// current one, and those begun before the TUI's current launch (a killed
+// TUI never wrote their end).
+func settleRunning(turns []harness.Turn, current bool, launched time.Time) {
+	for i := range turns {
+		t := &turns[i]
+		if t.Outcome != harness.OutcomeRunning && t.Outcome != "" {
+			continue
+		}
+		if !current || (!launched.IsZero() && t.StartedAt.Before(launched)) {
+			t.Outcome = harness.OutcomeInterrupted
+		}
+	}
 }
 
 // apiTurn is t as the API shows it.
@@ -131,7 +161,7 @@ func apiTurn(t harness.Turn) api.Turn {
 	out := api.Turn{
 		ID: t.ID, StartedAt: t.StartedAt.UTC(), Outcome: string(t.Outcome), Error: t.Error,
 		User: api.TurnUser{Text: t.User}, Reply: api.TurnReply{Text: t.Reply},
-		Usage: t.Usage, CostUSD: t.CostUSD,
+		Usage: t.Usage, CostUSD: t.CostUSD, Tools: []api.ToolCall{},
 	}
 	if out.Outcome == "" {
 		out.Outcome = api.OutcomeTurnRunning
@@ -172,6 +202,11 @@ func (m *Manager) Message(ctx context.Context, name, id, wait string) (api.Messa
 		changed := a.changed
 		a.mu.Unlock()
 		out, err := a.outcome(ctx, id, wait == api.WaitReply)
+		if err != nil && ctx.Err() != nil && wait != "" {
+			// The wait's deadline came during a read: that is the wait
+			// running out, not a fault.
+			return out, api.Errorf(api.CodeWaitTimeout, "agent %s: message %s: the wait ended; the message goes on (leo agent message %s %s tells its outcome later)", name, id, name, id)
+		}
 		if err != nil {
 			return out, err
 		}
@@ -240,7 +275,15 @@ func (a *agent) outcome(ctx context.Context, id string, withReply bool) (api.Mes
 	if err != nil {
 		return out, api.Errorf(api.CodeInternal, "agent %s: reading the sent log: %w", name, err)
 	}
-	rec := slices.IndexFunc(sent, func(s sentRecord) bool { return s.ID == id })
+	// The newest record of the id: an id a sender reuses once leo forgot
+	// it (api.RememberedIDFor) names today's message, not yesterday's.
+	rec := -1
+	for j := len(sent) - 1; j >= 0; j-- {
+		if sent[j].ID == id {
+			rec = j
+			break
+		}
+	}
 	if rec < 0 {
 		if done != nil {
 			out.Status = api.MessageDelivered // its sent line was not written
@@ -253,15 +296,17 @@ func (a *agent) outcome(ctx context.Context, id string, withReply bool) (api.Mes
 		return out, nil
 	}
 	a.mu.Lock()
-	conv := a.rec.SessionID
+	current := a.rec.SessionID
 	a.mu.Unlock()
+	newest := sent[rec]
+	conv := cmpOr(newest.Conversation, current)
 	turns, sent, err := a.readConversation(ctx, conv)
 	if err != nil {
 		return out, err
 	}
-	owners := matchSent(turns, sent)
-	for i, j := range owners {
-		if j < 0 || sent[j].ID != id {
+	settleRunning(turns, conv == current, a.launchedAt())
+	for i, j := range matchSent(turns, sent, conv) {
+		if j < 0 || sent[j].ID != id || !sent[j].At.Equal(newest.At) {
 			continue
 		}
 		t := turns[i]
@@ -279,8 +324,26 @@ func (a *agent) outcome(ctx context.Context, id string, withReply bool) (api.Mes
 		}
 		return out, nil
 	}
+	if launched := a.launchedAt(); launched.After(newest.At) {
+		// The TUI was relaunched since the delivery and its turn is in no
+		// record leo reads (a conversation whose id was not learned yet):
+		// no reply will come, and the wait says so.
+		out.Reply, out.Outcome = &api.TurnReply{}, api.OutcomeTurnInterrupted
+		out.Reason = "the TUI was relaunched during the turn and its record of the turn cannot be found (its conversation's id was not known yet)"
+		return out, nil
+	}
 	out.Waiting = "the harness has not recorded its turn yet"
 	return out, nil
+}
+
+// launchedAt is when a's current TUI was launched (zero: not running).
+func (a *agent) launchedAt() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.rec.StartedAt == nil {
+		return time.Time{}
+	}
+	return *a.rec.StartedAt
 }
 
 func cmpOr(a, b string) string {

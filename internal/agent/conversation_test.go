@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -74,6 +75,19 @@ func TestSendReplyIsThatTurnsReply(t *testing.T) {
 			if last, _ := m.Conversation(context.Background(), h, api.ConversationQuery{Last: 1}); len(last.Turns) != 1 || last.Turns[0].ID != b.ID {
 				t.Errorf("--last 1: %+v", last.Turns)
 			}
+			// Today's usage: both turns', read in the background (a
+			// listing never waits for it).
+			var want api.Usage
+			for _, x := range conv.Turns {
+				if x.Usage != nil {
+					want.InputTokens += x.Usage.InputTokens
+					want.OutputTokens += x.Usage.OutputTokens
+				}
+			}
+			waitFor(t, "today's usage of both turns", 30*time.Second, func() bool {
+				u := mustGet(t, m, h).UsageToday
+				return u != nil && u.OutputTokens == want.OutputTokens && u.InputTokens == want.InputTokens
+			})
 		})
 	}
 }
@@ -259,35 +273,94 @@ func TestTurnSenders(t *testing.T) {
 	}
 }
 
-// matchSent gives each sent message one turn: the earliest with its words
-// (white space aside) near its time; a turn nobody sent through leo has
-// none, and the same words sent twice go to two turns in order.
+// matchSent gives each sent message one turn: the latest not yet served
+// with its words (white space aside) that started before the message was
+// recorded delivered, in its conversation; a turn nobody sent through leo
+// has none, and the same words sent twice go to two turns in order.
 func TestMatchSent(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	turn := func(text string, at time.Duration) harness.Turn {
 		return harness.Turn{User: text, StartedAt: t0.Add(at)}
 	}
-	sent := func(id, text string, at time.Duration) sentRecord {
-		return sentRecord{ID: id, Digest: textKey(text), At: t0.Add(at)}
+	sent := func(id, text string, at time.Duration, conv string) sentRecord {
+		return sentRecord{ID: id, Digest: textKey(text), At: t0.Add(at), Conversation: conv}
 	}
-	turns := []harness.Turn{
-		turn("status?", 0),
-		turn("typed by hand", time.Minute),
-		turn("status?", 2*time.Minute),
-		turn("two\nlines", 3*time.Minute),
-		turn("status?", 3*time.Hour), // long after every sent status?
+	for _, c := range []struct {
+		name  string
+		turns []harness.Turn
+		log   []sentRecord
+		conv  string
+		want  []int
+	}{
+		{"in order, a typed turn between", []harness.Turn{
+			turn("status?", 0), turn("typed by hand", time.Minute), turn("status?", 2*time.Minute), turn("two\nlines", 3*time.Minute), turn("status?", 3*time.Hour),
+		}, []sentRecord{
+			sent("a", "status?", 2*time.Second, "c"), sent("b", "status?", 2*time.Minute+time.Second, "c"), sent("c", "two lines", 3*time.Minute+time.Second, "c"),
+		}, "c", []int{0, -1, 1, 2, -1}},
+		{"a person typed the same words first", []harness.Turn{turn("yes", 0), turn("yes", 30*time.Second)},
+			[]sentRecord{sent("m", "yes", 31*time.Second, "c")}, "c", []int{-1, 0}},
+		{"the same words again after a reset", []harness.Turn{turn("run the report", 40*time.Second)},
+			[]sentRecord{sent("msg1", "run the report", time.Second, "old"), sent("msg2", "run the report", 41*time.Second, "new")}, "new", []int{1}},
+		{"a record of an unknown conversation", []harness.Turn{turn("hi", 0)},
+			[]sentRecord{sent("m", "hi", time.Second, "")}, "c", []int{0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := matchSent(c.turns, c.log, c.conv)
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("matchSent = %v, want %v", got, c.want)
+			}
+		})
 	}
-	log := []sentRecord{
-		sent("a", "status?", 2*time.Second),
-		sent("b", "status?", 2*time.Minute+time.Second),
-		sent("c", "two lines", 3*time.Minute+time.Second),
+}
+
+// An id a sender reuses once leo forgot it (a daily job's fixed --id)
+// names the new message: its waited send answers the new turn's reply.
+func TestReusedIDGetsItsOwnReply(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	h := harnesses[0]
+	spawnIdle(t, e, m, h)
+	if out, err := m.SendAndWait(waitCtx(t, 60*time.Second), h, api.SendRequest{ID: "daily", Message: "report one", Wait: api.WaitReply}); err != nil || out.Reply == nil {
+		t.Fatalf("day 1: %+v %v", out, err)
 	}
-	got := matchSent(turns, log)
-	want := []int{0, -1, 1, 2, -1}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("matchSent = %v, want %v", got, want)
-		}
+	a, _ := m.lookup(h)
+	a.mu.Lock()
+	a.rec.Named = nil // 24 h later: the id is forgotten
+	a.mu.Unlock()
+	out, err := m.SendAndWait(waitCtx(t, 60*time.Second), h, api.SendRequest{ID: "daily", Message: "report two", Wait: api.WaitReply})
+	if err != nil || out.Reply == nil || !strings.Contains(out.Reply.Text, "two") {
+		t.Fatalf("day 2: %+v, %v; want the reply to report two", out.Reply, err)
+	}
+}
+
+// A TUI restarted while the message's turn ran never records the turn's
+// end: the reply wait answers it interrupted instead of waiting out its
+// timeout; and a wait whose deadline came during a read is wait_timeout.
+func TestReplyOfATurnCutByARestart(t *testing.T) {
+	for _, h := range harnesses {
+		t.Run(h, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, withEnv(map[string]string{"FAKE_TURN_MS": "4000"}))
+			m := e.manager()
+			spawnIdle(t, e, m, h)
+			out, err := m.SendAndWait(waitCtx(t, 30*time.Second), h, api.SendRequest{Message: "killed mid-turn", Wait: api.WaitDelivered})
+			if err != nil || out.Status != api.MessageDelivered {
+				t.Fatalf("%+v %v", out, err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if _, err := m.Message(ctx, h, out.ID, api.WaitReply); !api.HasCode(err, api.CodeWaitTimeout) {
+				t.Fatalf("a wait whose deadline passed: %v, want wait_timeout", err)
+			}
+			if _, err := m.Restart(context.Background(), h); err != nil {
+				t.Fatal(err)
+			}
+			waitAttention(t, m, h, api.AttentionIdle)
+			got, err := m.Message(waitCtx(t, 15*time.Second), h, out.ID, api.WaitReply)
+			if err != nil || got.Reply == nil || got.Outcome != api.OutcomeTurnInterrupted {
+				t.Fatalf("reply after a restart mid-turn: %+v, %v; want the turn interrupted", got, err)
+			}
+		})
 	}
 }
 

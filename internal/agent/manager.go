@@ -380,7 +380,7 @@ func (m *Manager) List() []api.Agent {
 		}
 		a.mu.Unlock()
 		if !deleted {
-			v.UsageToday = a.usageToday(m.ctx)
+			v.UsageToday = a.usageToday()
 			out = append(out, v)
 		}
 	}
@@ -395,7 +395,7 @@ func (m *Manager) Get(name string) (api.Agent, error) {
 		return api.Agent{}, err
 	}
 	v := a.view()
-	v.UsageToday = a.usageToday(m.ctx)
+	v.UsageToday = a.usageToday()
 	return v, nil
 }
 

@@ -40,6 +40,10 @@ type sentRecord struct {
 	// Digest identifies the text, white space aside, as the harness's
 	// record will hold it (turnIs).
 	Digest string `json:"digest"`
+	// Conversation is the one the harness recorded the turn in ("" when
+	// it was not known yet): a record never serves another conversation's
+	// turn (a reset, then the same words again).
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // senderOf is who sent message: the sender the route named, else the
@@ -75,7 +79,10 @@ func (m *Manager) sentPath(name string) string {
 
 // noteSent appends delivered message it to a's sent log.
 func (a *agent) noteSent(it *delivery.Item, at time.Time) {
-	line, err := json.Marshal(sentRecord{ID: it.ID, At: at.UTC(), Sender: it.Sender, Digest: textKey(it.Message)})
+	a.mu.Lock()
+	conv := a.rec.SessionID // the delivery adopted the conversation it found the turn in
+	a.mu.Unlock()
+	line, err := json.Marshal(sentRecord{ID: it.ID, At: at.UTC(), Sender: it.Sender, Digest: textKey(it.Message), Conversation: conv})
 	if err != nil {
 		return
 	}

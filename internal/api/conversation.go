@@ -21,7 +21,8 @@ type Turn struct {
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	User      TurnUser   `json:"user"`
 	Reply     TurnReply  `json:"reply"`
-	Tools     []ToolCall `json:"tools,omitempty"`
+	// Tools is never null: [] for a turn that ran none.
+	Tools []ToolCall `json:"tools"`
 	// Outcome is OutcomeOK, OutcomeError, OutcomeInterrupted or
 	// OutcomeRunning.
 	Outcome string `json:"outcome"`

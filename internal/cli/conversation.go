@@ -150,11 +150,13 @@ func waitLine(out api.MessageOutcome) string {
 	return "waiting: message " + status + waitingNote(out.Waiting)
 }
 
+// waitingNote is what a message waits for, in parentheses: its words may
+// quote a prompt, so they are made safe for the terminal.
 func waitingNote(w string) string {
 	if w == "" {
 		return ""
 	}
-	return " (" + w + ")"
+	return " (" + cell(w, 300) + ")"
 }
 
 func cmpStr(a, b string) string {
@@ -171,9 +173,9 @@ func (f messageFollow) print(out api.MessageOutcome) error {
 	var fail error
 	switch {
 	case out.Status == api.MessageFailed:
-		fail = api.Errorf(api.CodeDeliveryFailed, "agent %s: message %s not delivered: %s", f.name, out.ID, out.Reason)
+		fail = api.Errorf(api.CodeDeliveryFailed, "agent %s: message %s not delivered: %s", f.name, out.ID, cell(out.Reason, 500))
 	case out.Reply != nil && out.Outcome != "" && out.Outcome != api.OutcomeTurnOK:
-		fail = api.Errorf(api.CodeTurnFailed, "agent %s: the turn of message %s ended %s: %s", f.name, out.ID, out.Outcome, out.Reason)
+		fail = api.Errorf(api.CodeTurnFailed, "agent %s: the turn of message %s ended %s: %s", f.name, out.ID, out.Outcome, cell(out.Reason, 500))
 	}
 	if f.json {
 		if fail != nil {
@@ -393,6 +395,23 @@ func runAgentConversation(ctx context.Context, opts *AgentConversationOptions) e
 	}
 	out := opts.IO.LinesOut()
 	shown := map[string]bool{}
+	if q.Last > 0 {
+		// The turns before the newest N are not to be printed when the
+		// follow reads the whole conversation again.
+		all, err := opts.Client.Conversation(ctx, opts.Name, api.ConversationQuery{ID: conv.ConversationID})
+		if err != nil {
+			return err
+		}
+		keep := map[string]bool{}
+		for _, t := range conv.Turns {
+			keep[t.ID] = true
+		}
+		for _, t := range all.Turns {
+			if !keep[t.ID] && t.Outcome != api.OutcomeTurnRunning {
+				shown[t.ID] = true
+			}
+		}
+	}
 	show := func(turns []api.Turn) error {
 		for _, t := range turns {
 			if t.Outcome == api.OutcomeTurnRunning || shown[t.ID] {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,7 +36,7 @@ func TestAgentSendReply(t *testing.T) {
 		case "failed":
 			out.Status, out.Reason = api.MessageFailed, "paste did not land"
 		case "turn error":
-			out.Reply, out.Outcome, out.Reason = &api.TurnReply{}, api.OutcomeTurnError, "API Error: 500 overloaded"
+			out.Reply, out.Outcome, out.Reason = &api.TurnReply{}, api.OutcomeTurnError, "API Error: 500 overloaded\x1b]0;owned\x07"
 		default:
 			if wait == api.WaitReply {
 				out.Reply, out.Outcome = &api.TurnReply{Text: "The build is green.\nAll 41 tests pass.\x1b[8m\n"}, api.OutcomeTurnOK
@@ -70,8 +71,8 @@ func TestAgentSendReply(t *testing.T) {
 	}
 	mode.Store("turn error")
 	r = e.run("agent", "send", "bob", "hi", "--reply")
-	if r.code != ExitError || !strings.Contains(r.stderr, "ended error: API Error: 500 overloaded") {
-		t.Fatalf("a failed turn: %+v", r)
+	if r.code != ExitError || !strings.Contains(r.stderr, "ended error: API Error: 500 overloaded") || strings.ContainsAny(r.stderr, "\x1b\x07") {
+		t.Fatalf("a failed turn: %+v (the harness's words, escapes blanked)", r)
 	}
 
 	for _, bad := range [][]string{
@@ -146,6 +147,17 @@ func TestAgentConversation(t *testing.T) {
 // as it ends, read again on the agent's turn.ended events; a running turn
 // is not printed until it ended.
 func TestAgentConversationFollow(t *testing.T) {
+	for _, c := range []struct {
+		last int
+		want string
+	}{{0, "t1,t2"}, {1, "t2"}} {
+		t.Run(fmt.Sprintf("last=%d", c.last), func(t *testing.T) { followCase(t, c.last, c.want) })
+	}
+}
+
+// followCase: --follow --last last over a conversation of t1 (ended) and
+// t2 (running) that, on the first turn.ended, has t2 ended and t3 running.
+func followCase(t *testing.T, last int, want string) {
 	h := home.Home{Root: testutil.ShortTempDir(t, "leo-cv")}
 	if err := os.MkdirAll(h.StateDir(), 0o700); err != nil {
 		t.Fatal(err)
@@ -164,7 +176,11 @@ func TestAgentConversationFollow(t *testing.T) {
 		if r.URL.Path == "/agents/bob/conversation" {
 			mu.Lock()
 			defer mu.Unlock()
-			_ = json.NewEncoder(w).Encode(api.Conversation{Agent: "bob", ConversationID: "c1", Turns: turns})
+			ts := turns
+			if n, _ := strconv.Atoi(r.URL.Query().Get("last")); n > 0 && n < len(ts) {
+				ts = ts[len(ts)-n:]
+			}
+			_ = json.NewEncoder(w).Encode(api.Conversation{Agent: "bob", ConversationID: "c1", Turns: ts})
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -186,9 +202,9 @@ func TestAgentConversationFollow(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- runAgentConversation(ctx, &AgentConversationOptions{IO: &IOStreams{Out: out, ErrOut: io.Discard}, Client: client.New(h), Name: "bob", Follow: true, JSON: true})
+		done <- runAgentConversation(ctx, &AgentConversationOptions{IO: &IOStreams{Out: out, ErrOut: io.Discard}, Client: client.New(h), Name: "bob", Follow: true, JSON: true, Last: last})
 	}()
-	testutil.WaitFor(t, 10*time.Second, func() bool { return strings.Count(out.String(), "\n") >= 2 }, "two turns printed")
+	testutil.WaitFor(t, 10*time.Second, func() bool { return strings.Contains(out.String(), `"id":"t2"`) }, "t2 printed once it ended")
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("conversation --follow: %v", err)
@@ -201,7 +217,7 @@ func TestAgentConversationFollow(t *testing.T) {
 		}
 		ids = append(ids, tt.ID)
 	}
-	if strings.Join(ids, ",") != "t1,t2" {
-		t.Fatalf("printed turns %v, want t1 then t2 once it ended (t3 still runs)", ids)
+	if strings.Join(ids, ",") != want {
+		t.Fatalf("printed turns %v, want %s (t3 still runs; with --last 1, t1 is older than the newest turn)", ids, want)
 	}
 }

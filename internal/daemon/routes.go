@@ -229,7 +229,10 @@ func (s *server) sendToAgent(r *http.Request) (any, error) {
 		if err := checkWait(req.Wait, req.Timeout); err != nil {
 			return nil, err
 		}
-		return s.agents.SendAndWait(r.Context(), r.PathValue("name"), req)
+		ctx, cancel := s.untilStopping(r.Context())
+		defer cancel()
+		out, err := s.agents.SendAndWait(ctx, r.PathValue("name"), req)
+		return out, s.stoppedWait(err)
 	}
 	return s.agents.SendMessage(r.Context(), r.PathValue("name"), req)
 }
@@ -258,11 +261,41 @@ func (s *server) agentMessage(r *http.Request) (any, error) {
 			return nil, err
 		}
 		d, _ := api.ParseWaitTimeout(q.Get("timeout"))
-		var cancel context.CancelFunc
+		var cancel, stop context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
+		ctx, stop = s.untilStopping(ctx)
+		defer stop()
 	}
-	return s.agents.Message(ctx, r.PathValue("name"), r.PathValue("id"), wait)
+	out, err := s.agents.Message(ctx, r.PathValue("name"), r.PathValue("id"), wait)
+	return out, s.stoppedWait(err)
+}
+
+// untilStopping is ctx, also ended when the daemon begins to stop: a wait
+// must not hold the shutdown for its grace period.
+func (s *server) untilStopping(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-s.stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// stoppedWait is err, or for a wait the daemon's stop ended, not_ready
+// saying so: the message is kept, and the next daemon delivers it.
+func (s *server) stoppedWait(err error) error {
+	select {
+	case <-s.stopping:
+		if api.HasCode(err, api.CodeWaitTimeout) {
+			return api.Errorf(api.CodeNotReady, "%s; leo daemon is shutting down (the message is kept: ask for it again once a daemon runs)", err.Error())
+		}
+	default:
+	}
+	return err
 }
 
 // checkWait is invalid_args for a wait that is not one, or a timeout

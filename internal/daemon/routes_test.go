@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/client"
@@ -276,5 +277,35 @@ func TestWaitedSendMessageAndConversationRoutes(t *testing.T) {
 	}
 	if _, err := c.Conversation(ctx, "nobody", api.ConversationQuery{}); !client.IsNotFound(err) {
 		t.Fatalf("conversation of nobody: %v", err)
+	}
+}
+
+// A wait in flight does not hold the daemon's stop: it ends at once with
+// not_ready saying the daemon is shutting down (the message is kept).
+func TestAWaitDoesNotHoldTheShutdown(t *testing.T) {
+	h := newHome(t)
+	r := startReady(t, h)
+	waiting := make(chan struct{}, 1)
+	r.agents.Outcome = func(ctx context.Context, name, id, wait string) (api.MessageOutcome, error) {
+		waiting <- struct{}{}
+		<-ctx.Done() // a turn that has not ended
+		return api.MessageOutcome{}, api.Errorf(api.CodeWaitTimeout, "agent %s: message %s: the wait ended", name, id)
+	}
+	if _, err := r.Client.Spawn(context.Background(), api.SpawnRequest{Template: "assistant", Name: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.Client.Message(context.Background(), "bob", "m1", api.WaitReply, time.Hour)
+		errc <- err
+	}()
+	<-waiting
+	start := time.Now()
+	_ = r.Stop(t)
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("the stop took %s with a wait in flight (ShutdownTimeout 5s)", took)
+	}
+	if err := <-errc; !api.HasCode(err, api.CodeNotReady) || !strings.Contains(err.Error(), "shutting down") {
+		t.Fatalf("the waiter got %v, want not_ready: shutting down", err)
 	}
 }

@@ -114,7 +114,7 @@ type (
 	replyArgs struct {
 		Agent          string `json:"agent" jsonschema:"the agent the message was sent to"`
 		MessageID      string `json:"message_id" jsonschema:"the id leo_send_message answered"`
-		TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"optional: how long to wait for the reply, 0-600 (default 50; 0 answers at once)"`
+		TimeoutSeconds *int   `json:"timeout_seconds,omitempty" jsonschema:"optional: how long to wait for the reply, 0-600 (default 50; 0 answers at once)"`
 	}
 	spawnArgs struct {
 		Template string `json:"template" jsonschema:"the template to launch (see leo_list_templates)"`
@@ -149,9 +149,12 @@ func (t *tools) register(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_get_reply", Annotations: readOnly,
 		Description: "The outcome of a message you sent with leo_send_message: queued, in_flight, delivered or failed (with the reason), what it waits for, and once the turn it started ended, the agent's reply (reply.text) with the turn's outcome and usage. Waits up to timeout_seconds for the reply; call again if it has none yet."},
 		call(t, func(ctx context.Context, d Daemon, a replyArgs) (any, error) {
-			wait, err := waitSeconds(a.TimeoutSeconds, true)
-			if err != nil {
-				return nil, err
+			wait := defaultReplyWait
+			if a.TimeoutSeconds != nil {
+				var err error
+				if wait, err = replySeconds(*a.TimeoutSeconds); err != nil {
+					return nil, err
+				}
 			}
 			return awaitReply(ctx, d, a.Agent, a.MessageID, wait)
 		}))
@@ -260,7 +263,10 @@ func (t *tools) send(ctx context.Context, req *sdk.CallToolRequest, a sendArgs) 
 	}
 	out, err := awaitReply(ctx, t.opts.Daemon, a.To, r.ID, wait)
 	if err != nil {
-		return nil, nil, toolError(err)
+		// The message is queued already: the answer names it, so the
+		// caller asks for its reply later instead of sending it again.
+		return jsonResult(api.MessageOutcome{ID: r.ID, Agent: r.Agent, Status: api.MessageQueued,
+			Waiting: "the wait for its reply failed (" + toolError(err).Error() + "); call leo_get_reply with this id"})
 	}
 	return jsonResult(out)
 }
@@ -277,12 +283,18 @@ const (
 // tool waits).
 func waitSeconds(n int, waits bool) (time.Duration, error) {
 	switch {
-	case n < 0 || time.Duration(n)*time.Second > maxReplyWait:
-		return 0, api.Errorf(api.CodeInvalidArgs, "timeout_seconds: %d is not from 0 to %d", n, int(maxReplyWait/time.Second))
 	case n > 0 && !waits:
 		return 0, api.Errorf(api.CodeInvalidArgs, "timeout_seconds: only with wait_for_reply")
 	case n == 0 && waits:
 		return defaultReplyWait, nil
+	}
+	return replySeconds(n)
+}
+
+// replySeconds is n seconds of wait, from 0 to maxReplyWait.
+func replySeconds(n int) (time.Duration, error) {
+	if n < 0 || time.Duration(n)*time.Second > maxReplyWait {
+		return 0, api.Errorf(api.CodeInvalidArgs, "timeout_seconds: %d is not from 0 to %d", n, int(maxReplyWait/time.Second))
 	}
 	return time.Duration(n) * time.Second, nil
 }

@@ -431,6 +431,25 @@ func TestSendWaitsForTheReplyAndGetReplyAnswersLater(t *testing.T) {
 	if isErr || !strings.Contains(text, `"reply":{"text":"done: m1"}`) {
 		t.Fatalf("get reply: %q (error %v)", text, isErr)
 	}
+	before := len(f.Calls())
+	if _, isErr = callTool(t, cs, "leo_get_reply", map[string]any{"agent": "bob", "message_id": "m1", "timeout_seconds": 0}); isErr {
+		t.Fatal("get reply with timeout 0 failed")
+	}
+	if got := f.Calls()[before:]; len(got) != 1 || got[0] != "Message bob m1  0s" {
+		t.Errorf("timeout_seconds 0: %q, want one look without a wait", got)
+	}
+
+	// A wait that fails after the send still names the queued message.
+	f.mu.Lock()
+	f.fail = map[string]error{"Message": api.Errorf(api.CodeNotReady, "leo daemon is shutting down")}
+	f.mu.Unlock()
+	text, isErr = callTool(t, cs, "leo_send_message", map[string]any{"to": "bob", "message": "kept", "wait_for_reply": true})
+	if isErr || !strings.Contains(text, `"id":"m1"`) || !strings.Contains(text, "leo_get_reply") {
+		t.Fatalf("a failed wait: %q (error %v), want the message's id and what to do", text, isErr)
+	}
+	f.mu.Lock()
+	f.fail = nil
+	f.mu.Unlock()
 
 	for _, bad := range []map[string]any{
 		{"to": "bob", "message": "x", "timeout_seconds": 5},
