@@ -37,16 +37,8 @@ const backToBack = 10
 func BenchmarkBackToBack(b *testing.B) {
 	for _, h := range leoproc.Harnesses {
 		b.Run(h, func(b *testing.B) {
-			w := leoproc.New(b)
-			w.WriteConfigExtra("    queue_max: 50\n", map[string]string{"FAKE_TURN_MS": "1"})
-			_, _ = w.Start(60 * time.Second)
+			w := oneAgent(b, h, "    queue_max: 50\n")
 			ctx := context.Background()
-			if _, err := w.Client.Spawn(ctx, api.SpawnRequest{Template: h}); err != nil {
-				b.Fatal(err)
-			}
-			w.WaitAll(time.Minute, h+" running", func(as []api.Agent) bool {
-				return len(as) == 1 && as[0].State == api.StateRunning
-			})
 			panes, err := w.AgentPanes()
 			if err != nil || len(panes["leo-"+h]) != 1 {
 				b.Fatalf("panes %v: %v", panes, err)
@@ -122,6 +114,22 @@ func BenchmarkBackToBack(b *testing.B) {
 			verdict(b, ratio <= 1.1, "%s: %.1f ms per message back to back, raw floor %.1f ms (%.2f×; target ≤ 1.1×)", h, ms(leo)/n, ms(floor)/n, ratio)
 		})
 	}
+}
+
+// oneAgent is a daemon (its templates with extra) whose one agent, of
+// the fake harness h answering in 1 ms, is running.
+func oneAgent(b *testing.B, h, extra string) *leoproc.World {
+	b.Helper()
+	w := leoproc.New(b)
+	w.WriteConfigExtra(extra, map[string]string{"FAKE_TURN_MS": "1"})
+	_, _ = w.Start(60 * time.Second)
+	if _, err := w.Client.Spawn(context.Background(), api.SpawnRequest{Template: h}); err != nil {
+		b.Fatal(err)
+	}
+	w.WaitAll(time.Minute, h+" running", func(as []api.Agent) bool {
+		return len(as) == 1 && as[0].State == api.StateRunning
+	})
+	return w
 }
 
 // startRawPane starts the fake harness h bare in a pane of the world's tmux

@@ -23,16 +23,8 @@ import (
 func BenchmarkSendReply(b *testing.B) {
 	for _, h := range leoproc.Harnesses {
 		b.Run(h, func(b *testing.B) {
-			w := leoproc.New(b)
-			w.WriteConfigExtra("", map[string]string{"FAKE_TURN_MS": "1"})
-			_, _ = w.Start(60 * time.Second)
+			w := oneAgent(b, h, "")
 			ctx := context.Background()
-			if _, err := w.Client.Spawn(ctx, api.SpawnRequest{Template: h}); err != nil {
-				b.Fatal(err)
-			}
-			w.WaitAll(time.Minute, h+" running", func(as []api.Agent) bool {
-				return len(as) == 1 && as[0].State == api.StateRunning
-			})
 			// A first exchange: the conversation exists (and its id is
 			// known) before anything is measured.
 			if out, err := w.Client.SendAndWait(ctx, h, api.SendRequest{Message: "warm up", Wait: api.WaitReply, Timeout: "1m"}); err != nil || out.Reply == nil {
