@@ -37,9 +37,11 @@ func (r *run) unicodeRedrawn(s *step) {
 func (r *run) rateLimited(s *step) {
 	m := r.marker()
 	var limited atomic.Int32
+	var lastLimited atomic.Int64 // unix nanoseconds of the last 429
 	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
 		if !q.Side && slices.Contains(q.Markers, m) {
 			limited.Add(1)
+			lastLimited.Store(time.Now().UnixNano())
 			return modelserver.Reply{Status: http.StatusTooManyRequests}
 		}
 		return modelserver.DefaultResponder(q)
@@ -54,15 +56,18 @@ func (r *run) rateLimited(s *step) {
 		return limited.Load() > 0 && scr.State == harness.ScreenReady && !strings.Contains(text, "ACK "+m),
 			scr.State.String() + " input " + scr.Input + ":\n" + lastLines(text, 15)
 	})
-	// Let the TUI settle on its error screen (and its hint, if any) first.
+	// Let the TUI settle on its error screen (and its hint, if any) first:
+	// ready for 3 s in a row with no retry of the limited request meanwhile
+	// (opencode retries with a growing backoff and looks ready between
+	// its tries).
 	var readySince time.Time
-	s.poll(time.Minute, r.h+"'s TUI idle for 3 s in a row", func() (bool, string) {
+	s.poll(6*time.Minute, r.h+"'s TUI idle for 3 s in a row, retrying no more", func() (bool, string) {
 		scr, _ := s.screen(h, r.h)
 		if scr.State != harness.ScreenReady {
 			readySince = time.Time{}
 			return false, scr.State.String()
 		}
-		if readySince.IsZero() {
+		if last := time.Unix(0, lastLimited.Load()); readySince.IsZero() || last.After(readySince) {
 			readySince = time.Now()
 		}
 		return time.Since(readySince) >= 3*time.Second, "ready since " + readySince.Format(time.TimeOnly)
