@@ -29,19 +29,31 @@ const usageTimeout = 30 * time.Second
 func (a *agent) usageToday() *api.Usage {
 	day := a.m.clk.Now().Format(time.DateOnly)
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	c := &a.usage
 	fresh := c.valid && c.day == day && c.conversation == a.rec.SessionID && c.turnEnds == a.turnEnds
-	if !fresh && !c.busy && !a.deleted {
-		if leave, err := a.m.enter(); err == nil {
-			c.busy = true
-			go func() {
-				defer leave()
-				a.refreshUsage()
-			}()
-		}
+	start := !fresh && !c.busy && !a.deleted
+	if start {
+		c.busy = true
 	}
-	return c.usage
+	usage := c.usage
+	a.mu.Unlock()
+	if !start {
+		return usage
+	}
+	// Registered with the manager outside a.mu: the manager's lock comes
+	// before an agent's (runtime.go, the lock order).
+	leave, err := a.m.enter()
+	if err != nil {
+		a.mu.Lock()
+		a.usage.busy = false
+		a.mu.Unlock()
+		return usage
+	}
+	go func() {
+		defer leave()
+		a.refreshUsage()
+	}()
+	return usage
 }
 
 // refreshUsage reads a's conversation and keeps today's totals. While the
