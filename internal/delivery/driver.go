@@ -365,7 +365,20 @@ func (d *Driver) await(ctx context.Context, t Target, accept func(harness.Screen
 	var doubted time.Time // since when an idle screen contradicts the record
 	lastLine := ""        // the last line the screen showed, for a failure's reason
 	for {
+		lookStart := time.Now()
 		s, g, capture, err := d.observeCapture(ctx, t)
+		if took := time.Since(lookStart); took > suspendedLook {
+			// A look of tmux calls (each bounded far below this) that took
+			// so long means leo itself did not run meanwhile (SIGSTOP, a
+			// stopped terminal): that time is not the TUI's, so it does
+			// not count against the readiness timeout, and a look the
+			// pause cut short is taken again. (Measured on the process's
+			// own clock, not the injected one.)
+			deadline = deadline.Add(took)
+			if err != nil && ctx.Err() == nil {
+				continue
+			}
+		}
 		var rec *harness.TurnActivity
 		if err == nil {
 			rec = overrule(t.activity(ctx), s, c.Now(), &doubted, d.settle())
@@ -468,6 +481,10 @@ func (d *Driver) awaitBackoff(tries *int) time.Duration {
 
 // quickLooks are the looks of awaitBackoff at 1, 2, 4 and 8 ms.
 const quickLooks = 4
+
+// suspendedLook is how long one look (a few tmux calls, each bounded by the
+// tmux timeout, 10 s) can take only if the daemon was not running.
+const suspendedLook = 30 * time.Second
 
 func nameOr(s, def string) string {
 	if s == "" {
