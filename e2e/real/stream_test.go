@@ -38,8 +38,7 @@ func (r *run) streamedTwoAtOnce(s *step) {
 	// may still be written meanwhile (codex records task_complete after the
 	// reply shows; claude 2.1.197 may write a new session's first turn only
 	// later, its end first).
-	since := time.Now()
-	ended := func() harness.TurnActivity {
+	activity := func(since time.Time) harness.TurnActivity {
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 		defer cancel()
 		act, err := tr.TurnActivity(ctx, harness.SessionQuery{Workspace: r.workspace(r.h), Env: r.w.UserEnv, Since: since}, s.get(r.h).SessionID)
@@ -48,6 +47,17 @@ func (r *run) streamedTwoAtOnce(s *step) {
 		}
 		return act
 	}
+	if recorded {
+		// The previous step's turn has its end in the record before the
+		// count starts (codex writes task_complete after the reply shows;
+		// written after since, it counted as a fourth end here once).
+		s.poll(time.Minute, "the previous turn's end in the harness's record", func() (bool, string) {
+			act := activity(time.Time{})
+			return !act.Running, fmt.Sprintf("%+v", act)
+		})
+	}
+	since := time.Now()
+	ended := func() harness.TurnActivity { return activity(since) }
 	resA := s.send(r.h, "Stream a long answer "+a+" please")
 	s.delivered(r.h, resA.ID, a, 3*time.Minute)
 	reqA := s.turn(a, time.Minute)
