@@ -496,9 +496,6 @@ func heapAfterGC() uint64 {
 // file (the bound leaves room for the runtime's own growth; the figure
 // itself is logged). Every turn is read, with its tool and usage.
 func TestConversation50MBInBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 50 MB")
-	}
 	ws := "/ws"
 	env := map[string]string{"CLAUDE_CONFIG_DIR": t.TempDir()}
 	_, size, n := bigTranscript(t, env, ws, 50<<20)

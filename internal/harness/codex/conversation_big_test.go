@@ -86,9 +86,6 @@ func heapNow() runtime.MemStats {
 // the longest line, the small lines' parses) — a reader that held the
 // file or copied each line would pass 50 MB.
 func TestConversationOf50MBInBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 50 MB")
-	}
 	forget()
 	t.Cleanup(forget)
 	env, path, n := writeBigRollout(t, 50<<20)

@@ -318,9 +318,6 @@ func bigConversationStore(t testing.TB, turns int) (map[string]string, string, i
 // inputs, a few KiB each; a reader that kept the tool outputs would keep
 // 50 MiB — and what it allocates on the way is garbage, a row at a time.
 func TestConversationOf50MBInBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a 50 MiB store")
-	}
 	env, _, size := bigConversationStore(t, 50)
 	if size < 50<<20 {
 		t.Fatalf("store of %d bytes", size)
