@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -43,14 +41,7 @@ func (Opencode) Conversation(ctx context.Context, q harness.SessionQuery, id str
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	turns, err := readConversation(path, id)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("opencode: session store %s: %w", path, err)
-	}
-	return turns, nil
+	return fromStore(path, func(p string) ([]harness.Turn, error) { return readConversation(p, id) })
 }
 
 // convCache is what Conversation keeps of one session between calls.

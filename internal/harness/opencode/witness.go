@@ -54,14 +54,20 @@ func (Opencode) UserTurns(ctx context.Context, q harness.SessionQuery, id string
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	turns, err := readUserTurns(path, q, id)
+	return fromStore(path, func(p string) ([]harness.UserTurn, error) { return readUserTurns(p, q, id) })
+}
+
+// fromStore is read's answer from the store at path: none for a store
+// that does not exist yet, or its error naming the store.
+func fromStore[T any](path string, read func(string) ([]T, error)) ([]T, error) {
+	out, err := read(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opencode: session store %s: %w", path, err)
 	}
-	return turns, nil
+	return out, nil
 }
 
 // storeState is what UserTurns keeps of one store between calls: the WAL
