@@ -21,6 +21,12 @@ import (
 //
 //	Ensure's name lock → a.op → Store.mu → Manager.mu → a.mu → queue, pause
 //
+// a.keys, beside them, serializes what leo types into the pane: a paste
+// and an answer's look at the prompt and its key presses (answer.go), so
+// no paste lands between the look and the keys. It is held over tmux
+// calls, and a.mu is taken under it only briefly (the pane id); nothing
+// holding a.mu takes it.
+//
 // a.op serializes lifecycle operations on the agent (launch, stop,
 // restart, suspend, a send's state check and push); spawnOnce takes it
 // under Manager.mu only on an agent nobody can see yet. The store's save
@@ -38,6 +44,7 @@ type agent struct {
 	m *Manager
 
 	op    sync.Mutex
+	keys  sync.Mutex
 	queue *delivery.Queue
 
 	// mu guards everything below, down to the queue worker's own fields.
@@ -243,6 +250,8 @@ func (p agentPane) Capture(ctx context.Context) (string, error) {
 }
 
 func (p agentPane) Paste(ctx context.Context, text string) error {
+	p.a.keys.Lock() // never between an answer's look and its keys
+	defer p.a.keys.Unlock()
 	id, err := p.pane()
 	if err != nil {
 		return err

@@ -37,6 +37,13 @@ const (
 	// CodeWaitTimeout: a send that waits (--wait, --reply) ran out of
 	// time; the message is not cancelled and stays queued or in flight.
 	CodeWaitTimeout Code = "wait_timeout"
+	// Answering a prompt (leo agent approve|deny|answer): none shown, not
+	// the one named, one leo cannot read (kind dialog), or not an answer
+	// the prompt offers. Nothing was pressed.
+	CodeNoPrompt           Code = "no_prompt"
+	CodePromptChanged      Code = "prompt_changed"
+	CodePromptUnanswerable Code = "prompt_unanswerable"
+	CodeNotOffered         Code = "not_offered"
 
 	// The CLI's own codes.
 	CodeUnsupported   Code = "unsupported"
@@ -97,6 +104,10 @@ var Codes = []CodeInfo{
 	{CodeAgentExists, http.StatusConflict, 0, "spawn with a name in use"},
 	{CodeAgentStopped, http.StatusConflict, 0, "send to (or attach to) an agent a person stopped"},
 	{CodeTaskRunning, http.StatusConflict, 0, "run of a task whose run is going"},
+	{CodeNoPrompt, http.StatusConflict, 0, "approve, deny or answer while the agent's screen shows no prompt; nothing was pressed"},
+	{CodePromptChanged, http.StatusConflict, 0, "approve, deny or answer --prompt ID while the screen shows another prompt (answered in the TUI, or a new one); nothing was pressed"},
+	{CodePromptUnanswerable, http.StatusConflict, 0, "the prompt shown is one leo cannot read (kind dialog) or answer: answer it in the TUI; nothing was pressed"},
+	{CodeNotOffered, http.StatusConflict, 0, "the prompt shown does not offer that answer (--always without the harness's own always choice, text for a yes/no prompt); nothing was pressed"},
 	{CodeDrainTimeout, http.StatusConflict, 0, "busy agents did not finish their turns within the drain's timeout"},
 	{CodeClaudeNotFound, http.StatusFailedDependency, 0, "claude is not installed (the contract text of docs/managed-install.md)"},
 	{CodeHarnessNotFound, http.StatusFailedDependency, 0, "another harness's CLI (codex, opencode) is not installed"},

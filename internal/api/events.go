@@ -115,6 +115,9 @@ const (
 	EventTurnEnded        = "turn.ended"
 	EventTaskRunStarted   = "task.run.started"
 	EventTaskRunEnded     = "task.run.ended"
+	// EventPromptAnswered: leo pressed the keys of an answer to an
+	// agent's prompt (PromptID, Answer, By: who gave it).
+	EventPromptAnswered = "prompt.answered"
 	// EventStreamBehind is the first event a reader gets when what it
 	// asked for (Last-Event-ID, --since) is older than the ring keeps:
 	// Missed counts what it will not see.
@@ -130,6 +133,7 @@ var EventTypes = []string{
 	EventAgentState, EventAgentAttention, EventAgentExited,
 	EventMessageQueued, EventMessageDelivered, EventMessageFailed,
 	EventTurnStarted, EventTurnEnded, EventTaskRunStarted, EventTaskRunEnded,
+	EventPromptAnswered,
 	EventStreamBehind, EventStreamDropped,
 }
 
@@ -166,6 +170,12 @@ type Event struct {
 	// (config.reloaded): "defaults", "web", "scheduler", "notify",
 	// "templates.NAME", "tasks.NAME" — never a value.
 	Changed []string `json:"changed,omitempty"`
+	// PromptID, Answer and By are an answer to a prompt (prompt.answered):
+	// the prompt's id, approve|always|deny|text, and who gave it (cli, web,
+	// api).
+	PromptID string `json:"prompt_id,omitempty"`
+	Answer   string `json:"answer,omitempty"`
+	By       string `json:"by,omitempty"`
 }
 
 // CrashLoopFailures is how many failed launches in a row make an agent

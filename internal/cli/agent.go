@@ -38,6 +38,9 @@ daemon over <home>/state/leo.sock; start it with 'leo service'.`
 		newAgentMessageCmd(f),
 		newAgentConversationCmd(f),
 		newAgentCompactCmd(f),
+		newAgentApproveCmd(f),
+		newAgentDenyCmd(f),
+		newAgentAnswerCmd(f),
 		newAgentAttachCmd(f),
 	)
 	for _, v := range agentVerbs {

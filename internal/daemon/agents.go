@@ -39,6 +39,10 @@ type Agents interface {
 	Conversation(ctx context.Context, name string, q api.ConversationQuery) (api.Conversation, error)
 	// Interrupt presses the harness's interrupt key in the agent's pane.
 	Interrupt(ctx context.Context, name string) (api.Agent, error)
+	// Answer gives a person's answer to the prompt the agent's screen
+	// shows (no_prompt, prompt_changed, prompt_unanswerable, not_offered:
+	// nothing pressed).
+	Answer(ctx context.Context, name string, req api.AnswerRequest) (api.AnswerResult, error)
 	// Compact queues the harness's compact command for the agent.
 	Compact(ctx context.Context, name string) (api.SendResult, error)
 

@@ -32,6 +32,9 @@ import (
 //	GET    /agents/{name}/messages/{id}?wait=&timeout= api.MessageOutcome
 //	GET    /agents/{name}/conversation?last=N&conversation=ID api.Conversation
 //	POST   /agents/{name}/interrupt   api.Agent (the harness's interrupt key)
+//	POST   /agents/{name}/answer      api.AnswerRequest → api.AnswerResult: the
+//	                                  keys of an answer to the prompt shown
+//	                                  (answer.go)
 //	POST   /agents/{name}/compact     api.SendResult: the harness's compact
 //	                                  command queued; its outcome (kind
 //	                                  "compact") shows in the agent's deliveries
@@ -76,6 +79,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /agents/{name}/send", s.handle(true, s.sendToAgent))
 	mux.HandleFunc("POST /agents/{name}/interrupt", s.handle(true, s.agentAction(Agents.Interrupt)))
 	mux.HandleFunc("POST /agents/{name}/compact", s.handle(true, s.compactAgent))
+	mux.HandleFunc("POST /agents/{name}/answer", s.handle(true, s.answerPrompt))
 	mux.HandleFunc("DELETE /agents/{name}", s.handle(true, s.deleteAgent))
 	mux.HandleFunc("GET /agents/{name}/logs", s.handle(true, s.agentLogs))
 	mux.HandleFunc("GET /agents/{name}/messages/{id}", s.handle(true, s.agentMessage))

@@ -37,6 +37,9 @@ type Agents struct {
 	Workspace func(template string) string
 	// LogsText, when set, decides what Logs answers.
 	LogsText func(name string, lines int) string
+	// AnswerResult, when set, decides what Answer answers (default:
+	// no_prompt); every answer asked is kept (Answers).
+	AnswerResult func(name string, req api.AnswerRequest) (api.AnswerResult, error)
 
 	mu      sync.Mutex
 	agents  map[string]*api.Agent
@@ -46,6 +49,7 @@ type Agents struct {
 	paused  bool
 
 	signals []Signal
+	answers []api.AnswerRequest
 
 	configChanged atomic.Int32
 	closed        atomic.Bool
