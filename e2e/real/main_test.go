@@ -83,6 +83,7 @@ var Steps = []Step{
 	{"compact", (*run).compact},
 	{"interrupt", (*run).interrupt},
 	{"permission prompt", (*run).permissionPrompt},
+	{"answer prompts", (*run).answerPrompts},
 	{"MCP tool call", (*run).mcpListAgents},
 	{"MCP in a task run", (*run).mcpTaskRun},
 	{"Unicode redrawn", (*run).unicodeRedrawn},

@@ -209,14 +209,14 @@ func (r *run) writeConfig() {
 	b.WriteString("defaults:\n  harness: " + r.h + "\ntemplates:\n")
 	names := []string{r.h, r.fresh(), r.link(), r.mcpAgent()}
 	if _, ok := askOptions[r.h]; ok {
-		names = append(names, r.askAgent())
+		names = append(names, r.askAgent(), r.approveAgent())
 	}
 	for _, name := range names {
 		fmt.Fprintf(&b, "  %s:\n    harness: %s\n    workspace: %s\n", name, r.h, r.workspace(name))
 		if name == r.h && r.idle {
 			b.WriteString("    idle_suspend_after: 5s\n")
 		}
-		if name == r.askAgent() {
+		if name == r.askAgent() || name == r.approveAgent() {
 			b.WriteString("    harness_options:\n      " + askOptions[r.h] + "\n")
 		}
 		b.WriteString("    env:\n")

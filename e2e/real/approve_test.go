@@ -1,0 +1,164 @@
+package real
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/blackpaw-studio/leo/e2e/realcli"
+	"github.com/blackpaw-studio/leo/internal/api"
+	"github.com/blackpaw-studio/leo/internal/testutil/modelserver"
+)
+
+// The answer step (issue 20): an agent whose harness asks before it runs
+// a command (askOptions) is answered through leo, not the TUI:
+//
+//   - `leo agent approve` with no prompt shown: no_prompt;
+//   - a call of `touch leo-approved`: `leo agent approve` (no --prompt:
+//     the one status shows) → the command ran, the turn ends with the
+//     reply, prompt.answered (by cli) is on the event stream;
+//   - a call of `touch leo-denied`: `approve --prompt <the first id>` →
+//     prompt_changed, nothing pressed (the prompt still shows); `leo agent
+//     deny --prompt <its id>` → the command did not run, the turn ends.
+
+// approveAgent names the template (and agent) of the step.
+func (r *run) approveAgent() string { return r.h + "-approve" }
+
+func (r *run) answerPrompts(s *step) {
+	if _, ok := askOptions[r.h]; !ok {
+		s.Skipf("%s: no asking configuration in this step yet (codex's approval prompt is not read)", r.h)
+	}
+	name := r.approveAgent()
+	approved, denied := r.marker(), r.marker()
+	call := func(file string) *modelserver.ToolCall {
+		t := askTool[r.h]
+		t.Input = strings.ReplaceAll(t.Input, "leo-asked", file)
+		return &t
+	}
+	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
+		switch {
+		case q.Side:
+		case slices.Contains(q.Markers, approved) && len(q.ToolResults) == 0:
+			return modelserver.Reply{ToolCall: call("leo-approved")}
+		case slices.Contains(q.Markers, approved):
+			return modelserver.Reply{Text: "ACK " + approved}
+		case slices.Contains(q.Markers, denied) && len(q.ToolResults) == 0:
+			return modelserver.Reply{ToolCall: call("leo-denied")}
+		case slices.Contains(q.Markers, denied):
+			return modelserver.Reply{Text: "ACK " + denied}
+		}
+		return modelserver.DefaultResponder(q)
+	})
+	defer r.ms.SetResponder(nil)
+
+	s.leo("agent", "spawn", name)
+	s.waitRunning(name, 3*time.Minute)
+	s.pane(name, realcli.ReadyText[r.h], time.Minute)
+	stream := s.openEvents(name)
+
+	// No prompt: nothing to answer.
+	s.answerFails(api.CodeNoPrompt, "agent", "approve", name, "--prompt", "p-000000000000", "--json")
+	s.answerFails(api.CodeNoPrompt, "agent", "approve", name, "--json")
+
+	asks := func(file string) api.Prompt {
+		s.Helper()
+		at := s.waitAttention(name, 3*time.Minute, "asking to run touch "+file, func(at api.Attention) bool {
+			return at.State == api.AttentionNeedsInput && at.Prompt != nil && len(at.Prompt.Choices) > 0 && strings.Contains(at.Prompt.Text, "touch "+file)
+		})
+		if !askChoices[r.h](at.Prompt.Choices) {
+			s.Fatalf("the prompt %+v does not offer %s's choices", *at.Prompt, r.h)
+		}
+		return *at.Prompt
+	}
+	ws := r.workspace(name)
+
+	// approve: the prompt status shows, named in the answer.
+	s.send(name, "Please create the file leo-approved "+approved+" now")
+	first := asks("leo-approved")
+	var res api.AnswerResult
+	out := s.leo("agent", "approve", name, "--json")
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		s.Fatalf("approve --json: %v: %s", err, out)
+	}
+	if res.Prompt.ID != first.ID || res.Answer != api.AnswerApprove || !res.Cleared {
+		s.Fatalf("approve answered %+v, want prompt %s approved and cleared", res, first.ID)
+	}
+	s.Logf("approve: %s", strings.TrimSpace(out))
+	s.waitAttention(name, 2*time.Minute, "idle with ACK "+approved, func(at api.Attention) bool {
+		return at.State == api.AttentionIdle && strings.Contains(at.Detail, "ACK "+approved)
+	})
+	if _, err := os.Stat(filepath.Join(ws, "leo-approved")); err != nil {
+		s.Fatalf("the approved command did not run: %v", err)
+	}
+
+	// A stale id: prompt_changed, and the prompt still waits.
+	s.send(name, "Please create the file leo-denied "+denied+" now")
+	second := asks("leo-denied")
+	if second.ID == first.ID {
+		s.Fatalf("two prompts about two commands have one id %s", first.ID)
+	}
+	s.answerFails(api.CodePromptChanged, "agent", "approve", name, "--prompt", first.ID, "--json")
+	if at := s.attentionOf(name); at == nil || at.State != api.AttentionNeedsInput || at.Prompt == nil || at.Prompt.ID != second.ID {
+		s.Fatalf("after prompt_changed the agent's attention is %+v, want prompt %s still waiting", at, second.ID)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "leo-denied")); err == nil {
+		s.Fatalf("leo-denied exists after a refused approve")
+	}
+
+	// deny, by its id.
+	out = s.leo("agent", "deny", name, "--prompt", second.ID)
+	s.Logf("deny: %s", strings.TrimSpace(out))
+	if !strings.Contains(out, "answered") || !strings.Contains(out, second.ID) {
+		s.Fatalf("deny says %q, want the prompt %s answered", out, second.ID)
+	}
+	s.waitAttention(name, 2*time.Minute, "the denied turn ended", func(at api.Attention) bool {
+		return at.State == api.AttentionIdle || at.State == api.AttentionErrored
+	})
+	if _, err := os.Stat(filepath.Join(ws, "leo-denied")); err == nil {
+		s.Fatalf("the denied command ran: leo-denied exists")
+	}
+	s.answerFails(api.CodeNoPrompt, "agent", "deny", name, "--prompt", second.ID, "--json")
+
+	answered := func(id, answer string) eventWant {
+		return ev(api.EventPromptAnswered, answer+" of "+id+" by cli", func(e api.Event) bool {
+			return e.PromptID == id && e.Answer == answer && e.By == api.SenderCLI
+		})
+	}
+	evs := stream.expect(time.Minute, nil, []eventWant{answered(first.ID, api.AnswerApprove), answered(second.ID, api.AnswerDeny)})
+	for _, e := range evs {
+		if e.Type == api.EventPromptAnswered && e.PromptID != first.ID && e.PromptID != second.ID {
+			s.Fatalf("an answer nobody gave is on the stream: %s", eventLine(e))
+		}
+	}
+	if n := countType(evs, api.EventPromptAnswered); n != 2 {
+		s.Fatalf("%d prompt.answered events, want 2 (the refused answers press nothing): %s", n, eventsLine(evs))
+	}
+}
+
+// answerFails runs leo args (with --json) and wants it to fail with code.
+func (s *step) answerFails(code api.Code, args ...string) {
+	s.Helper()
+	ctx, cancel := s.wait(time.Minute)
+	defer cancel()
+	raw, err := s.r.w.Leo(ctx, args...)
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &e)
+	if err == nil || e.Error != string(code) {
+		s.Fatalf("leo %s: %v %s, want %s", strings.Join(args, " "), err, raw, code)
+	}
+}
+
+func countType(evs []api.Event, typ string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
