@@ -52,8 +52,9 @@ func (m *Manager) Answer(ctx context.Context, name string, req api.AnswerRequest
 // separates the presses of a multi-press answer (a TUI redraws between
 // them: opencode's second stage of "Allow always").
 const (
-	answerWait = 10 * time.Second
-	pressGap   = 300 * time.Millisecond
+	answerWait     = 10 * time.Second
+	promptDrawWait = 3 * time.Second
+	pressGap       = 300 * time.Millisecond
 )
 
 func (a *agent) answer(ctx context.Context, req api.AnswerRequest) (api.AnswerResult, error) {
@@ -74,16 +75,32 @@ func (a *agent) answer(ctx context.Context, req api.AnswerRequest) (api.AnswerRe
 	}
 	h, harnessName := a.harness()
 
-	a.keys.Lock()
-	capture, err := t.Pane.Capture(ctx)
-	if err != nil {
-		a.keys.Unlock()
-		if errors.Is(err, delivery.ErrPaneDead) {
-			return api.AnswerResult{}, api.Errorf(api.CodeNoPrompt, "agent %s has no live pane; nothing was pressed", name)
+	// A harness's hook may say it asks before its screen draws the prompt
+	// (opencode's permission.asked): while attention says a prompt waits,
+	// the screen is given promptDrawWait to show it.
+	drawBy := m.clk.Now().Add(promptDrawWait)
+	var s harness.Screen
+	for {
+		a.keys.Lock()
+		capture, err := t.Pane.Capture(ctx)
+		if err != nil {
+			a.keys.Unlock()
+			if errors.Is(err, delivery.ErrPaneDead) {
+				return api.AnswerResult{}, api.Errorf(api.CodeNoPrompt, "agent %s has no live pane; nothing was pressed", name)
+			}
+			return api.AnswerResult{}, api.Errorf(api.CodeTmux, "agent %s: read the screen: %w", name, err)
 		}
-		return api.AnswerResult{}, api.Errorf(api.CodeTmux, "agent %s: read the screen: %w", name, err)
+		s = t.Screen.Classify(capture)
+		if s.Prompt != nil || shown == nil || shown.Kind == api.PromptDialog || !m.clk.Now().Before(drawBy) {
+			break // a.keys held
+		}
+		a.keys.Unlock()
+		select {
+		case <-ctx.Done():
+			return api.AnswerResult{}, ctx.Err()
+		case <-m.clk.After(100 * time.Millisecond):
+		}
 	}
-	s := t.Screen.Classify(capture)
 	if s.Prompt == nil {
 		a.keys.Unlock()
 		if shown != nil && shown.Kind == api.PromptDialog {
@@ -93,6 +110,7 @@ func (a *agent) answer(ctx context.Context, req api.AnswerRequest) (api.AnswerRe
 	}
 	p := api.Prompt{Kind: s.Prompt.Kind, Text: s.Prompt.Text, Choices: slices.Clone(s.Prompt.Choices)}
 	p.ID = api.PromptID(p.Kind, p.Text, p.Choices)
+	p.Answers = answersOf(h, p)
 	res := api.AnswerResult{Agent: name, Prompt: p, Answer: req.Answer}
 	if req.Prompt != "" && req.Prompt != p.ID {
 		a.keys.Unlock()
@@ -156,6 +174,7 @@ func (a *agent) press(ctx context.Context, presses []harness.Press) error {
 // shows at answerWait (or the screen cannot be read).
 func (a *agent) awaitAnswered(ctx context.Context, t delivery.Target, id string) (bool, *api.Prompt) {
 	deadline := a.m.clk.Now().Add(answerWait)
+	h, _ := a.harness()
 	for {
 		if capture, err := t.Pane.Capture(ctx); err == nil {
 			s := t.Screen.Classify(capture)
@@ -164,6 +183,7 @@ func (a *agent) awaitAnswered(ctx context.Context, t delivery.Target, id string)
 			}
 			next := api.Prompt{Kind: s.Prompt.Kind, Text: s.Prompt.Text, Choices: slices.Clone(s.Prompt.Choices)}
 			if next.ID = api.PromptID(next.Kind, next.Text, next.Choices); next.ID != id {
+				next.Answers = answersOf(h, next)
 				a.asked(*s.Prompt)
 				return true, &next
 			}
@@ -185,4 +205,20 @@ func (p agentPane) sendLiteral(ctx context.Context, text string) error {
 		return err
 	}
 	return p.tmux().SendLiteral(ctx, id, text)
+}
+
+// answersOf are the answers leo can give p through h (api.Prompt.Answers).
+func answersOf(h harness.Harness, p api.Prompt) []string {
+	pa, ok := h.(harness.PromptAnswerer)
+	if !ok || p.Kind == api.PromptDialog {
+		return nil
+	}
+	hp := harness.Prompt{Kind: p.Kind, Text: p.Text, Choices: p.Choices}
+	var out []string
+	for _, answer := range api.Answers {
+		if _, _, err := pa.AnswerKeys(hp, answer, "text"); err == nil {
+			out = append(out, answer)
+		}
+	}
+	return out
 }

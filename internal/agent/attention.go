@@ -58,6 +58,7 @@ func (a *agent) attentionLocked() *api.Attention {
 	if c.Prompt != nil {
 		p := *c.Prompt
 		p.Choices = slices.Clone(p.Choices)
+		p.Answers = slices.Clone(p.Answers)
 		c.Prompt = &p
 	}
 	return &c
@@ -81,6 +82,7 @@ func (a *agent) setAttentionLocked(next api.Attention) {
 	if next.Prompt != nil {
 		p := *next.Prompt
 		p.ID = api.PromptID(p.Kind, p.Text, p.Choices)
+		p.Answers = answersOf(a.adapter, p)
 		next.Prompt = &p
 	}
 	if prev != nil && prev.State == api.AttentionWorking && next.State == api.AttentionNeedsInput {

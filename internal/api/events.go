@@ -66,6 +66,11 @@ type Prompt struct {
 	Text string `json:"text"`
 	// Choices are the answers the harness offers, as it words them.
 	Choices []string `json:"choices,omitempty"`
+	// Answers are the answers leo can give it (AnswerApprove, AnswerAlways,
+	// AnswerDeny, AnswerText): the ones its adapter knows the keys of and
+	// the prompt offers; none for a prompt leo cannot answer. Not part of
+	// the id.
+	Answers []string `json:"answers,omitempty"`
 }
 
 // PromptID is the id of a prompt of kind with text and choices: the same

@@ -42,6 +42,7 @@ func exampleEvents() []Event {
 		{Seq: 1764676800000000, At: at, Type: EventStreamBehind, Missed: 12, Reason: "events older than the daemon keeps (or from before it restarted) are gone"},
 		next(Event{Type: EventStreamDropped, Reason: "this reader fell too far behind the daemon's events and was dropped; reconnect with Last-Event-ID to catch up"}),
 		next(Event{Type: EventDaemonStopping, Reason: "leo 1.5.0, pid 4242"}),
+		next(Event{Type: EventPromptAnswered, Agent: "coder", PromptID: "p-3fb9fd33ccef", Answer: AnswerApprove, By: SenderWeb, FirstLine: "Yes"}),
 	}
 }
 

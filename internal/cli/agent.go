@@ -387,6 +387,7 @@ func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
 			for i, c := range p.Choices {
 				row(fmt.Sprintf("  choice %d", i+1), cell(c, 120))
 			}
+			row("  answer with", answerHint(a.Name, p))
 		}
 	}
 	if w := waitingText(a); w != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -96,16 +97,37 @@ through leo, the answer is not_offered and nothing is typed.`,
 	return cmd
 }
 
+// promptReadWait bounds how long an answer without --prompt waits for
+// status to show the prompt as the screen words it.
+const promptReadWait = 3 * time.Second
+
 func runAgentAnswer(ctx context.Context, opts *AgentAnswerOptions) error {
 	id := opts.Prompt
 	if id == "" {
-		// The prompt status shows: never one the person did not see.
-		a, err := opts.Client.Get(ctx, opts.Name)
-		if err != nil {
-			return err
-		}
-		if at := a.Attention; at != nil && at.State == api.AttentionNeedsInput && at.Prompt != nil {
-			id = at.Prompt.ID
+		// The prompt status shows: never one the person did not see. A
+		// hook may announce it before the screen draws it (its words only,
+		// no choices): status is read again until the screen's is there.
+		deadline := time.Now().Add(promptReadWait)
+		for {
+			a, err := opts.Client.Get(ctx, opts.Name)
+			if err != nil {
+				return err
+			}
+			var p *api.Prompt
+			if at := a.Attention; at != nil && at.State == api.AttentionNeedsInput {
+				p = at.Prompt
+			}
+			if p != nil {
+				id = p.ID
+			}
+			if p == nil || len(p.Choices) > 0 || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 		if id == "" {
 			return api.Errorf(api.CodeNoPrompt, "agent %s shows no prompt (leo agent status %s); nothing was pressed", opts.Name, opts.Name)
@@ -131,4 +153,26 @@ func runAgentAnswer(ctx context.Context, opts *AgentAnswerOptions) error {
 		fmt.Fprintf(opts.IO.Out, "the prompt still shows after the keys; look with leo agent status %s (or leo attach %s)\n", res.Agent, res.Agent)
 	}
 	return nil
+}
+
+// answerHint says how status's prompt can be answered: the commands of the
+// answers leo can give it, else the TUI.
+func answerHint(name string, p *api.Prompt) string {
+	var cmds []string
+	for _, a := range p.Answers {
+		switch a {
+		case api.AnswerApprove:
+			cmds = append(cmds, "leo agent approve "+name)
+		case api.AnswerAlways:
+			cmds = append(cmds, "leo agent approve --always "+name)
+		case api.AnswerDeny:
+			cmds = append(cmds, "leo agent deny "+name)
+		case api.AnswerText:
+			cmds = append(cmds, "leo agent answer "+name+" TEXT")
+		}
+	}
+	if len(cmds) == 0 {
+		return "the TUI (leo attach " + name + "): leo cannot answer this prompt"
+	}
+	return strings.Join(cmds, " | ")
 }

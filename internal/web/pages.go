@@ -72,6 +72,7 @@ func (s *Server) pageRoutes(mux *http.ServeMux, auth func(http.HandlerFunc) http
 	mux.HandleFunc("GET /web/agents/{name}/conversation", auth(s.conversationPartial))
 	mux.HandleFunc("GET /web/agents/{name}/confirm/{verb}", auth(s.confirmPage))
 	mux.HandleFunc("POST /web/agents/{name}/send", auth(s.sendToAgent))
+	mux.HandleFunc("POST /web/agents/{name}/answer", auth(s.answerPrompt))
 	mux.HandleFunc("POST /web/agents/{name}/{verb}", auth(s.agentAction))
 
 	mux.HandleFunc("GET /web/tasks", auth(s.tasksPage))
