@@ -162,6 +162,16 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		switch verb {
+		case "answer":
+			var req api.AnswerRequest
+			_ = json.Unmarshal(body, &req)
+			f.sent = append(f.sent, "answer "+req.Answer+" "+req.Prompt+" by "+r.Header.Get(api.SenderHeader))
+			res := api.AnswerResult{Agent: name, Answer: req.Answer, Choice: "Yes", Cleared: true}
+			if a.Attention != nil && a.Attention.Prompt != nil {
+				res.Prompt = *a.Attention.Prompt
+			}
+			api.WriteJSON(w, 200, res)
+			return
 		case "send":
 			var req api.SendRequest
 			_ = json.Unmarshal(body, &req)

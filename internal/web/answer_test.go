@@ -1,0 +1,63 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blackpaw-studio/leo/internal/api"
+)
+
+// The agent's page offers the answers leo can give its prompt as buttons
+// beside it — Always only where the prompt offers it — each naming the
+// prompt's id; a post answers through the daemon as the web's, and a
+// stale page (prompt_changed) gets the daemon's refusal as its flash.
+func TestAgentPageAnswersThePrompt(t *testing.T) {
+	s, f := pagesSite(t, pagesYAML)
+	since := time.Now().Add(-time.Minute)
+	prompt := func(id string, answers ...string) *api.Attention {
+		return &api.Attention{State: api.AttentionNeedsInput, Since: since, Detail: "Bash command touch x",
+			Prompt: &api.Prompt{ID: id, Kind: api.PromptPermission, Text: "Bash command\n  touch x\nDo you want to proceed?",
+				Choices: []string{"Yes", "Yes, and always allow access to ws/ from this project", "No"}, Answers: answers}}
+	}
+	f.agents["echo"] = api.Agent{Name: "echo", Harness: "claude", State: api.StateRunning, Attention: prompt("p-0123456789ab", "approve", "always", "deny")}
+	f.agents["once"] = api.Agent{Name: "once", Harness: "claude", State: api.StateRunning, Attention: prompt("p-aaaaaaaaaaaa", "approve", "deny")}
+	f.agents["codex"] = api.Agent{Name: "codex", Harness: "codex", State: api.StateRunning,
+		Attention: &api.Attention{State: api.AttentionNeedsInput, Since: since, Prompt: &api.Prompt{ID: "p-bbbbbbbbbbbb", Kind: api.PromptDialog, Text: "approval"}}}
+
+	body := s.get("/web/agents/echo", http.StatusOK)
+	mustHave(t, "echo's page", body,
+		`<div class="actions prompt-answer" data-answer-for="p-0123456789ab">`,
+		`<input type="hidden" name="prompt" value="p-0123456789ab">`,
+		`action="/web/agents/echo/answer"`,
+		`data-answer="approve">Approve</button>`, `data-answer="always">Always</button>`, `data-answer="deny">Deny</button>`)
+	body = s.get("/web/agents/once/panel", http.StatusOK)
+	mustHave(t, "once's panel", body, `data-answer="approve">Approve</button>`, `data-answer="deny">Deny</button>`)
+	mustLack(t, "once's panel (no always choice)", body, `data-answer="always"`)
+	body = s.get("/web/agents/codex", http.StatusOK)
+	mustLack(t, "codex's page (a prompt leo cannot read)", body, `data-answer=`)
+	mustHave(t, "codex's page", body, "Answer it in the TUI: <code>leo attach codex</code>")
+
+	page := s.post("/web/agents/echo/answer", url.Values{"prompt": {"p-0123456789ab"}, "answer": {"always"}}, "/web/agents/echo")
+	mustHave(t, "after the answer", page, "Answered Yes to echo&#39;s prompt p-0123456789ab.")
+	if got := f.sent; len(got) != 1 || got[0] != "answer always p-0123456789ab by web" {
+		t.Fatalf("the daemon got %q, want the web's answer", got)
+	}
+
+	f.fail["POST /agents/echo/answer"] = api.Errorf(api.CodePromptChanged, "agent echo: prompt p-0123456789ab is no longer shown; the screen shows p-cccccccccccc (Bash command touch y); nothing was pressed")
+	page = s.post("/web/agents/echo/answer", url.Values{"prompt": {"p-0123456789ab"}, "answer": {"approve"}}, "/web/agents/echo")
+	mustHave(t, "a stale page's answer", page, "is no longer shown", "nothing was pressed")
+
+	// An answer the web does not offer, or no prompt named: nothing sent.
+	n := len(f.Calls())
+	for _, form := range []url.Values{{"prompt": {"p-0123456789ab"}, "answer": {"text"}}, {"answer": {"approve"}}} {
+		s.post("/web/agents/echo/answer", form, "/web/agents/echo")
+	}
+	for _, c := range f.Calls()[n:] {
+		if strings.HasPrefix(c, "POST /agents/echo/answer") {
+			t.Fatalf("a refused form reached the daemon: %s", c)
+		}
+	}
+}
