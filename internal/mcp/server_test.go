@@ -157,6 +157,13 @@ func TestServerListsEveryToolAndNoneDeletes(t *testing.T) {
 		if strings.Contains(tool.Name, "delete") || strings.Contains(tool.Name, "remove") {
 			t.Errorf("tool %s deletes", tool.Name)
 		}
+		// An agent never answers a permission prompt (docs/mcp.md, "No
+		// approve tool").
+		for _, w := range []string{"approve", "deny", "answer", "permission"} {
+			if strings.Contains(tool.Name, w) {
+				t.Errorf("tool %s answers prompts", tool.Name)
+			}
+		}
 		if tool.Description == "" {
 			t.Errorf("tool %s has no description", tool.Name)
 		}

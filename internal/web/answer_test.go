@@ -61,3 +61,30 @@ func TestAgentPageAnswersThePrompt(t *testing.T) {
 		}
 	}
 }
+
+// answerRecorder keeps the sender header of each answer it is handed.
+type answerRecorder struct{ senderRecorder }
+
+func (a *answerRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/answer") {
+		a.mu.Lock()
+		a.seen = append(a.seen, r.Header.Get(api.SenderHeader))
+		a.mu.Unlock()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"agent":"bob","prompt":{"id":"p-0123456789ab","kind":"permission","text":"x"},"answer":"deny","choice":"No","cleared":true}`))
+}
+
+// A token's client answering on the HTTP API is recorded as the API's,
+// whatever it claims.
+func TestAPIAnswersAreTheAPIs(t *testing.T) {
+	rec := &answerRecorder{}
+	s := newTestSite(t, "", rec)
+	headers := s.bearer()
+	headers["Content-Type"] = "application/json"
+	headers[api.SenderHeader] = api.SenderWeb
+	status, _, body := s.do("POST", "/api/agent/bob/answer", strings.NewReader(`{"prompt":"p-0123456789ab","answer":"deny"}`), headers)
+	if status != http.StatusOK || rec.last() != api.SenderAPI || !strings.Contains(body, `"cleared":true`) {
+		t.Fatalf("API answer: %d %s, sender %q; want api", status, body, rec.last())
+	}
+}
