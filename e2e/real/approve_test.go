@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/blackpaw-studio/leo/e2e/realcli"
@@ -161,4 +162,61 @@ func countType(evs []api.Event, typ string) int {
 		}
 	}
 	return n
+}
+
+// questionTool is the call of opencode's question tool the question step's
+// model server answers with (as capturesignals asks it).
+const questionTool = `{"questions":[{"header":"File","question":"Which file should I create?","options":[{"label":"alpha.txt","description":"The first file"},{"label":"beta.txt","description":"The second file"}]}]}`
+
+// answerQuestion: a question the harness asks (opencode's question tool)
+// answered through leo with `leo agent answer NAME TEXT`: an option's
+// label picks it, other text goes in as the person's own answer; the tool
+// result the model gets carries it, and the turn ends with the reply.
+func (r *run) answerQuestion(s *step) {
+	if r.h != "opencode" {
+		s.Skipf("%s: leo reads no question prompt of this harness off its screen", r.h)
+	}
+	name := r.approveAgent()
+	picked, typed := r.marker(), r.marker()
+	results := map[string]string{}
+	var mu sync.Mutex
+	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
+		for _, m := range []string{picked, typed} {
+			switch {
+			case q.Side || !slices.Contains(q.Markers, m):
+			case len(q.ToolResults) == 0:
+				return modelserver.Reply{ToolCall: &modelserver.ToolCall{Name: "question", Input: questionTool}}
+			default:
+				mu.Lock()
+				results[m] = q.ToolResults[0].Text
+				mu.Unlock()
+				return modelserver.Reply{Text: "ACK " + m}
+			}
+		}
+		return modelserver.DefaultResponder(q)
+	})
+	defer r.ms.SetResponder(nil)
+	if _, err := r.w.Client.Get(s.ctx, name); err != nil {
+		s.leo("agent", "spawn", name)
+		s.waitRunning(name, 3*time.Minute)
+		s.pane(name, realcli.ReadyText[r.h], time.Minute)
+	}
+	for _, c := range []struct{ marker, text string }{{picked, "beta.txt"}, {typed, "gamma.txt"}} {
+		s.send(name, "Ask me which file "+c.marker)
+		at := s.waitAttention(name, 3*time.Minute, "asking which file", func(at api.Attention) bool {
+			return at.State == api.AttentionNeedsInput && at.Prompt != nil && at.Prompt.Kind == api.PromptQuestion && len(at.Prompt.Choices) > 0
+		})
+		s.Logf("question: %+v", *at.Prompt)
+		out := s.leo("agent", "answer", name, c.text, "--prompt", at.Prompt.ID)
+		s.Logf("answer %s: %s", c.text, strings.TrimSpace(out))
+		s.waitAttention(name, 2*time.Minute, "idle with ACK "+c.marker, func(at api.Attention) bool {
+			return at.State == api.AttentionIdle && strings.Contains(at.Detail, "ACK "+c.marker)
+		})
+		mu.Lock()
+		got := results[c.marker]
+		mu.Unlock()
+		if !strings.Contains(got, c.text) {
+			s.Fatalf("the question's tool result %q does not carry the answer %q", got, c.text)
+		}
+	}
 }

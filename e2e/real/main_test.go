@@ -84,6 +84,7 @@ var Steps = []Step{
 	{"interrupt", (*run).interrupt},
 	{"permission prompt", (*run).permissionPrompt},
 	{"answer prompts", (*run).answerPrompts},
+	{"answer a question", (*run).answerQuestion},
 	{"MCP tool call", (*run).mcpListAgents},
 	{"MCP in a task run", (*run).mcpTaskRun},
 	{"Unicode redrawn", (*run).unicodeRedrawn},

@@ -27,7 +27,10 @@ import (
 // presses from where opencode puts it; a person who moved it in the TUI
 // and left the prompt open moves what Enter takes (the prompt the screen
 // shows afterwards says so: the answer is not Cleared).
-func (Opencode) AnswerKeys(p harness.Prompt, answer, _ string) ([]harness.Press, string, error) {
+func (Opencode) AnswerKeys(p harness.Prompt, answer, text string) ([]harness.Press, string, error) {
+	if p.Kind == api.PromptQuestion {
+		return questionKeys(p, answer, text)
+	}
 	if p.Kind != api.PromptPermission {
 		return nil, "", fmt.Errorf("opencode's %s prompt: %w", p.Kind, harness.ErrNotOffered)
 	}
@@ -47,4 +50,37 @@ func (Opencode) AnswerKeys(p harness.Prompt, answer, _ string) ([]harness.Press,
 		return []harness.Press{key("Escape"), key("Escape")}, "Reject", nil
 	}
 	return nil, "", fmt.Errorf("opencode's prompt (%s) offers no %s answer leo knows the keys of: %w", strings.Join(p.Choices, " / "), answer, harness.ErrNotOffered)
+}
+
+// ownAnswer is the question's last option when it takes a typed answer.
+const ownAnswer = "Type your own answer"
+
+// questionKeys answer opencode's question (1.18.33, dialog-question_*):
+// Down moves from the first option (under the cursor when it comes),
+// Enter takes the one under it. A text that is an option's label picks
+// that option; any other text goes into "Type your own answer" (where
+// the question offers it): Down to it, Enter, the text typed, Enter.
+func questionKeys(p harness.Prompt, answer, text string) ([]harness.Press, string, error) {
+	if answer != api.AnswerText {
+		return nil, "", fmt.Errorf("opencode's question takes a typed answer (leo agent answer), not %s: %w", answer, harness.ErrNotOffered)
+	}
+	down := func(n int) []harness.Press {
+		var out []harness.Press
+		for range n {
+			out = append(out, harness.Press{Keys: []string{"Down"}})
+		}
+		return out
+	}
+	enter := harness.Press{Keys: []string{"Enter"}}
+	want := strings.TrimSpace(text)
+	for i, c := range p.Choices {
+		if c == want && c != ownAnswer {
+			return append(down(i), enter), c, nil
+		}
+	}
+	if n := len(p.Choices); n > 0 && p.Choices[n-1] == ownAnswer && !strings.Contains(want, "\n") {
+		presses := append(down(n-1), enter, harness.Press{Literal: want}, enter)
+		return presses, ownAnswer, nil
+	}
+	return nil, "", fmt.Errorf("opencode's question offers %s and no typed answer: %w", strings.Join(p.Choices, " / "), harness.ErrNotOffered)
 }
