@@ -122,6 +122,14 @@ func (r *run) answerPrompts(s *step) {
 		s.Fatalf("the denied command ran: leo-denied exists")
 	}
 	s.answerFails(api.CodeNoPrompt, "agent", "deny", name, "--prompt", second.ID, "--json")
+	// The denied turn is over for leo's delivery too: the next message
+	// goes in at once, not after a readiness timeout.
+	after := r.marker()
+	next := s.send(name, "And now just say "+after)
+	s.delivered(name, next.ID, after, time.Minute)
+	s.waitAttention(name, 2*time.Minute, "idle with "+after, func(at api.Attention) bool {
+		return at.State == api.AttentionIdle && strings.Contains(at.Detail, after)
+	})
 
 	answered := func(id, answer string) eventWant {
 		return ev(api.EventPromptAnswered, answer+" of "+id+" by cli", func(e api.Event) bool {

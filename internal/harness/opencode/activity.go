@@ -128,6 +128,21 @@ func readActivityFrom(f *sqliteFile, q harness.SessionQuery, id string) (harness
 	lastEnd, lastID := int64(-1), ""
 	for _, ms := range msgs {
 		t := turnsOf(ms)
+		if n := len(ms); t.running && n > 0 {
+			// A step that will be followed, by its finish, but whose tool
+			// call a person refused: opencode stopped the turn there.
+			if m := ms[n-1]; m.Role == "assistant" && m.Time.Completed > 0 && slices.Contains(stepFinishes, m.Finish) {
+				stopped, err := stoppedByRejection(f, tables, m.id)
+				if err != nil {
+					return harness.TurnActivity{}, err
+				}
+				if stopped {
+					t.running = false
+					t.ended++
+					t.lastEnd, t.lastID, t.failed, t.limited = m.at, m.id, "", false
+				}
+			}
+		}
 		out.Running = out.Running || t.running
 		out.Ended += t.ended
 		if t.ended > 0 && t.lastEnd >= lastEnd {
@@ -189,6 +204,37 @@ func messageText(f *sqliteFile, tables map[string]sqliteTable, mid string) (stri
 		texts[i] = p.text
 	}
 	return strings.TrimSpace(strings.Join(texts, "\n")), nil
+}
+
+// rejections are the errors of a tool call a person refused — a
+// permission rejected, a question dismissed — after which opencode stops
+// the turn (1.18.33: its processor sets blocked on their RejectedErrors)
+// though the step's finish says another step follows. Rejected with
+// feedback is not one of them: the model gets the feedback and goes on.
+var rejections = []string{
+	"The user rejected permission to use this specific tool call.",
+	"The user dismissed this question",
+}
+
+// stoppedByRejection reports whether assistant message mid's step ended
+// in a tool call a person refused (rejections).
+func stoppedByRejection(f *sqliteFile, tables map[string]sqliteTable, mid string) (bool, error) {
+	indexes, err := f.indexes()
+	if err != nil {
+		return false, err
+	}
+	stopped := false
+	err = eachPart(f, tables, indexes, []string{mid}, func(_ string, p *partData) {
+		if p.Type != "tool" || p.State.Status != "error" || strings.Contains(p.State.Error, "feedback") {
+			return
+		}
+		for _, r := range rejections {
+			if strings.Contains(p.State.Error, r) {
+				stopped = true
+			}
+		}
+	})
+	return stopped, err
 }
 
 // sessionTurns is what one session's messages say of its turns.

@@ -24,8 +24,15 @@ func decodePart(data string, d *partData) error {
 			return json.Unmarshal([]byte(raw), &d.Tool) == nil
 		case "state":
 			return walkObject(raw, func(key, raw string) bool {
-				if key == "input" {
+				switch key {
+				case "input":
 					d.State.Input = json.RawMessage(raw)
+				case "status":
+					return json.Unmarshal([]byte(raw), &d.State.Status) == nil
+				case "error":
+					// A string for a tool's error (anything else is no
+					// words of a tool's end).
+					_ = json.Unmarshal([]byte(raw), &d.State.Error)
 				}
 				return true
 			})

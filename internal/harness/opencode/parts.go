@@ -16,6 +16,9 @@ type partData struct {
 	Tool      string `json:"tool"`
 	State     struct {
 		Input json.RawMessage `json:"input"`
+		// Status and Error: a tool call's end ("error", and its words).
+		Status string `json:"status"`
+		Error  string `json:"error"`
 	} `json:"state"`
 }
 
