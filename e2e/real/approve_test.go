@@ -45,11 +45,13 @@ func (r *run) answerPrompts(s *step) {
 		case slices.Contains(q.Markers, approved) && len(q.ToolResults) == 0:
 			return modelserver.Reply{ToolCall: call("leo-approved")}
 		case slices.Contains(q.Markers, approved):
-			return modelserver.Reply{Text: "ACK " + approved}
+			return modelserver.DefaultResponder(q) // ACK with every marker
 		case slices.Contains(q.Markers, denied) && len(q.ToolResults) == 0:
 			return modelserver.Reply{ToolCall: call("leo-denied")}
 		case slices.Contains(q.Markers, denied):
-			return modelserver.Reply{Text: "ACK " + denied}
+			// claude puts the denied turn's words before the next
+			// message's: the reply names every marker.
+			return modelserver.DefaultResponder(q)
 		}
 		return modelserver.DefaultResponder(q)
 	})
@@ -125,10 +127,14 @@ func (r *run) answerPrompts(s *step) {
 	// The denied turn is over for leo's delivery too: the next message
 	// goes in at once, not after a readiness timeout.
 	after := r.marker()
+	sentAt := time.Now()
 	next := s.send(name, "And now just say "+after)
 	s.delivered(name, next.ID, after, time.Minute)
-	s.waitAttention(name, 2*time.Minute, "idle with "+after, func(at api.Attention) bool {
-		return at.State == api.AttentionIdle && strings.Contains(at.Detail, after)
+	s.Logf("the message after the denial was delivered in %s", time.Since(sentAt).Round(100*time.Millisecond))
+	// (claude sends the refused call's result with it: the model server
+	// may read the request as the denied turn's, so any reply will do.)
+	s.waitAttention(name, 2*time.Minute, "idle after "+after, func(at api.Attention) bool {
+		return at.State == api.AttentionIdle && at.Since.After(sentAt) && strings.HasPrefix(at.Detail, "ACK")
 	})
 
 	answered := func(id, answer string) eventWant {
