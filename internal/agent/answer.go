@@ -54,6 +54,7 @@ func (m *Manager) Answer(ctx context.Context, name string, req api.AnswerRequest
 const (
 	answerWait     = 10 * time.Second
 	promptDrawWait = 3 * time.Second
+	promptSettle   = time.Second
 	pressGap       = 300 * time.Millisecond
 )
 
@@ -77,8 +78,11 @@ func (a *agent) answer(ctx context.Context, req api.AnswerRequest) (api.AnswerRe
 
 	// A harness's hook may say it asks before its screen draws the prompt
 	// (opencode's permission.asked): while attention says a prompt waits,
-	// the screen is given promptDrawWait to show it.
+	// the screen is given promptDrawWait to show it. A prompt other than
+	// the one named may be one still being drawn (its title before its
+	// body): it is prompt_changed only once it has stayed so promptSettle.
 	drawBy := m.clk.Now().Add(promptDrawWait)
+	var settleBy time.Time
 	var s harness.Screen
 	for {
 		a.keys.Lock()
@@ -91,8 +95,21 @@ func (a *agent) answer(ctx context.Context, req api.AnswerRequest) (api.AnswerRe
 			return api.AnswerResult{}, api.Errorf(api.CodeTmux, "agent %s: read the screen: %w", name, err)
 		}
 		s = t.Screen.Classify(capture)
-		if s.Prompt != nil || shown == nil || shown.Kind == api.PromptDialog || !m.clk.Now().Before(drawBy) {
-			break // a.keys held
+		now := m.clk.Now()
+		if s.Prompt == nil {
+			if shown == nil || shown.Kind == api.PromptDialog || !now.Before(drawBy) {
+				break // a.keys held
+			}
+		} else {
+			if req.Prompt == "" || api.PromptID(s.Prompt.Kind, s.Prompt.Text, s.Prompt.Choices) == req.Prompt {
+				break
+			}
+			if settleBy.IsZero() {
+				settleBy = now.Add(promptSettle)
+			}
+			if !now.Before(settleBy) {
+				break
+			}
 		}
 		a.keys.Unlock()
 		select {
