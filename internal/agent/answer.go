@@ -55,6 +55,7 @@ const (
 	answerWait     = 10 * time.Second
 	promptDrawWait = 3 * time.Second
 	promptSettle   = time.Second
+	confirmGap     = 200 * time.Millisecond
 	pressGap       = 300 * time.Millisecond
 )
 
@@ -101,14 +102,22 @@ func (a *agent) answer(ctx context.Context, req api.AnswerRequest) (api.AnswerRe
 				break // a.keys held
 			}
 		} else {
-			if req.Prompt == "" || api.PromptID(s.Prompt.Kind, s.Prompt.Text, s.Prompt.Choices) == req.Prompt {
-				break
-			}
-			if settleBy.IsZero() {
+			named := req.Prompt == "" || api.PromptID(s.Prompt.Kind, s.Prompt.Text, s.Prompt.Choices) == req.Prompt
+			if !named && settleBy.IsZero() {
 				settleBy = now.Add(promptSettle)
 			}
-			if !now.Before(settleBy) {
-				break
+			if named || !now.Before(settleBy) {
+				// The keys go only to a prompt two looks apart agree on: a
+				// person's key the TUI took but has not drawn yet leaves
+				// the old prompt on one look.
+				again, err := a.lookAgain(ctx, t)
+				if err != nil {
+					a.keys.Unlock()
+					return api.AnswerResult{}, err
+				}
+				if again.Prompt != nil && samePrompt(*again.Prompt, *s.Prompt) {
+					break // a.keys held
+				}
 			}
 		}
 		a.keys.Unlock()
@@ -238,4 +247,23 @@ func answersOf(h harness.Harness, p api.Prompt) []string {
 		}
 	}
 	return out
+}
+
+// lookAgain classifies a's screen after confirmGap; a.keys must be held
+// (no paste comes between the looks).
+func (a *agent) lookAgain(ctx context.Context, t delivery.Target) (harness.Screen, error) {
+	select {
+	case <-ctx.Done():
+		return harness.Screen{}, ctx.Err()
+	case <-a.m.clk.After(confirmGap):
+	}
+	capture, err := t.Pane.Capture(ctx)
+	if err != nil {
+		return harness.Screen{}, nil // the next look says what is there
+	}
+	return t.Screen.Classify(capture), nil
+}
+
+func samePrompt(x, y harness.Prompt) bool {
+	return api.PromptID(x.Kind, x.Text, x.Choices) == api.PromptID(y.Kind, y.Text, y.Choices)
 }
