@@ -529,7 +529,6 @@ type AgentDeleteOptions struct {
 	CanPrompt bool
 }
 
-
 func newAgentDeleteCmd(f *Factory) *cobra.Command {
 	opts := &AgentDeleteOptions{IO: f.IO}
 	cmd := daemonCommand(f, &cobra.Command{
@@ -618,7 +617,6 @@ func printWorktreeRemove(w io.Writer, r *api.WorktreeRemove) error {
 	}
 	return nil
 }
-
 
 // branchText is an agent's worktree branch in the list, with * when it
 // has uncommitted changes and +N commits ahead ("-" without a worktree).
