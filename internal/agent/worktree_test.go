@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,40 @@ func TestWorktreeAgentsRunInTheirOwnCheckouts(t *testing.T) {
 			for _, a := range agents {
 				if !seen[a.Workspace] {
 					t.Fatalf("no TUI started in %s; starts: %v", a.Workspace, cwds)
+				}
+			}
+			// Everything a workspace gets, the worktree gets: trust
+			// written for its path (no dialog in a fresh directory), and
+			// for codex the worktree's git dirs writable in its sandbox.
+			for _, a := range agents {
+				switch h {
+				case "claude":
+					data, _ := os.ReadFile(filepath.Join(e.userHome["HOME"], ".claude.json"))
+					if !strings.Contains(string(data), strconv.Quote(a.Workspace)) {
+						t.Fatalf("claude trust not written for %s:\n%s", a.Workspace, data)
+					}
+				case "codex":
+					data, _ := os.ReadFile(filepath.Join(e.userHome["CODEX_HOME"], "config.toml"))
+					if !strings.Contains(string(data), a.Workspace) {
+						t.Fatalf("codex trust not written for %s:\n%s", a.Workspace, data)
+					}
+				}
+			}
+			if h == "codex" {
+				common := filepath.Join(realPath(t, e.workspace), ".git")
+				for _, a := range agents {
+					gitDir := filepath.Join(common, "worktrees", filepath.Base(a.Worktree.Path))
+					found := false
+					for _, argv := range e.launches(h) {
+						for _, arg := range argv {
+							if strings.HasPrefix(arg, "sandbox_workspace_write.writable_roots=") && strings.Contains(arg, strconv.Quote(gitDir)) && strings.Contains(arg, strconv.Quote(common)) {
+								found = true
+							}
+						}
+					}
+					if !found {
+						t.Fatalf("no launch opens %s and %s to the sandbox: %q", gitDir, common, e.launches(h))
+					}
 				}
 			}
 			// The main checkout is untouched by either.
