@@ -398,6 +398,12 @@ func (a *agent) probe(gen int) {
 		a.mu.Unlock()
 		d := m.driver
 		d.ReadyTimeout = cmp.Or(d.ReadyTimeout, delivery.DefaultReadyTimeout) << min(failures, 4)
+		if d.Observe == nil {
+			// Which startup dialogs leo had to answer: a trust dialog here
+			// means the preparation did not cover the workspace.
+			name := a.name()
+			d.Observe = func(what string) { m.log.Info("agent startup: "+what, "agent", name) }
+		}
 		_, err := d.AwaitStarted(ctx, t)
 		// m.mu over a.mu: closing and this launch's outcome are one step.
 		m.mu.Lock()
