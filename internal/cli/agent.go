@@ -409,6 +409,9 @@ func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
 		row("wake on message", "yes")
 	}
 	row("workspace", a.Workspace)
+	if w := a.Worktree; w != nil {
+		row("worktree", fmt.Sprintf("%s of %s, branch %s from %s (%s)", w.Path, w.Repo, w.Branch, orDash(w.Base), worktreeState(w)))
+	}
 	row("tmux session", a.TmuxSession+" (leo attach "+a.Name+")")
 	row("session id", orDash(a.SessionID))
 	row("restarts", fmt.Sprint(a.Restarts))
@@ -616,6 +619,15 @@ func printWorktreeRemove(w io.Writer, r *api.WorktreeRemove) error {
 		}
 	}
 	return nil
+}
+
+// worktreeState says in words what a worktree holds that nothing else has.
+func worktreeState(w *api.Worktree) string {
+	dirty := "no uncommitted changes"
+	if w.Dirty {
+		dirty = "uncommitted changes"
+	}
+	return fmt.Sprintf("%s, %d commit(s) on neither the base nor a remote", dirty, w.Ahead)
 }
 
 // branchText is an agent's worktree branch in the list, with * when it

@@ -143,3 +143,60 @@ func TestTaskWorktreeOutsideARepoFails(t *testing.T) {
 		t.Fatalf("record = %+v (ran %v)", rec, ran)
 	}
 }
+
+// A daemon killed during a worktree run: the runs-in-progress file names
+// the worktree from before git made it, and the next daemon's interrupted
+// record keeps naming it (kept), so nothing is lost and nothing is left
+// unnamed.
+func TestTaskWorktreeNamedWhenTheDaemonDiesMidRun(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "repo")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "p.md"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, ws, "init", "--quiet")
+	git(t, ws, "add", "-A")
+	git(t, ws, "commit", "--quiet", "-m", "first")
+	cfg := writeConfig(t, dir, "tasks:\n  j:\n    harness: claude\n    prompt_file: p.md\n    worktree: true\n    workspace: "+ws+"\n")
+	hist, _ := OpenHistory(filepath.Join(dir, "history"), 0)
+	running := filepath.Join(dir, "task-running.json")
+	started, release := make(chan string, 1), make(chan struct{})
+	opts := ServiceOptions{Config: func() *config.Config { return cfg }, History: hist, Home: dir, RunningPath: running,
+		Oneshot: func(_ context.Context, j Job) Record {
+			started <- j.Scope.Workspace
+			<-release
+			return Record{Outcome: OutcomeSucceeded}
+		}}
+	svc := NewService(opts)
+	_, done, err := svc.Start(context.Background(), "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	workdir := <-started
+	// The file as a SIGKILL now would leave it.
+	left, err := os.ReadFile(running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	<-done
+
+	killed := filepath.Join(dir, "killed-running.json")
+	if err := os.WriteFile(killed, left, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hist2, _ := OpenHistory(filepath.Join(dir, "history2"), 0)
+	next := NewService(ServiceOptions{Config: opts.Config, History: hist2, Home: dir, RunningPath: killed})
+	next.recoverInflight()
+	recs, _, err := hist2.Read("j", 0)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("recovered records: %+v %v", recs, err)
+	}
+	w := recs[0].Worktree
+	if recs[0].Reason != ReasonInterrupted || w == nil || !w.Kept || filepath.Base(workdir) != filepath.Base(w.Path) {
+		t.Fatalf("interrupted record: %+v worktree %+v (the run ran in %s)", recs[0], w, workdir)
+	}
+}
