@@ -169,7 +169,7 @@ func TestCLIAgentCommands(t *testing.T) {
 
 	// list
 	r = run("agent", "list").ok(t)
-	hasLines(t, r, `^NAME\s+HARNESS\s+STATE\s+ATTENTION\s+SESSION\s+RESTARTS\s+LAST EXIT\s+USAGE TODAY\s+ENV$`,
+	hasLines(t, r, `^NAME\s+HARNESS\s+STATE\s+ATTENTION\s+BRANCH\s+SESSION\s+RESTARTS\s+LAST EXIT\s+USAGE TODAY\s+ENV$`,
 		`^c1\s+codex\s+running\s+idle\s`, `^k1\s+claude\s+running\s+idle\s`)
 	list := run("agent", "ls", "--json").success(t)
 	agents, _ := list["agents"].([]any)

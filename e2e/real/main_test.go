@@ -95,6 +95,7 @@ var Steps = []Step{
 	{"the reply of that turn", (*run).replyOfThatTurn},
 	{"typed turn, no sender", (*run).typedTurn},
 	{"conversation, resumed", (*run).conversationResumed},
+	{"worktree agent", (*run).worktreeAgent},
 }
 
 // stepNames are the names of steps, in order.

@@ -207,7 +207,7 @@ func (r *run) writeConfig() {
 	var b strings.Builder
 	b.WriteString(r.webConfig())
 	b.WriteString("defaults:\n  harness: " + r.h + "\ntemplates:\n")
-	names := []string{r.h, r.fresh(), r.link(), r.mcpAgent()}
+	names := []string{r.h, r.fresh(), r.link(), r.mcpAgent(), r.wtAgent()}
 	if _, ok := askOptions[r.h]; ok {
 		names = append(names, r.askAgent(), r.approveAgent())
 	}
@@ -218,6 +218,9 @@ func (r *run) writeConfig() {
 		}
 		if name == r.askAgent() || name == r.approveAgent() {
 			b.WriteString("    harness_options:\n      " + askOptions[r.h] + "\n")
+		}
+		if o, ok := wtOptions[r.h]; ok && name == r.wtAgent() {
+			b.WriteString("    harness_options:\n      " + o + "\n")
 		}
 		b.WriteString("    env:\n")
 		for _, k := range sortedKeys(env) {

@@ -89,6 +89,10 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if wt := rec.Worktree; wt != nil {
+		// The agent's own checkout, at the workspace's place in it.
+		res.Workspace = wt.Workdir()
+	}
 	lp, err := launch.New(launch.Request{
 		Mode:     launch.Interactive,
 		Scope:    res,
@@ -105,6 +109,9 @@ func (m *Manager) plan(ctx context.Context, rec *Record) (*launchPlan, error) {
 		return nil, err
 	}
 	res.Workspace = lp.Spec.Workspace // the record and the pane take the real path
+	if wt := rec.Worktree; wt != nil {
+		lp.Spec.WritableDirs = wt.writableDirs()
+	}
 	h := res.Harness
 
 	s := lp.ChooseSession(ctx, rec.SessionID)
@@ -170,6 +177,9 @@ func (a *agent) launch(ctx context.Context, why string, adjust func(r *Record)) 
 	}
 	name := rec.Name
 
+	if err := a.ensureWorktree(ctx, rec); err != nil {
+		return err
+	}
 	p, err := m.plan(ctx, rec)
 	if err != nil {
 		return err
@@ -388,6 +398,12 @@ func (a *agent) probe(gen int) {
 		a.mu.Unlock()
 		d := m.driver
 		d.ReadyTimeout = cmp.Or(d.ReadyTimeout, delivery.DefaultReadyTimeout) << min(failures, 4)
+		if d.Observe == nil {
+			// Which startup dialogs leo had to answer: a trust dialog here
+			// means the preparation did not cover the workspace.
+			name := a.name()
+			d.Observe = func(what string) { m.log.Info("agent startup: "+what, "agent", name) }
+		}
 		_, err := d.AwaitStarted(ctx, t)
 		// m.mu over a.mu: closing and this launch's outcome are one step.
 		m.mu.Lock()

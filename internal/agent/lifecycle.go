@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
@@ -37,6 +38,10 @@ func (m *Manager) Spawn(ctx context.Context, req api.SpawnRequest) (api.Agent, e
 	if _, err := m.lookupBinary(res.Harness.Binary(), res.HarnessName); err != nil {
 		return api.Agent{}, err
 	}
+	wt, err := m.planWorktree(ctx, cfg, res, req)
+	if err != nil {
+		return api.Agent{}, err
+	}
 
 	// A leo-<name> session no record claims (records lost, a session made
 	// by hand) is never taken over: the name counts as taken.
@@ -45,7 +50,7 @@ func (m *Manager) Spawn(ctx context.Context, req api.SpawnRequest) (api.Agent, e
 		return api.Agent{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		a, err := m.spawnOnce(ctx, spawnScope{template: req.Template}, res, base, live, false)
+		a, err := m.spawnOnce(ctx, spawnScope{template: req.Template, wt: wt}, res, base, live, false)
 		if api.HasCode(err, api.CodeAgentExists) && attempt < 3 {
 			// The session appeared after the listing: take the next name.
 			m.log.Warn("spawn: a tmux session of the chosen name appeared meanwhile; leaving it alone and taking another name", "err", err)
@@ -82,7 +87,11 @@ func (m *Manager) unclaimedSessions(ctx context.Context, base string) (map[strin
 
 // spawnScope is the config scope a new agent launches from: a template, or
 // a task's own scope (the implicit agent of a persistent task).
-type spawnScope struct{ template, task string }
+type spawnScope struct {
+	template, task string
+	// wt, when set, gives the agent its own worktree (worktree.go).
+	wt *wtPlan
+}
 
 // spawnOnce records and launches one agent under a free name: one that no
 // record has and whose tmux session is not in live. A session of that name
@@ -132,6 +141,28 @@ func (m *Manager) spawnOnce(ctx context.Context, sc spawnScope, res *config.Reso
 	m.mu.Unlock()
 	defer a.op.Unlock()
 
+	if sc.wt != nil {
+		if err := a.makeWorktree(ctx, sc.wt); err != nil {
+			if isCrash(err) {
+				return api.Agent{}, err // a kill: nothing after it runs
+			}
+			m.mu.Lock()
+			a.mu.Lock()
+			a.deleted = true
+			made := a.rec.Worktree.clone()
+			a.mu.Unlock()
+			delete(m.agents, name)
+			m.mu.Unlock()
+			m.saveAgent(a)
+			if made != nil {
+				if _, serr := os.Stat(made.Path); serr == nil {
+					m.dropNewWorktree(context.WithoutCancel(ctx), made)
+				}
+			}
+			return api.Agent{}, err
+		}
+	}
+
 	if err := a.launch(ctx, "spawn", nil); err != nil {
 		// A spawn that did not start leaves nothing behind of its own.
 		m.mu.Lock()
@@ -148,10 +179,16 @@ func (m *Manager) spawnOnce(ctx context.Context, sc spawnScope, res *config.Reso
 			_ = m.killSession(context.WithoutCancel(ctx), name, "the spawn that created it failed")
 		}
 		m.saveAgent(a)
+		a.mu.Lock()
+		wt := a.rec.Worktree.clone()
+		a.mu.Unlock()
+		m.dropNewWorktree(context.WithoutCancel(ctx), wt)
 		return api.Agent{}, err
 	}
 	m.log.Info("agent spawned", "agent", name, "scope", rec.scope(), "harness", res.HarnessName)
-	return a.view(), nil
+	v := a.view()
+	a.withStatus(ctx, &v, false)
+	return v, nil
 }
 
 // Start launches a stopped agent, resuming its stored conversation. A live
@@ -297,15 +334,11 @@ func (a *agent) relaunch(ctx context.Context, why string, prepare func(r *Record
 	return err
 }
 
-// Delete removes a stopped agent's record.
+// Delete removes a stopped agent's record, and its worktree when nothing
+// in it would be lost (DeleteAgent without options).
 func (m *Manager) Delete(ctx context.Context, name string) error {
-	a, err := m.lookup(name)
-	if err != nil {
-		return err
-	}
-	a.op.Lock()
-	defer a.op.Unlock()
-	return a.delete(ctx)
+	_, err := m.DeleteAgent(ctx, name, api.DeleteRequest{})
+	return err
 }
 
 // delete removes a's record once it is stopped; a.op must be held.

@@ -22,6 +22,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/proc"
 	"github.com/blackpaw-studio/leo/internal/tmux"
+	"github.com/blackpaw-studio/leo/internal/worktree"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,6 +74,12 @@ type Options struct {
 	DiscoverTimeout time.Duration
 	// Width and Height of agent panes (default 200x50).
 	Width, Height int
+	// Git runs git for worktree agents (zero: git on PATH).
+	Git worktree.Git
+
+	// crash, in tests, stops a spawn or delete at a named seam as a kill
+	// would (worktree.go).
+	crash func(point string) bool
 }
 
 // Manager owns every agent of one home: the name → agent map, the state
@@ -106,6 +113,9 @@ type Manager struct {
 	// problems are what boot restore could not take as its own (state it
 	// does not understand), for the daemon's status.
 	problems []string
+
+	// wtStatus caches the worktrees' dirty and ahead (worktree.go).
+	wtStatus statusCache
 
 	// pause holds deliveries during a drain (drain.go).
 	pause pauseGate
@@ -381,6 +391,7 @@ func (m *Manager) List() []api.Agent {
 		a.mu.Unlock()
 		if !deleted {
 			v.UsageToday = a.usageToday()
+			a.withStatus(context.Background(), &v, true)
 			out = append(out, v)
 		}
 	}
@@ -396,6 +407,7 @@ func (m *Manager) Get(name string) (api.Agent, error) {
 	}
 	v := a.view()
 	v.UsageToday = a.usageToday()
+	a.withStatus(context.Background(), &v, false)
 	return v, nil
 }
 

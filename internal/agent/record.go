@@ -99,6 +99,10 @@ type Record struct {
 	// new one), at most earlierConversations: `leo agent conversation
 	// --conversation ID` reads them.
 	Earlier []string `json:"earlier,omitempty"`
+
+	// Worktree is the agent's own git worktree (worktree.go); the agent
+	// runs in it instead of its template's workspace.
+	Worktree *WorktreeRec `json:"worktree,omitempty"`
 }
 
 // earlierConversations bounds Record.Earlier.
@@ -171,6 +175,7 @@ func (r *Record) clone() *Record {
 		f := *r.InFlight
 		c.InFlight = &f
 	}
+	c.Worktree = r.Worktree.clone()
 	c.Queue = append([]Queued(nil), r.Queue...)
 	c.Named = append([]Named(nil), r.Named...)
 	return &c
@@ -457,6 +462,7 @@ func (r *Record) listing() api.Agent {
 		Restarts:      r.Restarts,
 		CreatedAt:     r.CreatedAt,
 		LastError:     r.Error,
+		Worktree:      r.Worktree.listing(),
 	}
 	if r.StartedAt != nil {
 		t := *r.StartedAt

@@ -168,6 +168,8 @@ type Agent struct {
 	// SharesWorkspaceWith, only in a spawn's answer, names the other
 	// agents whose workspace is this one's: they work in one checkout.
 	SharesWorkspaceWith []string `json:"shares_workspace_with,omitempty"`
+	// Worktree is the agent's own git worktree, when it has one.
+	Worktree *Worktree `json:"worktree,omitempty"`
 }
 
 // Delivery is the outcome of one message sent to an agent.
@@ -221,6 +223,13 @@ type Exit struct {
 type SpawnRequest struct {
 	Template string `json:"template"`
 	Name     string `json:"name,omitempty"`
+	// Worktree gives the agent its own git worktree of the repository
+	// its template's workspace is in (a template's worktree: true does
+	// too), on Branch (default leo/<agent>) from Base (default the
+	// repository's HEAD).
+	Worktree bool   `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+	Base     string `json:"base,omitempty"`
 }
 
 // SendRequest is POST /agents/{name}/send.

@@ -37,6 +37,11 @@ const (
 	// CodeWaitTimeout: a send that waits (--wait, --reply) ran out of
 	// time; the message is not cancelled and stays queued or in flight.
 	CodeWaitTimeout Code = "wait_timeout"
+	// CodeWorktreeDirty, CodeWorktreeUnmerged: a delete that would lose
+	// the agent's uncommitted changes, or commits on neither its base
+	// nor any remote; nothing was changed.
+	CodeWorktreeDirty    Code = "worktree_dirty"
+	CodeWorktreeUnmerged Code = "worktree_unmerged"
 	// Answering a prompt (leo agent approve|deny|answer): none shown, not
 	// the one named, one leo cannot read (kind dialog), or not an answer
 	// the prompt offers. Nothing was pressed.
@@ -102,6 +107,8 @@ var Codes = []CodeInfo{
 	{CodeForbidden, http.StatusForbidden, 0, "a Host or Origin the web server does not answer to"},
 	{CodeAgentRunning, http.StatusConflict, 0, "delete of an agent that is not stopped"},
 	{CodeAgentExists, http.StatusConflict, 0, "spawn with a name in use"},
+	{CodeWorktreeDirty, http.StatusConflict, 0, "delete of an agent whose worktree has uncommitted changes (they are named; --force discards them, --keep-worktree keeps them)"},
+	{CodeWorktreeUnmerged, http.StatusConflict, 0, "delete of an agent whose branch has commits on neither its base nor any remote (they are named; --force removes the worktree and keeps the branch)"},
 	{CodeAgentStopped, http.StatusConflict, 0, "send to (or attach to) an agent a person stopped"},
 	{CodeTaskRunning, http.StatusConflict, 0, "run of a task whose run is going"},
 	{CodeNoPrompt, http.StatusConflict, 0, "approve, deny or answer while the agent's screen shows no prompt; nothing was pressed"},

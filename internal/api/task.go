@@ -87,6 +87,10 @@ type TaskRun struct {
 	Warnings  []string  `json:"warnings,omitempty"`
 	Usage     *Usage    `json:"usage,omitempty"`
 	CostUSD   *float64  `json:"cost_usd,omitempty"`
+	// Worktree is the worktree a run of a task with worktree: true ran
+	// in; Kept when the run left changes or commits in it (removed, with
+	// its branch, when it left none).
+	Worktree *Worktree `json:"worktree,omitempty"`
 }
 
 // Task is a task as listings show it. It never carries env values.

@@ -97,6 +97,10 @@ type AgentSpawnOptions struct {
 	Template string
 	Name     string
 	JSON     bool
+	// Worktree, Branch and Base: the agent's own git worktree.
+	Worktree bool
+	Branch   string
+	Base     string
 }
 
 func newAgentSpawnCmd(f *Factory) *cobra.Command {
@@ -105,13 +109,21 @@ func newAgentSpawnCmd(f *Factory) *cobra.Command {
 		Use:   "spawn <template>",
 		Short: "Spawn an agent from a template",
 		Long: `Spawn an agent from templates.<template> in leo.yaml. Its name is --name, or
-the template's name; a name already taken gets a numeric suffix.`,
+the template's name; a name already taken gets a numeric suffix.
+
+With --worktree (or worktree: true on the template) the agent gets its own
+git worktree of the repository the template's workspace is in, on a new
+branch (--branch, default leo/<agent>) from --base (default the
+repository's HEAD), and runs in it.`,
 		Args: cobra.ExactArgs(1),
 	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
 		opts.Client, opts.Template = c, args[0]
 		return runAgentSpawn(ctx, opts)
 	})
 	cmd.Flags().StringVar(&opts.Name, "name", "", "agent name (lowercase letters, digits and -)")
+	cmd.Flags().BoolVar(&opts.Worktree, "worktree", false, "give the agent its own git worktree and branch")
+	cmd.Flags().StringVar(&opts.Branch, "branch", "", "the worktree's new branch (default leo/<agent>; needs --worktree or worktree: true)")
+	cmd.Flags().StringVar(&opts.Base, "base", "", "what the branch starts from (default the repository's HEAD)")
 	cmd.Args = cobra.MatchAll(cobra.ExactArgs(1), func(*cobra.Command, []string) error {
 		if opts.Name == "" {
 			return nil
@@ -122,7 +134,8 @@ the template's name; a name already taken gets a numeric suffix.`,
 }
 
 func runAgentSpawn(ctx context.Context, opts *AgentSpawnOptions) error {
-	a, err := opts.Client.Spawn(ctx, api.SpawnRequest{Template: opts.Template, Name: opts.Name})
+	a, err := opts.Client.Spawn(ctx, api.SpawnRequest{Template: opts.Template, Name: opts.Name,
+		Worktree: opts.Worktree, Branch: opts.Branch, Base: opts.Base})
 	if err != nil {
 		return err
 	}
@@ -131,6 +144,9 @@ func runAgentSpawn(ctx context.Context, opts *AgentSpawnOptions) error {
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "spawned %s (%s, %s) in tmux session %s — attach: leo attach %s\n",
 		a.Name, a.Harness, a.State, a.TmuxSession, a.Name)
+	if w := a.Worktree; err == nil && w != nil {
+		_, err = fmt.Fprintf(opts.IO.Out, "worktree %s on branch %s (from %s)\n", w.Path, w.Branch, orDash(w.Base))
+	}
 	if err == nil && len(a.SharesWorkspaceWith) > 0 {
 		_, err = fmt.Fprintf(opts.IO.Out, "note: %s shares its workspace %s with %s: one checkout, so their edits land in the same files\n",
 			a.Name, a.Workspace, strings.Join(a.SharesWorkspaceWith, ", "))
@@ -231,10 +247,10 @@ func printAgentList(opts *AgentListOptions, agents []api.Agent) error {
 	}
 	now := nowOr(opts.Now)
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tHARNESS\tSTATE\tATTENTION\tSESSION\tRESTARTS\tLAST EXIT\tUSAGE TODAY\tENV")
+	fmt.Fprintln(tw, "NAME\tHARNESS\tSTATE\tATTENTION\tBRANCH\tSESSION\tRESTARTS\tLAST EXIT\tUSAGE TODAY\tENV")
 	for _, a := range agents {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Name, a.Harness, stateText(a), attentionText(a.Attention, now, 40),
-			orDash(shortID(a.SessionID)), a.Restarts, lastExitText(a.LastExit, now), orDash(usageText(a.UsageToday, nil)), orDash(strings.Join(a.EnvKeys, ",")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Name, a.Harness, stateText(a), attentionText(a.Attention, now, 40),
+			branchText(a.Worktree), orDash(shortID(a.SessionID)), a.Restarts, lastExitText(a.LastExit, now), orDash(usageText(a.UsageToday, nil)), orDash(strings.Join(a.EnvKeys, ",")))
 	}
 	return tw.Flush()
 }
@@ -397,6 +413,9 @@ func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
 		row("wake on message", "yes")
 	}
 	row("workspace", a.Workspace)
+	if w := a.Worktree; w != nil {
+		row("worktree", fmt.Sprintf("%s of %s, branch %s from %s (%s)", w.Path, w.Repo, w.Branch, orDash(w.Base), worktreeState(w)))
+	}
 	row("tmux session", a.TmuxSession+" (leo attach "+a.Name+")")
 	row("session id", orDash(a.SessionID))
 	row("restarts", fmt.Sprint(a.Restarts))
@@ -511,13 +530,10 @@ type AgentDeleteOptions struct {
 	Name   string
 	Yes    bool
 	JSON   bool
+	// Force and KeepWorktree: what becomes of the agent's worktree.
+	Force, KeepWorktree bool
 	// CanPrompt: stdin and stdout are a terminal, so a question can be asked.
 	CanPrompt bool
-}
-
-type deleteResultJSON struct {
-	OK    bool   `json:"ok"`
-	Agent string `json:"agent"`
 }
 
 func newAgentDeleteCmd(f *Factory) *cobra.Command {
@@ -529,6 +545,12 @@ func newAgentDeleteCmd(f *Factory) *cobra.Command {
 		Long: `Delete an agent. Only a stopped agent can be deleted (stop it first). Its
 conversation files, kept by the harness, are left alone.
 
+An agent's worktree goes with it only when nothing would be lost: a worktree
+with uncommitted changes is refused (worktree_dirty), a branch with commits
+on neither its base nor any remote too (worktree_unmerged), each naming what
+would be lost. --force removes it anyway and says what was discarded;
+--keep-worktree deletes the agent and keeps the worktree and branch.
+
 On a terminal leo asks first; otherwise --yes is required.`,
 		Args: cobra.MatchAll(cobra.ExactArgs(1), agentNameArg(0)),
 	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
@@ -537,6 +559,9 @@ On a terminal leo asks first; otherwise --yes is required.`,
 		return runAgentDelete(ctx, opts)
 	})
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "delete without asking")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "remove the agent's worktree and branch even if that discards changes or commits")
+	cmd.Flags().BoolVar(&opts.KeepWorktree, "keep-worktree", false, "keep the agent's worktree and branch")
+	cmd.MarkFlagsMutuallyExclusive("force", "keep-worktree")
 	return cmd
 }
 
@@ -553,17 +578,76 @@ func runAgentDelete(ctx context.Context, opts *AgentDeleteOptions) error {
 			return api.Errorf(api.CodeInvalidArgs, "not deleted: %s", opts.Name)
 		}
 	}
-	if err := opts.Client.Delete(ctx, opts.Name); err != nil {
+	res, err := opts.Client.DeleteAgent(ctx, opts.Name, api.DeleteRequest{Force: opts.Force, KeepWorktree: opts.KeepWorktree})
+	if err != nil {
 		if client.IsAgentRunning(err) {
 			return api.Errorf(api.CodeAgentRunning, "%w (leo agent stop %s)", err, opts.Name)
 		}
 		return err
 	}
+	res.OK, res.Agent = true, opts.Name
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, deleteResultJSON{OK: true, Agent: opts.Name})
+		return writeJSON(opts.IO.Out, res)
 	}
-	_, err := fmt.Fprintf(opts.IO.Out, "deleted %s\n", opts.Name)
-	return err
+	if _, err := fmt.Fprintf(opts.IO.Out, "deleted %s\n", opts.Name); err != nil {
+		return err
+	}
+	return printWorktreeRemove(opts.IO.Out, res.Worktree)
+}
+
+// printWorktreeRemove says what a delete did with the agent's worktree.
+func printWorktreeRemove(w io.Writer, r *api.WorktreeRemove) error {
+	if r == nil {
+		return nil
+	}
+	var lines []string
+	switch {
+	case r.Error != "":
+		lines = append(lines, "worktree "+r.Path+" left: "+r.Error)
+	case r.Removed:
+		lines = append(lines, "removed worktree "+r.Path)
+	default:
+		lines = append(lines, "kept worktree "+r.Path+" and branch "+r.Branch)
+	}
+	if len(r.DiscardedFiles) > 0 {
+		lines = append(lines, fmt.Sprintf("discarded %d uncommitted change(s): %s", len(r.DiscardedFiles), cell(strings.Join(r.DiscardedFiles, ", "), 400)))
+	}
+	if r.BranchDeleted {
+		lines = append(lines, "deleted branch "+r.Branch)
+	} else if r.Removed || r.Error != "" {
+		lines = append(lines, "kept branch "+r.Branch+": "+orDash(r.BranchKept))
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// worktreeState says in words what a worktree holds that nothing else has.
+func worktreeState(w *api.Worktree) string {
+	dirty := "no uncommitted changes"
+	if w.Dirty {
+		dirty = "uncommitted changes"
+	}
+	return fmt.Sprintf("%s, %d commit(s) on neither the base nor a remote", dirty, w.Ahead)
+}
+
+// branchText is an agent's worktree branch in the list, with * when it
+// has uncommitted changes and +N commits ahead ("-" without a worktree).
+func branchText(w *api.Worktree) string {
+	if w == nil {
+		return "-"
+	}
+	s := cell(w.Branch, 40)
+	if w.Dirty {
+		s += "*"
+	}
+	if w.Ahead > 0 {
+		s += fmt.Sprintf(" +%d", w.Ahead)
+	}
+	return s
 }
 
 // isInteractive reports whether a question can be asked: stdin and stdout

@@ -95,6 +95,7 @@ func (f *Factory) doctorEnv(h home.Home, label string) *doctor.Env {
 		Label: label,
 	}
 	e.Harnesses, e.Config = doctorConfig(h, f.Getenv, e.Marker.Managed())
+	e.Worktrees = doctorWorktrees(h, f.Getenv)
 	e.Notifiers = func(ctx context.Context) (doctor.Check, bool) { return doctorNotifiers(ctx, h) }
 	e.RestoreCLIJob = func(ctx context.Context, label string) (string, error) {
 		return f.restoreCLIJob(ctx, e, label)

@@ -312,6 +312,29 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	return c.do(ctx, ChangeTimeout, http.MethodDelete, p, nil, nil)
 }
 
+// DeleteAgent is DELETE /agents/{name} with the worktree options: what
+// became of the agent's worktree is in the answer; worktree_dirty and
+// worktree_unmerged refuse a delete that would lose work.
+func (c *Client) DeleteAgent(ctx context.Context, name string, req api.DeleteRequest) (api.DeleteResult, error) {
+	p, err := agentPath(name, "")
+	if err != nil {
+		return api.DeleteResult{}, err
+	}
+	var q []string
+	if req.Force {
+		q = append(q, "force=true")
+	}
+	if req.KeepWorktree {
+		q = append(q, "keep_worktree=true")
+	}
+	if len(q) > 0 {
+		p += "?" + strings.Join(q, "&")
+	}
+	var res api.DeleteResult
+	err = c.do(ctx, ChangeTimeout, http.MethodDelete, p, nil, &res)
+	return res, err
+}
+
 // Logs is GET /agents/{name}/logs?lines=N; lines <= 0 asks for the default.
 func (c *Client) Logs(ctx context.Context, name string, lines int) (api.Logs, error) {
 	p, err := agentPath(name, "logs")

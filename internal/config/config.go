@@ -51,6 +51,8 @@ type Config struct {
 	Tasks     map[string]*Task
 	Web       Web
 	Scheduler Scheduler
+	// Worktrees is the worktrees: section (worktree.go).
+	Worktrees Worktrees
 	// Notify is the top-level notify: list, which every scope without a
 	// list of its own uses.
 	Notify []Notifier
@@ -90,6 +92,9 @@ type Settings struct {
 	// level's when NotifySet (an empty list turns notifications off).
 	Notify    []Notifier
 	NotifySet bool
+	// Worktree: each agent (template) or run (one-shot task) gets its own
+	// git worktree on its own branch (worktree.go).
+	Worktree *bool
 }
 
 // Template is a blueprint of agents (templates.<name>): only Settings.

@@ -180,6 +180,9 @@ func (d *decoder) config(c *Config, root *node) {
 	if v := top.get("web"); v != nil {
 		d.web(&c.Web, d.mapping("web", v))
 	}
+	if v := top.get("worktrees"); v != nil {
+		d.worktrees(&c.Worktrees, d.mapping("worktrees", v))
+	}
 	c.Notify, _ = d.notifyList("notify", top.get("notify"))
 }
 
@@ -243,6 +246,7 @@ func (d *decoder) settings(scope string, m fields) Settings {
 		Env:              d.env(scope, m),
 		IdleSuspendAfter: d.duration(scope, m, "idle_suspend_after"),
 		QueueMax:         d.intp(scope, m, "queue_max"),
+		Worktree:         d.boolp(scope, m, "worktree"),
 	}
 }
 

@@ -45,7 +45,10 @@ type Resolved struct {
 	Env     map[string]string
 	EnvKeys []string
 
-	Workspace        string
+	Workspace string
+	// Worktree: the scope's worktree: true (a template's agents, a
+	// one-shot task's runs each get their own git worktree).
+	Worktree         bool
 	IdleSuspendAfter time.Duration // 0: never suspended
 	QueueMax         int
 
@@ -316,6 +319,7 @@ func (rv *resolver) common(r *Resolved, s Settings, template bool) {
 	r.DevChannels = append([]string(nil), s.DevChannels...)
 	r.Env, r.EnvKeys = c.mergeEnv(s.Env)
 	r.Workspace = rv.workspace(r.Scope, s.Workspace, template)
+	r.Worktree = s.Worktree != nil && *s.Worktree
 
 	if s.IdleSuspendAfter != "" {
 		r.IdleSuspendAfter = rv.positiveDuration(r.Scope+".idle_suspend_after", s.IdleSuspendAfter)
@@ -509,6 +513,7 @@ func (c *Config) resolveTask(name string, t *Task) (*Resolved, []Finding) {
 		rv.errorf(r.Scope+".runtime", "invalid value %q (valid: %s, %s)", t.Runtime, RuntimeOneshot, RuntimePersistent)
 	}
 	rv.checkTaskKind(r)
+	rv.checkTaskWorktree(r)
 	return r, rv.findings
 }
 

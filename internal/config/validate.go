@@ -99,6 +99,7 @@ func (c *Config) Findings() []Finding {
 	all = append(all, c.validateWeb()...)
 	all = append(all, c.validateScheduler()...)
 	all = append(all, c.validateNotify()...)
+	all = append(all, c.validateWorktrees()...)
 
 	// Scopes are checked independently; a large config spreads them over
 	// the cores (the result is sorted, so the order of work is irrelevant).
@@ -255,6 +256,7 @@ func (rv *resolver) unusedWithTemplate(scope string, t *Task) {
 		"env":                len(t.Env) > 0,
 		"idle_suspend_after": t.IdleSuspendAfter != "",
 		"queue_max":          t.QueueMax != nil,
+		"worktree":           t.Worktree != nil,
 	}
 	for _, field := range slices.Sorted(maps.Keys(set)) {
 		if set[field] {

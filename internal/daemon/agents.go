@@ -24,7 +24,9 @@ type Agents interface {
 	Stop(ctx context.Context, name string) (api.Agent, error)
 	Restart(ctx context.Context, name string) (api.Agent, error)
 	Reset(ctx context.Context, name string) (api.Agent, error)
-	Delete(ctx context.Context, name string) error
+	// DeleteAgent deletes a stopped agent and what req says of its
+	// worktree.
+	DeleteAgent(ctx context.Context, name string, req api.DeleteRequest) (api.DeleteResult, error)
 	Logs(ctx context.Context, name string, lines int) (api.Logs, error)
 	// SendMessage queues req.Message; a req.ID already accepted is
 	// answered with its first answer.

@@ -339,10 +339,21 @@ func (s *server) compactAgent(r *http.Request) (any, error) {
 }
 
 func (s *server) deleteAgent(r *http.Request) (any, error) {
-	if err := s.agents.Delete(r.Context(), r.PathValue("name")); err != nil {
-		return nil, err
+	var req api.DeleteRequest
+	q := r.URL.Query()
+	for key, set := range map[string]*bool{"force": &req.Force, "keep_worktree": &req.KeepWorktree} {
+		switch v := q.Get(key); v {
+		case "", "false", "0":
+		case "true", "1":
+			*set = true
+		default:
+			return nil, api.Errorf(api.CodeInvalidArgs, "delete: %s must be true or false, got %q", key, v)
+		}
 	}
-	return okResult{OK: true}, nil
+	if req.Force && req.KeepWorktree {
+		return nil, api.Errorf(api.CodeInvalidArgs, "delete: force and keep_worktree exclude each other")
+	}
+	return s.agents.DeleteAgent(r.Context(), r.PathValue("name"), req)
 }
 
 // defaultLogLines is what `logs` shows when the caller names no count;

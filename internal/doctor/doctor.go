@@ -143,6 +143,9 @@ type Env struct {
 	// after the socket, as NameNotify); nil, or ok false (no daemon, no
 	// notifier), reports nothing.
 	Notifiers func(ctx context.Context) (c Check, ok bool)
+	// Worktrees, when set, has the worktrees leo made checked (and, with
+	// --fix, the orphaned clean ones removed).
+	Worktrees *Worktrees
 	// VersionTimeout bounds each `--version`; 0 means 10s.
 	VersionTimeout time.Duration
 }
@@ -250,6 +253,9 @@ func Checks(ctx context.Context, e *Env) []Check {
 		out = append(out, checkLinger(ctx, e))
 	}
 	out = append(out, checkStateFiles(e)...)
+	if c, ok := checkWorktrees(ctx, e); ok {
+		out = append(out, c)
+	}
 	for i := range out {
 		out[i].Message = oneLine(out[i].Message)
 		out[i].Fix = oneLine(out[i].Fix)

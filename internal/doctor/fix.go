@@ -33,6 +33,7 @@ func Fix(ctx context.Context, e *Env) []Repair {
 		out = append(out, fixTwoJobs(ctx, e)...)
 	}
 	out = append(out, fixSocket(e)...)
+	out = append(out, fixWorktrees(ctx, e)...)
 	for i := range out {
 		out[i].Message = oneLine(out[i].Message)
 	}

@@ -121,6 +121,10 @@ type LaunchSpec struct {
 	Name string
 	// Workspace is an absolute directory; the process runs there.
 	Workspace string
+	// WritableDirs are directories outside Workspace the program must be
+	// able to write (a git worktree's own git dir and its repository's
+	// common dir, for commits): a sandboxing harness opens them.
+	WritableDirs []string
 	// Model is "" to let the harness choose.
 	Model    string
 	MaxTurns int

@@ -119,6 +119,9 @@ type (
 	spawnArgs struct {
 		Template string `json:"template" jsonschema:"the template to launch (see leo_list_templates)"`
 		Name     string `json:"name,omitempty" jsonschema:"the new agent's name; leo picks one when empty"`
+		Worktree bool   `json:"worktree,omitempty" jsonschema:"optional: give the agent its own git worktree and branch of the repository the template's workspace is in"`
+		Branch   string `json:"branch,omitempty" jsonschema:"optional, with worktree: the new branch (default leo/<agent>)"`
+		Base     string `json:"base,omitempty" jsonschema:"optional, with worktree: what the branch starts from (default the repository's HEAD)"`
 	}
 	agentArgs struct {
 		Name string `json:"name" jsonschema:"the agent's name (see leo_list_agents)"`
@@ -164,7 +167,7 @@ func (t *tools) register(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_spawn_agent", Annotations: changes,
 		Description: "Start a new agent from a leo template (see leo_list_templates)."},
 		call(t, func(ctx context.Context, d Daemon, a spawnArgs) (any, error) {
-			return d.Spawn(ctx, api.SpawnRequest{Template: a.Template, Name: a.Name})
+			return d.Spawn(ctx, api.SpawnRequest{Template: a.Template, Name: a.Name, Worktree: a.Worktree, Branch: a.Branch, Base: a.Base})
 		}))
 	sdk.AddTool(s, &sdk.Tool{Name: "leo_stop_agent", Annotations: disrupts,
 		Description: "Stop an agent. Its conversation is kept; it is not deleted."},

@@ -37,6 +37,7 @@ func HomeOptions(h home.Home, cfg func() *config.Config, resolver binpath.Resolv
 		ReadLog:       func(name, runID string) (api.TaskLog, error) { return ReadLog(h.LogsDir(), name, runID) },
 		MaxConcurrent: func() int { return cfg().Scheduler.MaxConcurrentRunsOrDefault() },
 		Log:           log,
+		Home:          h.Root,
 	}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/names"
 	"github.com/blackpaw-studio/leo/internal/proc"
+	"github.com/blackpaw-studio/leo/internal/worktree"
 )
 
 // ServiceOptions are what the task service runs on. The daemon fills them;
@@ -45,6 +46,12 @@ type ServiceOptions struct {
 	// Events receives task.run.started and task.run.ended (nil: nobody
 	// listens).
 	Events events.Publisher
+	// Home is the leo home's root: worktrees of tasks with worktree: true
+	// are made under <Home>/worktrees unless worktrees.root says
+	// otherwise, and marked as this home's.
+	Home string
+	// Git runs git for them (zero: git on PATH).
+	Git worktree.Git
 }
 
 // Service is the daemon's task scheduler: it plans every enabled task's
@@ -364,6 +371,19 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		return
 	}
 	defer s.slots.release()
+	var wt *runWorktree
+	if res.Worktree {
+		w, err := s.planRunWorktree(ctx, cfg, res, rec.ID)
+		if err != nil {
+			s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonConfigError, err.Error()))
+			return
+		}
+		wt = w
+		// The intent rides on the record kept in state below, before git
+		// makes anything: a daemon killed after the add leaves it named.
+		rec.Worktree = wt.view()
+		rec.Worktree.Kept = true
+	}
 	// Kept in state until recorded, so a daemon killed meanwhile is
 	// followed by one that records it.
 	if err := s.inflight.save(func(m map[string]inflightRun) { m[rec.ID] = inflightRun{Rec: rec} }); err != nil {
@@ -378,9 +398,22 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 	if !ok {
 		return
 	}
+	scope, resume := res, s.sessionFor(name, res.HarnessName)
+	if wt != nil {
+		if err := s.makeRunWorktree(ctx, wt, name, rec.ID); err != nil {
+			rec.Worktree = nil
+			s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonConfigError, err.Error()))
+			return
+		}
+		// A fresh checkout each firing: a conversation of another
+		// directory is not resumed in it.
+		c := *res
+		c.Workspace = wt.workdir()
+		scope, resume = &c, ""
+	}
 	job := Job{
-		ID: rec.ID, Task: name, Trigger: trigger, Due: due, Scope: res, Prompt: prompt,
-		SessionID: s.sessionFor(name, res.HarnessName),
+		ID: rec.ID, Task: name, Trigger: trigger, Due: due, Scope: scope, Prompt: prompt,
+		SessionID: resume,
 		Started: func(pgid int) {
 			run := inflightRun{Rec: rec, PGID: pgid, PGIDStart: proc.Start(pgid)}
 			if err := s.inflight.save(func(m map[string]inflightRun) { m[rec.ID] = run }); err != nil {
@@ -392,12 +425,15 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		job.Bridge = s.opts.Bridge(cfg).For(harness.BridgeTaskEnv, name)
 	}
 	out := s.opts.Oneshot(ctx, job)
+	if wt != nil {
+		out.Worktree = s.finishRunWorktree(ctx, wt, name, rec.ID)
+	}
 	out.ID, out.Task, out.Trigger, out.Due = rec.ID, name, trigger, due
 	out.Harness = cmp.Or(out.Harness, res.HarnessName)
 	if out.Start.IsZero() {
 		out.Start = start
 	}
-	if out.SessionID != "" {
+	if out.SessionID != "" && wt == nil {
 		s.mu.Lock()
 		s.sessions[name] = session{harness: res.HarnessName, id: out.SessionID}
 		s.mu.Unlock()

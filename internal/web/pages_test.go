@@ -794,3 +794,16 @@ func TestRunLogShowsPromptReplyAndOutcomeFirst(t *testing.T) {
 		t.Fatal("the raw stream comes before the prompt and reply")
 	}
 }
+
+// A worktree agent's page shows its branch, whether it has uncommitted
+// changes, and how many commits nothing else has.
+func TestAgentPageShowsTheWorktree(t *testing.T) {
+	s, f := pagesSite(t, pagesYAML)
+	f.agents["coder"] = api.Agent{Name: "coder", Template: "assistant", Harness: "claude", State: api.StateRunning, Workspace: "/wt/coder",
+		TmuxSession: "leo-coder", Worktree: &api.Worktree{Repo: "/src/app", Path: "/wt/coder", Branch: "leo/coder", Base: "main", Dirty: true, Ahead: 2}}
+	body := s.get("/web/agents/coder", http.StatusOK)
+	mustHave(t, "agent page", body, `<dt>Branch</dt><dd id="agent-worktree"><code>leo/coder</code>`, "from <code>main</code>",
+		"uncommitted changes", "2 commit(s) on neither the base nor a remote", "worktree <code>/wt/coder</code> of <code>/src/app</code>")
+	f.agents["plain"] = api.Agent{Name: "plain", Template: "assistant", Harness: "claude", State: api.StateRunning, TmuxSession: "leo-plain"}
+	mustLack(t, "agent page without a worktree", s.get("/web/agents/plain", http.StatusOK), `id="agent-worktree"`)
+}

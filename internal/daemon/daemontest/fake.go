@@ -250,6 +250,14 @@ func (f *Agents) Compact(_ context.Context, name string) (api.SendResult, error)
 	return api.SendResult{ID: "compact-" + itoa(n), Agent: name, Queued: 1, Delivery: api.SendQueued}, nil
 }
 
+// DeleteAgent is Delete; the fake's agents have no worktrees.
+func (f *Agents) DeleteAgent(ctx context.Context, name string, _ api.DeleteRequest) (api.DeleteResult, error) {
+	if err := f.Delete(ctx, name); err != nil {
+		return api.DeleteResult{}, err
+	}
+	return api.DeleteResult{OK: true, Agent: name}, nil
+}
+
 func (f *Agents) Delete(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

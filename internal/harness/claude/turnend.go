@@ -302,3 +302,10 @@ func readPrompt(path, promptID string) (byPrompt, last []string, err error) {
 	}
 	return byPrompt, last, nil
 }
+
+var _ harness.WorkspaceFiler = Claude{}
+
+// WorkspaceFiles is the settings file TurnEndSignal writes leo's hooks to.
+func (Claude) WorkspaceFiles(workspace string) []string {
+	return []string{SettingsLocalPath(workspace)}
+}

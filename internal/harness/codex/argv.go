@@ -86,7 +86,7 @@ func commonArgs(spec harness.LaunchSpec) []string {
 	// workspace-write), and .git must stay writable then too. codex ignores
 	// it in the other modes. It replaces any writable_roots of
 	// ~/.codex/config.toml (docs/configuration/harnesses.md).
-	argv = append(argv, "-c", "sandbox_workspace_write.writable_roots="+tomlArray(WritableRoots(spec.Workspace)))
+	argv = append(argv, "-c", "sandbox_workspace_write.writable_roots="+tomlArray(writableRoots(spec)))
 	if b := spec.Bridge; b != nil {
 		argv = append(argv,
 			"-c", "mcp_servers.leo.command="+tomlString(b.Command),
@@ -133,6 +133,18 @@ func WritableRoots(workspace string) []string {
 	if gitDir, commonDir, ok := FindGitDirs(workspace); ok {
 		add(gitDir, true)
 		add(commonDir, true)
+	}
+	return roots
+}
+
+// writableRoots are WritableRoots of the workspace and the directories
+// the launch names besides (a worktree's git dirs), once each.
+func writableRoots(spec harness.LaunchSpec) []string {
+	roots := WritableRoots(spec.Workspace)
+	for _, d := range spec.WritableDirs {
+		if d = filepath.Clean(d); d != "." && !slices.Contains(roots, d) {
+			roots = append(roots, d)
+		}
 	}
 	return roots
 }

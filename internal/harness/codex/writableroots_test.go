@@ -47,3 +47,27 @@ func TestWritableRootsListAgentsThatDoesNotExistYet(t *testing.T) {
 		t.Fatalf("with a .git pointing nowhere: %q, want just %s", got, agents)
 	}
 }
+
+// The directories a launch names besides the workspace (a worktree's own
+// git dir and its repository's common dir) are writable roots of both
+// launches, once each.
+func TestWritableRootsTakeTheLaunchsWritableDirs(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "plain")
+	if err := os.Mkdir(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	extra := []string{"/repo/.git/worktrees/a", "/repo/.git", "/repo/.git"}
+	want := "sandbox_workspace_write.writable_roots=" + tomlArray([]string{filepath.Join(ws, ".agents"), "/repo/.git/worktrees/a", "/repo/.git"})
+	spec := harness.LaunchSpec{Workspace: ws, Prompt: "hi", WritableDirs: extra, Options: harness.Options{optSandbox: "workspace-write"}}
+	for name, build := range map[string]func(harness.LaunchSpec) (harness.Command, error){
+		"interactive": Codex{}.Interactive, "headless": Codex{}.Headless,
+	} {
+		cmd, err := build(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(cmd.Argv, want) {
+			t.Errorf("%s argv lacks %s: %q", name, want, strings.Join(cmd.Argv, " "))
+		}
+	}
+}
