@@ -142,6 +142,8 @@ type templateRawJSON struct {
 	EnvKeys          []string       `json:"env_keys"`
 	IdleSuspendAfter string         `json:"idle_suspend_after"`
 	QueueMax         *int           `json:"queue_max"`
+	// Worktree is the template's worktree: as written; null when unset.
+	Worktree *bool `json:"worktree"`
 	// Notify is the template's own notify: list; null when it sets none
 	// (the top level's applies).
 	Notify []notifierJSON `json:"notify"`
@@ -171,6 +173,8 @@ type templateResolvedJSON struct {
 	EnvKeys          []string              `json:"env_keys"`
 	IdleSuspendAfter string                `json:"idle_suspend_after"`
 	QueueMax         int                   `json:"queue_max"`
+	// Worktree: each agent of the template gets its own git worktree.
+	Worktree bool `json:"worktree"`
 	// Notify is the notify: list the template's agents' events go to:
 	// its own, else the top level's (names say which).
 	Notify []notifierJSON `json:"notify"`
@@ -187,7 +191,7 @@ func runTemplateShow(opts *TemplateShowOptions) error {
 			Harness: t.Harness, Model: t.Model, MaxTurns: t.MaxTurns, Workspace: t.Workspace,
 			HarnessOptions: maskOptions(t.HarnessOptions), Channels: nonNil(t.Channels),
 			DevChannels: nonNil(t.DevChannels), EnvKeys: sortedEnvKeys(t.Env),
-			IdleSuspendAfter: t.IdleSuspendAfter, QueueMax: t.QueueMax,
+			IdleSuspendAfter: t.IdleSuspendAfter, QueueMax: t.QueueMax, Worktree: t.Worktree,
 		}
 		if t.NotifySet {
 			raw.Notify = notifierRows(opts.Config.Notifiers(config.SectionTemplates, opts.Name))
@@ -209,8 +213,8 @@ func runTemplateShow(opts *TemplateShowOptions) error {
 		Workspace: r.Workspace, Options: map[string]optionJSON{},
 		Channels: nonNil(r.Channels), DevChannels: nonNil(r.DevChannels),
 		EnvKeys: nonNil(r.EnvKeys), IdleSuspendAfter: formatDuration(r.IdleSuspendAfter),
-		QueueMax: r.QueueMax,
-		Notify:   notifierRows(opts.Config.Notifiers(config.SectionTemplates, opts.Name)),
+		QueueMax: r.QueueMax, Worktree: r.Worktree,
+		Notify: notifierRows(opts.Config.Notifiers(config.SectionTemplates, opts.Name)),
 	}
 	for k, v := range r.Options {
 		res.Options[k] = optionJSON{Value: maskOption(k, v), Inherited: r.OptionsInherited[k]}
@@ -242,6 +246,11 @@ func printTemplateRaw(w io.Writer, cfg *config.Config, t templateRawJSON) error 
 	} else {
 		p.field("queue_max", "(unset)")
 	}
+	if t.Worktree != nil {
+		p.field("worktree", fmt.Sprint(*t.Worktree))
+	} else {
+		p.field("worktree", "(unset: false)")
+	}
 	if t.Notify == nil {
 		p.field("notify", "(unset: the top level's notify: list)")
 	} else {
@@ -268,6 +277,7 @@ func printTemplateResolved(w io.Writer, t templateResolvedJSON) error {
 	p.envKeys(t.EnvKeys)
 	p.field("idle_suspend_after", orUnset(t.IdleSuspendAfter, "never"))
 	p.field("queue_max", fmt.Sprint(t.QueueMax))
+	p.field("worktree", fmt.Sprint(t.Worktree))
 	p.notifiers(t.Notify)
 	return p.err
 }

@@ -59,7 +59,7 @@ func TestTemplateShowRaw(t *testing.T) {
 	golden(t, "template_show_assistant_json", e.normalize(r.stdout))
 	obj := decodeOne(t, r.stdout)
 	assertKeys(t, "template show", obj, "scope", "name", "resolved", "harness", "model", "max_turns",
-		"workspace", "harness_options", "channels", "dev_channels", "env_keys", "idle_suspend_after", "queue_max", "notify")
+		"workspace", "harness_options", "channels", "dev_channels", "env_keys", "idle_suspend_after", "queue_max", "worktree", "notify")
 	if obj["resolved"] != false || obj["harness"] != "" || obj["workspace"] != "agents" {
 		t.Errorf("raw view shows resolved values: %s", r.stdout)
 	}
@@ -82,7 +82,7 @@ func TestTemplateShowResolved(t *testing.T) {
 	obj := decodeOne(t, r.stdout)
 	assertKeys(t, "template show --resolved", obj, "scope", "name", "resolved", "harness", "harness_inherited",
 		"model", "model_inherited", "max_turns", "workspace", "options", "channels", "dev_channels",
-		"env_keys", "idle_suspend_after", "queue_max", "notify")
+		"env_keys", "idle_suspend_after", "queue_max", "worktree", "notify")
 	opts := obj["options"].(map[string]any)
 	// Same harness as defaults: defaults' options come in marked inherited;
 	// remote_control is the built-in template default, also inherited.
@@ -104,6 +104,49 @@ func TestTemplateShowResolved(t *testing.T) {
 	if obj["model"] != "gpt-5.3-codex" || obj["model_inherited"] != false {
 		t.Errorf("codex model = %v", obj["model"])
 	}
+}
+
+// TestTemplateShowSaysWorktree: a template's worktree: true is in every
+// view, so a person sees before spawning that its agents get their own
+// checkout.
+func TestTemplateShowSaysWorktree(t *testing.T) {
+	e := newTestEnv(t)
+	cfg := e.writeConfig("wt", "templates:\n  iso:\n    worktree: true\n  plain: {}\n", nil)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"iso", []string{"template", "show", "iso"}, "true"},
+		{"plain", []string{"template", "show", "plain"}, "(unset: false)"},
+		{"iso", []string{"template", "show", "iso", "--resolved"}, "true"},
+		{"plain", []string{"template", "show", "plain", "--resolved"}, "false"},
+	} {
+		r := e.run(append(tc.args, "-c", cfg)...)
+		if r.code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, r.code, r.stderr)
+		}
+		if !lineHas(r.stdout, "worktree", tc.want) {
+			t.Errorf("%v: no worktree line saying %q:\n%s", tc.args, tc.want, r.stdout)
+		}
+	}
+	for _, args := range [][]string{{"template", "show", "iso", "--json"}, {"template", "show", "iso", "--resolved", "--json"}} {
+		r := e.run(append(args, "-c", cfg)...)
+		if obj := decodeOne(t, r.stdout); obj["worktree"] != true {
+			t.Errorf("%v: worktree = %v", args, obj["worktree"])
+		}
+	}
+}
+
+// lineHas says whether some line of out starts with field and holds want.
+func lineHas(out, field, want string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, field) && strings.Contains(l, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestTemplateShowNeverPrintsEnvValues: every view of a template shows env
