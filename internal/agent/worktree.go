@@ -157,8 +157,12 @@ func (a *agent) makeWorktree(ctx context.Context, p *wtPlan) error {
 // adoptWorktree marks a made worktree as leo's and records it made.
 func (a *agent) adoptWorktree(wt *WorktreeRec) error {
 	m := a.m
+	a.mu.Lock()
+	harnessName := a.rec.Harness
+	a.mu.Unlock()
 	if err := worktree.WriteMarker(wt.Path, worktree.Marker{
 		Home: m.opts.Home.Root, Agent: a.name(), Repo: wt.Repo, Branch: wt.Branch, Base: wt.Base, Made: m.clk.Now(),
+		Own: m.ownFiles(wt.Path, harnessName, wt.Sub),
 	}); err != nil {
 		m.log.Warn("worktree: marker not written (leo doctor will not recognise it)", "path", wt.Path, "err", err)
 	}

@@ -62,7 +62,7 @@ func (w *Worktrees) orphans(ctx context.Context, home string) []orphan {
 				continue
 			}
 			seen[f.Path] = true
-			st, err := w.Git.Inspect(ctx, f.Path, f.Marker.Branch, f.Marker.Base)
+			st, err := w.Git.Inspect(ctx, f.Path, f.Marker.Branch, f.Marker.Base, f.Marker.Own...)
 			out = append(out, orphan{Found: f, st: st, err: err})
 		}
 	}
@@ -108,7 +108,9 @@ func fixWorktrees(ctx context.Context, e *Env) []Repair {
 		if o.err != nil || !o.st.Clean() || (daemon && o.Marker.Task != "") {
 			continue
 		}
-		if err := w.Git.Remove(ctx, o.Marker.Repo, o.Path, false); err != nil {
+		// Forced: what is left is leo's own files (Marker.Own), which a
+		// plain remove refuses as untracked.
+		if err := w.Git.Remove(ctx, o.Marker.Repo, o.Path, true); err != nil {
 			out = append(out, Repair{Name: NameWorktrees, OK: false, Message: "could not remove " + o.Path + ": " + err.Error()})
 			continue
 		}

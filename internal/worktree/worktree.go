@@ -431,6 +431,11 @@ type Marker struct {
 	Branch string    `json:"branch"`
 	Base   string    `json:"base,omitempty"`
 	Made   time.Time `json:"made"`
+	// Own are the files, relative to the worktree, that leo's launches
+	// write into it (a harness's settings): not changes a person made, so
+	// whoever inspects the worktree without its agent (leo doctor) does
+	// not count them.
+	Own []string `json:"own,omitempty"`
 }
 
 // GitDir is the worktree's own git dir, from its .git file.
