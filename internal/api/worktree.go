@@ -1,5 +1,10 @@
 package api
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Worktree is an agent's (or a task run's) own git worktree.
 type Worktree struct {
 	// Repo is the checkout it was made from; Path is the worktree.
@@ -51,4 +56,51 @@ type WorktreeRemove struct {
 	// Error is a removal that failed after the record went (the worktree
 	// is left; leo doctor lists it).
 	Error string `json:"error,omitempty"`
+}
+
+// State says in words what a worktree holds that nothing else has.
+func (w *Worktree) State() string {
+	dirty := "no uncommitted changes"
+	if w.Dirty {
+		dirty = "uncommitted changes"
+	}
+	return fmt.Sprintf("%s, %d commit(s) on neither the base nor a remote", dirty, w.Ahead)
+}
+
+// maxListed is how many discarded files Lines names before it counts.
+const maxListed = 20
+
+// Lines says what a delete did with the agent's worktree, a line a fact:
+// removed or kept, what --force discarded, the branch deleted or kept and
+// why. Every client says it in these words.
+func (r *WorktreeRemove) Lines() []string {
+	if r == nil {
+		return nil
+	}
+	var lines []string
+	switch {
+	case r.Error != "":
+		lines = append(lines, "worktree "+r.Path+" left: "+r.Error)
+	case r.Removed:
+		lines = append(lines, "removed worktree "+r.Path)
+	default:
+		lines = append(lines, "kept worktree "+r.Path+" and branch "+r.Branch)
+	}
+	if n := len(r.DiscardedFiles); n > 0 {
+		names := strings.Join(r.DiscardedFiles[:min(n, maxListed)], ", ")
+		if n > maxListed {
+			names += fmt.Sprintf(" and %d more", n-maxListed)
+		}
+		lines = append(lines, fmt.Sprintf("discarded %d uncommitted change(s): %s", n, names))
+	}
+	if r.BranchDeleted {
+		lines = append(lines, "deleted branch "+r.Branch)
+	} else if r.Removed || r.Error != "" {
+		kept := r.BranchKept
+		if kept == "" {
+			kept = "-"
+		}
+		lines = append(lines, "kept branch "+r.Branch+": "+kept)
+	}
+	return lines
 }

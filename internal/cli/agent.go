@@ -414,7 +414,7 @@ func runAgentStatus(ctx context.Context, opts *AgentStatusOptions) error {
 	}
 	row("workspace", a.Workspace)
 	if w := a.Worktree; w != nil {
-		row("worktree", fmt.Sprintf("%s of %s, branch %s from %s (%s)", w.Path, w.Repo, w.Branch, orDash(w.Base), worktreeState(w)))
+		row("worktree", fmt.Sprintf("%s of %s, branch %s from %s (%s)", w.Path, w.Repo, w.Branch, orDash(w.Base), w.State()))
 	}
 	row("tmux session", a.TmuxSession+" (leo attach "+a.Name+")")
 	row("session id", orDash(a.SessionID))
@@ -595,43 +595,15 @@ func runAgentDelete(ctx context.Context, opts *AgentDeleteOptions) error {
 	return printWorktreeRemove(opts.IO.Out, res.Worktree)
 }
 
-// printWorktreeRemove says what a delete did with the agent's worktree.
+// printWorktreeRemove says what a delete did with the agent's worktree,
+// each line made safe for a terminal.
 func printWorktreeRemove(w io.Writer, r *api.WorktreeRemove) error {
-	if r == nil {
-		return nil
-	}
-	var lines []string
-	switch {
-	case r.Error != "":
-		lines = append(lines, "worktree "+r.Path+" left: "+r.Error)
-	case r.Removed:
-		lines = append(lines, "removed worktree "+r.Path)
-	default:
-		lines = append(lines, "kept worktree "+r.Path+" and branch "+r.Branch)
-	}
-	if len(r.DiscardedFiles) > 0 {
-		lines = append(lines, fmt.Sprintf("discarded %d uncommitted change(s): %s", len(r.DiscardedFiles), cell(strings.Join(r.DiscardedFiles, ", "), 400)))
-	}
-	if r.BranchDeleted {
-		lines = append(lines, "deleted branch "+r.Branch)
-	} else if r.Removed || r.Error != "" {
-		lines = append(lines, "kept branch "+r.Branch+": "+orDash(r.BranchKept))
-	}
-	for _, l := range lines {
-		if _, err := fmt.Fprintln(w, l); err != nil {
+	for _, l := range r.Lines() {
+		if _, err := fmt.Fprintln(w, cell(l, 2000)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// worktreeState says in words what a worktree holds that nothing else has.
-func worktreeState(w *api.Worktree) string {
-	dirty := "no uncommitted changes"
-	if w.Dirty {
-		dirty = "uncommitted changes"
-	}
-	return fmt.Sprintf("%s, %d commit(s) on neither the base nor a remote", dirty, w.Ahead)
 }
 
 // branchText is an agent's worktree branch in the list, with * when it

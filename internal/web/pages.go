@@ -178,7 +178,11 @@ func (s *Server) agentsPartial(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) spawnAgent(w http.ResponseWriter, r *http.Request) {
-	req := api.SpawnRequest{Template: r.PostFormValue("template"), Name: strings.TrimSpace(r.PostFormValue("name"))}
+	req := api.SpawnRequest{
+		Template: r.PostFormValue("template"), Name: strings.TrimSpace(r.PostFormValue("name")),
+		Worktree: r.PostFormValue("worktree") == "yes",
+		Branch:   strings.TrimSpace(r.PostFormValue("branch")), Base: strings.TrimSpace(r.PostFormValue("base")),
+	}
 	if req.Template == "" {
 		done(w, r, "/web/agents", "error", "spawn: choose a template")
 		return
@@ -189,6 +193,13 @@ func (s *Server) spawnAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg := fmt.Sprintf("Spawned %s (%s) from template %s.", a.Name, a.Harness, req.Template)
+	if wt := a.Worktree; wt != nil {
+		msg += fmt.Sprintf(" It works in its own worktree %s on branch %s", wt.Path, wt.Branch)
+		if wt.Base != "" {
+			msg += " (from " + wt.Base + ")"
+		}
+		msg += "."
+	}
 	if len(a.SharesWorkspaceWith) > 0 {
 		msg += fmt.Sprintf(" It shares its workspace with %s: one checkout, so their edits land in the same files.", strings.Join(a.SharesWorkspaceWith, ", "))
 	}
@@ -247,6 +258,9 @@ type confirmData struct {
 	Agent string
 	Verb  string
 	What  string
+	// Worktree is the agent's, on a delete: the page says what it holds
+	// and offers to keep it or to discard its changes.
+	Worktree *api.Worktree
 }
 
 func (s *Server) confirmPage(w http.ResponseWriter, r *http.Request) {
@@ -256,7 +270,15 @@ func (s *Server) confirmPage(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	s.render(w, r, "confirm", confirmData{CSRF: s.csrfValue(r), Agent: name, Verb: verb, What: what})
+	d := confirmData{CSRF: s.csrfValue(r), Agent: name, Verb: verb, What: what}
+	if verb == "delete" {
+		if a, err := s.client.Get(r.Context(), name); err == nil && a.Worktree != nil {
+			d.Worktree = a.Worktree
+			d.What = "Delete removes the stopped agent from leo: its record, its conversation id and its recent deliveries. " +
+				"Its worktree goes with it only when nothing would be lost; a worktree with uncommitted changes or unmerged commits refuses the delete, and says which."
+		}
+	}
+	s.render(w, r, "confirm", d)
 }
 
 // screen is the pane's recent lines, or why they could not be read.
@@ -330,11 +352,23 @@ func (s *Server) agentAction(w http.ResponseWriter, r *http.Request) {
 			failed(w, r, agentURL(name), err)
 			return
 		}
-		if err := s.client.Delete(ctx, name); err != nil {
+		req := api.DeleteRequest{}
+		switch r.PostFormValue("worktree") {
+		case "force":
+			req.Force = true
+		case "keep":
+			req.KeepWorktree = true
+		}
+		res, err := s.client.DeleteAgent(ctx, name, req)
+		if err != nil {
 			failed(w, r, agentURL(name), err)
 			return
 		}
-		done(w, r, "/web/agents", "ok", fmt.Sprintf("Deleted %s.", name))
+		msg := fmt.Sprintf("Deleted %s.", name)
+		if lines := res.Worktree.Lines(); len(lines) > 0 {
+			msg += " " + strings.ToUpper(lines[0][:1]) + strings.Join(lines, "; ")[1:] + "."
+		}
+		done(w, r, "/web/agents", "ok", msg)
 		return
 	case "start":
 		a, err = s.client.Start(ctx, name)

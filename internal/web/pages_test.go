@@ -93,12 +93,32 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		api.WriteJSON(w, 200, a)
 	})
 	mux.HandleFunc("DELETE /agents/{name}", func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := f.agents[r.PathValue("name")]; !ok {
-			notFound("agent", r.PathValue("name"))
+		name := r.PathValue("name")
+		a, ok := f.agents[name]
+		if !ok {
+			notFound("agent", name)
 			return
 		}
-		delete(f.agents, r.PathValue("name"))
-		w.WriteHeader(http.StatusNoContent)
+		// As the daemon answers: a worktree holding work refuses the
+		// delete unless forced or kept; the answer says what became of it.
+		res := api.DeleteResult{OK: true, Agent: name}
+		if wt := a.Worktree; wt != nil {
+			q := r.URL.Query()
+			force, keep := q.Get("force") == "true", q.Get("keep_worktree") == "true"
+			if wt.Dirty && !force && !keep {
+				writeError(w, api.Errorf(api.CodeWorktreeDirty, "agent %s not deleted: its worktree %s has uncommitted changes: notes.txt", name, wt.Path))
+				return
+			}
+			res.Worktree = &api.WorktreeRemove{Path: wt.Path, Branch: wt.Branch, Removed: !keep, BranchDeleted: !keep}
+			if keep {
+				res.Worktree.BranchKept = "--keep-worktree"
+			}
+			if force && wt.Dirty {
+				res.Worktree.DiscardedFiles = []string{"notes.txt"}
+			}
+		}
+		delete(f.agents, name)
+		api.WriteJSON(w, 200, res)
 	})
 	mux.HandleFunc("GET /agents/{name}/logs", func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
@@ -773,6 +793,47 @@ func TestResetAndDeleteAreConfirmed(t *testing.T) {
 	if status != http.StatusForbidden || len(f.Calls()) != n {
 		t.Fatalf("delete without CSRF = %d, daemon got %q", status, f.Calls()[n:])
 	}
+}
+
+// A worktree agent from the web: the spawn form asks for its own
+// worktree, branch and base; the delete page says what the worktree
+// holds, a delete that would lose work is refused in the daemon's words,
+// and keep or force do what they say and the flash says what became of
+// the worktree and branch.
+func TestWorktreeAgentsFromTheWeb(t *testing.T) {
+	s, f := pagesSite(t, pagesYAML)
+	page := s.get("/web/agents", http.StatusOK)
+	mustHave(t, "spawn form", page, `name="worktree" value="yes"`, `name="branch"`, `name="base"`)
+	s.post("/web/agents/spawn", url.Values{"template": {"reviewer"}, "worktree": {"yes"}, "branch": {" feature/x "}, "base": {"main"}}, "/web/agents")
+	if !f.called(`POST /agents/spawn {"template":"reviewer","worktree":true,"branch":"feature/x","base":"main"}`) {
+		t.Fatalf("the daemon got %q", f.Calls())
+	}
+
+	wt := &api.Worktree{Repo: "/src/app", Path: "/wt/coder", Branch: "leo/coder", Base: "main", Dirty: true, Ahead: 1}
+	f.agents["coder"] = api.Agent{Name: "coder", Harness: "claude", State: api.StateStopped, Worktree: wt}
+	page = s.get("/web/agents/coder/confirm/delete", http.StatusOK)
+	mustHave(t, "delete confirmation", page, `id="confirm-worktree"`, "<code>/wt/coder</code>", "uncommitted changes, 1 commit(s) on neither the base nor a remote",
+		`name="worktree" value="keep"`, `name="worktree" value="force"`)
+	page = s.post("/web/agents/coder/delete", url.Values{"confirm": {"yes"}}, "/web/agents/coder")
+	mustHave(t, "delete of a dirty worktree", flashOf(page), "flash-error", "uncommitted changes: notes.txt")
+	if _, ok := f.agents["coder"]; !ok {
+		t.Fatal("the refused delete deleted the agent")
+	}
+	page = s.post("/web/agents/coder/delete", url.Values{"confirm": {"yes"}, "worktree": {"force"}}, "/web/agents")
+	mustHave(t, "forced delete", flashOf(page), "flash-ok", "Deleted coder. Removed worktree /wt/coder; discarded 1 uncommitted change(s): notes.txt; deleted branch leo/coder.")
+	if !f.called("DELETE /agents/coder?force=true") {
+		t.Fatalf("the daemon got %q", f.Calls())
+	}
+
+	f.agents["kept"] = api.Agent{Name: "kept", Harness: "claude", State: api.StateStopped, Worktree: &api.Worktree{Path: "/wt/kept", Branch: "leo/kept", Dirty: true}}
+	page = s.post("/web/agents/kept/delete", url.Values{"confirm": {"yes"}, "worktree": {"keep"}}, "/web/agents")
+	mustHave(t, "kept delete", flashOf(page), "flash-ok", "Deleted kept. Kept worktree /wt/kept and branch leo/kept.")
+	if !f.called("DELETE /agents/kept?keep_worktree=true") {
+		t.Fatalf("the daemon got %q", f.Calls())
+	}
+	// A plain agent's delete page offers no worktree choices.
+	f.agents["plain"] = api.Agent{Name: "plain", Harness: "claude", State: api.StateStopped}
+	mustLack(t, "plain delete confirmation", s.get("/web/agents/plain/confirm/delete", http.StatusOK), `name="worktree"`)
 }
 
 // The run log leads with the prompt, the reply and the outcome.
