@@ -178,16 +178,23 @@ func countType(evs []api.Event, typ string) int {
 	return n
 }
 
-// questionTool is the call of opencode's question tool the question step's
-// model server answers with (as capturesignals asks it).
-const questionTool = `{"questions":[{"header":"File","question":"Which file should I create?","options":[{"label":"alpha.txt","description":"The first file"},{"label":"beta.txt","description":"The second file"}]}]}`
+// questionCalls are the calls of each harness's question tool the
+// question step's model server answers with (as the captures ask them:
+// capturesignals for opencode, capturescreens -scenario question for
+// claude).
+var questionCalls = map[string]modelserver.ToolCall{
+	"opencode": {Name: "question", Input: `{"questions":[{"header":"File","question":"Which file should I create?","options":[{"label":"alpha.txt","description":"The first file"},{"label":"beta.txt","description":"The second file"}]}]}`},
+	"claude":   {Name: "AskUserQuestion", Input: `{"questions":[{"header":"File","question":"Which file should I create?","multiSelect":false,"options":[{"label":"alpha.txt","description":"The first file"},{"label":"beta.txt","description":"The second file"}]}]}`},
+}
 
-// answerQuestion: a question the harness asks (opencode's question tool)
-// answered through leo with `leo agent answer NAME TEXT`: an option's
-// label picks it, other text goes in as the person's own answer; the tool
-// result the model gets carries it, and the turn ends with the reply.
+// answerQuestion: a question the harness asks (opencode's question tool,
+// claude's AskUserQuestion) answered through leo with `leo agent answer
+// NAME TEXT`: an option's label picks it, other text goes in as the
+// person's own answer; the tool result the model gets carries it, and the
+// turn ends with the reply.
 func (r *run) answerQuestion(s *step) {
-	if r.h != "opencode" {
+	call, ok := questionCalls[r.h]
+	if !ok {
 		s.Skipf("%s: leo reads no question prompt of this harness off its screen", r.h)
 	}
 	name := r.approveAgent()
@@ -199,7 +206,7 @@ func (r *run) answerQuestion(s *step) {
 			switch {
 			case q.Side || !slices.Contains(q.Markers, m):
 			case len(q.ToolResults) == 0:
-				return modelserver.Reply{ToolCall: &modelserver.ToolCall{Name: "question", Input: questionTool}}
+				return modelserver.Reply{ToolCall: &call}
 			default:
 				mu.Lock()
 				results[m] = q.ToolResults[0].Text

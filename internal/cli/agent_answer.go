@@ -144,6 +144,10 @@ func runAgentAnswer(ctx context.Context, opts *AgentAnswerOptions) error {
 	if res.Choice != "" {
 		what = "\u201c" + cell(res.Choice, 80) + "\u201d"
 	}
+	if typed := strings.TrimSpace(opts.Text); opts.Answer == api.AnswerText && res.Choice != "" && typed != res.Choice {
+		// Typed into the question's own-answer row: say the text too.
+		what = "\u201c" + cell(typed, 80) + "\u201d (typed into " + what + ")"
+	}
 	fmt.Fprintf(opts.IO.Out, "%s: answered %s to prompt %s (%s)\n", res.Agent, what, res.Prompt.ID,
 		cell(strings.Join(strings.Fields(res.Prompt.Text), " "), 120))
 	switch {

@@ -24,6 +24,9 @@ func TestAgentApproveDenyAnswer(t *testing.T) {
 			return api.AnswerResult{}, api.Errorf(api.CodePromptChanged, "agent %s: prompt %s is no longer shown; nothing was pressed", name, req.Prompt)
 		}
 		choice := map[string]string{"approve": "Yes", "always": p.Choices[1], "deny": "No"}[req.Answer]
+		if req.Answer == "text" && req.Text != "beta.txt" {
+			choice = "Type something." // the question's own-answer row
+		}
 		return api.AnswerResult{Agent: name, Prompt: *p, Answer: req.Answer, Choice: choice, Cleared: true}, nil
 	}
 
@@ -43,6 +46,11 @@ func TestAgentApproveDenyAnswer(t *testing.T) {
 	if r := e.run("agent", "answer", "bob", "beta.txt", "--prompt", p.ID); r.code != ExitOK {
 		t.Fatalf("answer: %+v", r)
 	}
+	// A text typed into the own-answer row: both are said.
+	if r := e.run("agent", "answer", "bob", "gamma.txt", "--prompt", p.ID); r.code != ExitOK ||
+		!strings.Contains(r.stdout, "answered \u201cgamma.txt\u201d (typed into \u201cType something.\u201d)") {
+		t.Fatalf("typed answer: %+v", r)
+	}
 	got := fake.Answers()
 	want := []api.AnswerRequest{
 		{Prompt: p.ID, Answer: "approve", Sender: api.SenderCLI},
@@ -50,6 +58,7 @@ func TestAgentApproveDenyAnswer(t *testing.T) {
 		{Prompt: p.ID, Answer: "deny", Sender: api.SenderCLI},
 		{Prompt: "p-ffffffffffff", Answer: "deny", Sender: api.SenderCLI},
 		{Prompt: p.ID, Answer: "text", Text: "beta.txt", Sender: api.SenderCLI},
+		{Prompt: p.ID, Answer: "text", Text: "gamma.txt", Sender: api.SenderCLI},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("the daemon got %+v, want %+v", got, want)

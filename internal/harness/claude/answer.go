@@ -19,9 +19,11 @@ import (
 //	         "switch to auto mode" (a mode for every later prompt)
 //	deny     "No" (or "No, and tell Claude what to do differently")
 //
-// Claude's question prompts are not read off the screen: a typed answer
-// is not offered.
-func (Claude) AnswerKeys(p harness.Prompt, answer, _ string) ([]harness.Press, string, error) {
+// Its question tool's prompt takes a typed answer (question.go).
+func (Claude) AnswerKeys(p harness.Prompt, answer, text string) ([]harness.Press, string, error) {
+	if p.Kind == api.PromptQuestion {
+		return questionKeys(p, answer, text)
+	}
 	if p.Kind != api.PromptPermission {
 		return nil, "", fmt.Errorf("claude's %s prompt: %w", p.Kind, harness.ErrNotOffered)
 	}
@@ -45,11 +47,18 @@ func (Claude) AnswerKeys(p harness.Prompt, answer, _ string) ([]harness.Press, s
 	}
 	for i, c := range p.Choices {
 		if match(c) && i < 9 {
-			return []harness.Press{{Keys: []string{strconv.Itoa(i + 1)}}}, c, nil
+			return []harness.Press{digit(i)}, c, nil
 		}
 	}
 	return nil, "", fmt.Errorf("claude's prompt offers no %s choice (%s): %w", answer, strings.Join(p.Choices, " / "), harness.ErrNotOffered)
 }
+
+// digit presses the number of choice i (0-based), which claude takes at
+// once.
+func digit(i int) harness.Press { return harness.Press{Keys: []string{strconv.Itoa(i + 1)}} }
+
+// notOffered is ErrNotOffered, saying why.
+func notOffered(why string) error { return fmt.Errorf("%s: %w", why, harness.ErrNotOffered) }
 
 // alwaysChoices start the choices by which claude's prompt itself stops
 // asking about what it asks.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -66,8 +67,56 @@ func TestAnswerKeysOfferNoMoreThanThePrompt(t *testing.T) {
 		t.Errorf("deny: %+v %q %v", p, c, err)
 	}
 	for _, kind := range []string{api.PromptQuestion, api.PromptDialog} {
+		if kind == api.PromptQuestion {
+			if _, _, err := (Claude{}).AnswerKeys(harness.Prompt{Kind: kind, Text: "?", Choices: []string{"Red", "Type something."}}, api.AnswerApprove, ""); !errors.Is(err, harness.ErrNotOffered) {
+				t.Errorf("approve of a question: %v", err)
+			}
+			continue
+		}
 		if _, _, err := (Claude{}).AnswerKeys(harness.Prompt{Kind: kind, Text: "?", Choices: []string{"Yes", "No"}}, api.AnswerApprove, ""); !errors.Is(err, harness.ErrNotOffered) {
 			t.Errorf("approve of a %s: %v", kind, err)
+		}
+	}
+}
+
+// A typed answer to the captured question: an option's label presses its
+// number (claude takes it at once); any other text goes into the
+// own-answer row: its number, the text, Enter — the keys the capture
+// pressed, after which the model got that text as the answer. A row a
+// person typed into offers no typed answer; nor does a multi-line text.
+func TestAnswerKeysOfAQuestion(t *testing.T) {
+	for _, v := range []string{"2.1.197", "2.1.332"} {
+		read := func(scenario string) harness.Prompt {
+			data, err := os.ReadFile(filepath.Join(harnesstest.ScreensDir("claude"), scenario+"_120x40_v"+v+".txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := Claude{}.Screen().Classify(string(data))
+			if s.Prompt == nil {
+				t.Fatalf("%s %s: no prompt", scenario, v)
+			}
+			return *s.Prompt
+		}
+		p := read("question")
+		presses, choice, err := Claude{}.AnswerKeys(p, api.AnswerText, " Blue ")
+		if err != nil || choice != "Blue" || len(presses) != 1 || !slices.Equal(presses[0].Keys, []string{"2"}) {
+			t.Errorf("%s: Blue: %+v %q %v", v, presses, choice, err)
+		}
+		presses, choice, err = Claude{}.AnswerKeys(p, api.AnswerText, "green please")
+		want := []harness.Press{{Keys: []string{"3"}}, {Literal: "green please"}, {Keys: []string{"Enter"}}}
+		if err != nil || choice != "Type something." || !reflect.DeepEqual(presses, want) {
+			t.Errorf("%s: own answer: %+v %q %v", v, presses, choice, err)
+		}
+		if _, _, err := (Claude{}).AnswerKeys(p, api.AnswerText, "two\nlines"); !errors.Is(err, harness.ErrNotOffered) {
+			t.Errorf("%s: a multi-line answer: %v", v, err)
+		}
+		for _, a := range []string{api.AnswerApprove, api.AnswerAlways, api.AnswerDeny} {
+			if _, _, err := (Claude{}).AnswerKeys(p, a, ""); !errors.Is(err, harness.ErrNotOffered) {
+				t.Errorf("%s: %s of a question: %v", v, a, err)
+			}
+		}
+		if _, _, err := (Claude{}).AnswerKeys(read("question-typing"), api.AnswerText, "blue-green"); !errors.Is(err, harness.ErrNotOffered) {
+			t.Errorf("%s: typed over a person's draft: %v", v, err)
 		}
 	}
 }

@@ -101,6 +101,11 @@ func (screen) Classify(capture string) harness.Screen {
 	if p, ok := findPermission(lines[from:]); ok {
 		return harness.Screen{State: harness.ScreenDialog, Dialog: permissionDialog, Prompt: p}
 	}
+	// The question tool's prompt is the last thing drawn, wherever a box
+	// seems to be (its options sit between rules).
+	if p, ok := findQuestion(lines); ok {
+		return harness.Screen{State: harness.ScreenDialog, Dialog: questionDialog, Prompt: p}
+	}
 	if !boxed {
 		return harness.Screen{State: harness.ScreenStarting}
 	}

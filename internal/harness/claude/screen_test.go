@@ -91,6 +91,14 @@ var screenWant = map[string]harness.Screen{
 	"permission-bash":               {State: harness.ScreenDialog, Dialog: "permission"},
 	"ready-after-permission":        {State: harness.ScreenReady},
 	"ready-after-permission-denied": {State: harness.ScreenReady},
+	// The question tool's prompt (a person's, no keys: TestQuestionFixtures
+	// checks its words), its own-answer row chosen and typed into, and
+	// the turn after each answer.
+	"question":                    {State: harness.ScreenDialog, Dialog: "question"},
+	"question-own-row":            {State: harness.ScreenDialog, Dialog: "question"},
+	"question-typing":             {State: harness.ScreenDialog, Dialog: "question"},
+	"ready-after-question":        {State: harness.ScreenReady},
+	"ready-after-question-option": {State: harness.ScreenReady},
 }
 
 // screenWantFile overrides screenWant for one capture.
@@ -176,6 +184,47 @@ func TestPermissionPromptFixtures(t *testing.T) {
 			!strings.HasPrefix(p.Choices[1], "Yes, and always allow access to /tmp/") || !strings.HasSuffix(p.Choices[1], "/ws from this project") ||
 			p.Choices[2] != "Yes, and switch to auto mode · auto mode handles these prompts for you" {
 			t.Fatalf("%s: %#v", f, *p)
+		}
+	}
+}
+
+// The question as both versions draw it: the header and question, the
+// options' labels without their descriptions, the own-answer row and
+// "Chat about this"; a typed answer shows in place of the own-answer row.
+func TestQuestionFixtures(t *testing.T) {
+	for _, v := range []string{"2.1.197", "2.1.332"} {
+		for scenario, own := range map[string]string{"question": "Type something.", "question-own-row": "Type something.", "question-typing": "green please"} {
+			f := filepath.Join(harnesstest.ScreensDir("claude"), scenario+"_120x40_v"+v+".txt")
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := Claude{}.Screen().Classify(string(data))
+			want := harness.Prompt{Kind: "question", Text: "Colour: Which colour should the button be?",
+				Choices: []string{"Red", "Blue", own, "Chat about this"}}
+			if s.Prompt == nil || !reflect.DeepEqual(*s.Prompt, want) || s.DialogKeys != nil {
+				t.Errorf("%s: %+v prompt %+v, want %+v", f, s, s.Prompt, want)
+			}
+		}
+	}
+}
+
+// A question is read only while it is the last thing drawn: one quoted
+// in a reply, or left above the input box, is none.
+func TestQuestionNotFromTranscript(t *testing.T) {
+	rule := strings.Repeat("─", 60)
+	box := rule + "\n❯ \n" + rule + "\n  ? for shortcuts\n"
+	q := " ☐ Colour\n\nWhich colour?\n\n❯ 1. Red\n  2. Blue\n  3. Type something.\n" + rule + "\n  4. Chat about this\n\nEnter to select · ↑/↓ to navigate · Esc to cancel\n"
+	if s := (Claude{}).Screen().Classify(q); s.Prompt == nil || s.Prompt.Text != "Colour: Which colour?" {
+		t.Fatalf("the question itself: %+v", s)
+	}
+	for name, capture := range map[string]string{
+		"above the box": q + "\n" + box,
+		"no footer":     strings.TrimSuffix(q, "Enter to select · ↑/↓ to navigate · Esc to cancel\n"),
+		"no options":    " ☐ Colour\n\nWhich colour?\n\nEnter to select · ↑/↓ to navigate · Esc to cancel\n",
+	} {
+		if s := (Claude{}).Screen().Classify(capture); s.Prompt != nil {
+			t.Errorf("%s: read a prompt %+v", name, s.Prompt)
 		}
 	}
 }

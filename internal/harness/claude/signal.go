@@ -67,6 +67,13 @@ func (Claude) ParseSignal(payload []byte) (harness.Signal, error) {
 		s.Kind = harness.SignalNeedsInput
 		s.Text = toolAsk(p.ToolName, p.ToolInput)
 		s.Prompt = &harness.Prompt{Kind: api.PromptPermission, Text: s.Text}
+		// The question tool asks its way through the same request: a
+		// question, not a permission. Its choices, as for a permission,
+		// are the screen's to give (with the own-answer row).
+		if text, ok := askedQuestions(p.ToolInput); ok && p.ToolName == questionTool {
+			s.Text = text
+			s.Prompt = &harness.Prompt{Kind: api.PromptQuestion, Text: text}
+		}
 	case "Notification":
 		kind, sk := notificationKind(p.NotificationType, p.Message)
 		s.Kind = sk

@@ -44,6 +44,14 @@ var hookWant = map[string][]wantSignal{
 	// A minute (the capture: 5 s) after a turn: an idle agent, not one
 	// that needs a person.
 	"idle-prompt": {{"Notification", harness.SignalNone, "", nil}},
+	// The question tool asks through a PermissionRequest: a question, in
+	// the words the screen shows; claude then notifies as for any prompt.
+	"question": {
+		{"UserPromptSubmit", harness.SignalTurnStarted, "", nil},
+		{"PreToolUse", harness.SignalNone, "", nil},
+		{"PermissionRequest", harness.SignalNeedsInput, "Colour: Which colour should the button be?", &harness.Prompt{Kind: "question", Text: "Colour: Which colour should the button be?"}},
+		{"Notification", harness.SignalNeedsInput, "Claude needs your permission", &harness.Prompt{Kind: "permission", Text: "Claude needs your permission"}},
+	},
 	"rate-limited": {
 		{"UserPromptSubmit", harness.SignalTurnStarted, "this turn is rate limited LEO-lim-001", nil},
 		{"StopFailure", harness.SignalLimited, "API Error: Request rejected (429) · modelserver: scripted error", nil},

@@ -84,6 +84,12 @@ func main() {
 }
 
 func run(bin, h, size, out, only string) error {
+	if only == questionScenario {
+		if h != "claude" {
+			return fmt.Errorf("-scenario %s: claude only", questionScenario)
+		}
+		return runQuestion(bin, size, out)
+	}
 	if only == approvalScenario {
 		if h != "codex" {
 			return fmt.Errorf("-scenario %s: codex only", approvalScenario)
