@@ -241,3 +241,80 @@ func (r *run) answerQuestion(s *step) {
 		}
 	}
 }
+
+// answerAlways: `leo agent approve --always` picks the harness's own
+// "don't ask again" choice (claude's "Yes, and always allow …", opencode's
+// "Allow always" and its Confirm): the command runs, and on the pins the
+// same command on another file then runs without a prompt — the harness
+// widened its own permission, exactly as far as its prompt offered. How
+// far that is, is the harness's: claude 2.1.332's "always allow access to
+// <dir>" does not cover the next touch, and asks again; on the newest
+// CLIs the step says which it did and approves a second prompt once.
+func (r *run) answerAlways(s *step) {
+	if _, ok := askOptions[r.h]; !ok {
+		s.Skipf("%s: no asking configuration in this step yet (codex's approval prompt is not read)", r.h)
+	}
+	name := r.approveAgent()
+	once, again := r.marker(), r.marker()
+	call := func(file string) *modelserver.ToolCall {
+		t := askTool[r.h]
+		t.Input = strings.ReplaceAll(t.Input, "leo-asked", file)
+		return &t
+	}
+	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
+		switch {
+		case q.Side:
+		case slices.Contains(q.Markers, again) && len(q.ToolResults) == 0:
+			return modelserver.Reply{ToolCall: call("leo-always-2")}
+		case slices.Contains(q.Markers, again):
+		case slices.Contains(q.Markers, once) && len(q.ToolResults) == 0:
+			return modelserver.Reply{ToolCall: call("leo-always-1")}
+		}
+		return modelserver.DefaultResponder(q)
+	})
+	defer r.ms.SetResponder(nil)
+	if _, err := r.w.Client.Get(s.ctx, name); err != nil {
+		s.leo("agent", "spawn", name)
+		s.waitRunning(name, 3*time.Minute)
+		s.pane(name, realcli.ReadyText[r.h], time.Minute)
+	}
+	ws := r.workspace(name)
+
+	s.send(name, "Please create the file leo-always-1 "+once+" now")
+	at := s.waitAttention(name, 3*time.Minute, "asking to run touch leo-always-1", func(at api.Attention) bool {
+		return at.State == api.AttentionNeedsInput && at.Prompt != nil && len(at.Prompt.Choices) > 0 && strings.Contains(at.Prompt.Text, "touch leo-always-1")
+	})
+	if !slices.Contains(at.Prompt.Answers, api.AnswerAlways) {
+		s.Fatalf("the prompt %+v offers no always answer", *at.Prompt)
+	}
+	out := s.leo("agent", "approve", name, "--always", "--prompt", at.Prompt.ID)
+	s.Logf("approve --always: %s", strings.TrimSpace(out))
+	s.waitAttention(name, 2*time.Minute, "idle with ACK "+once, func(at api.Attention) bool {
+		return at.State == api.AttentionIdle && strings.Contains(at.Detail, "ACK "+once)
+	})
+	if _, err := os.Stat(filepath.Join(ws, "leo-always-1")); err != nil {
+		s.Fatalf("the command approved always did not run: %v", err)
+	}
+
+	// The same command again: no prompt this time.
+	sentAt := time.Now()
+	s.send(name, "Please create the file leo-always-2 "+again+" now")
+	asked := false
+	s.waitAttention(name, 2*time.Minute, "idle with ACK "+again+" (no prompt)", func(at api.Attention) bool {
+		if at.State == api.AttentionNeedsInput && at.Prompt != nil && len(at.Prompt.Choices) > 0 && !asked {
+			if !latest() {
+				s.Fatalf("asked again after --always: %+v", *at.Prompt)
+			}
+			asked = true
+			s.Logf("%s asked again after --always (its always choice did not cover this call): %s", r.h, at.Prompt.Text)
+			s.leo("agent", "approve", name, "--prompt", at.Prompt.ID)
+		}
+		return at.State == api.AttentionIdle && at.Since.After(sentAt) && strings.Contains(at.Detail, "ACK "+again)
+	})
+	if !asked {
+		s.Logf("%s ran the second call without asking", r.h)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "leo-always-2")); err != nil {
+		s.Fatalf("the second command did not run: %v", err)
+	}
+}

@@ -85,6 +85,7 @@ var Steps = []Step{
 	{"permission prompt", (*run).permissionPrompt},
 	{"answer prompts", (*run).answerPrompts},
 	{"answer a question", (*run).answerQuestion},
+	{"answer always", (*run).answerAlways},
 	{"MCP tool call", (*run).mcpListAgents},
 	{"MCP in a task run", (*run).mcpTaskRun},
 	{"Unicode redrawn", (*run).unicodeRedrawn},
