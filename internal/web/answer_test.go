@@ -88,3 +88,31 @@ func TestAPIAnswersAreTheAPIs(t *testing.T) {
 		t.Fatalf("API answer: %d %s, sender %q; want api", status, body, rec.last())
 	}
 }
+
+// The agents list answers too (a phone on the fleet's page, not only an
+// agent's): each prompt row has its buttons, posting back to the list;
+// a question takes a typed answer in a text field.
+func TestAgentsListAnswersPromptsAndQuestions(t *testing.T) {
+	s, f := pagesSite(t, pagesYAML)
+	since := time.Now().Add(-time.Minute)
+	f.agents["echo"] = api.Agent{Name: "echo", Harness: "claude", State: api.StateRunning, Attention: &api.Attention{State: api.AttentionNeedsInput, Since: since,
+		Prompt: &api.Prompt{ID: "p-0123456789ab", Kind: api.PromptPermission, Text: "Bash command: touch x", Choices: []string{"Yes", "No"}, Answers: []string{"approve", "deny"}}}}
+	f.agents["quiz"] = api.Agent{Name: "quiz", Harness: "claude", State: api.StateRunning, Attention: &api.Attention{State: api.AttentionNeedsInput, Since: since,
+		Prompt: &api.Prompt{ID: "p-dddddddddddd", Kind: api.PromptQuestion, Text: "Colour: Which colour?", Choices: []string{"Red", "Blue", "Type something."}, Answers: []string{"text"}}}}
+	for _, path := range []string{"/web/agents", "/web/partials/agents"} {
+		body := s.get(path, http.StatusOK)
+		mustHave(t, path, body, `data-answer-for="p-0123456789ab"`, `action="/web/agents/echo/answer"`, `data-answer="approve">Approve</button>`,
+			`data-answer="deny">Deny</button>`, `<input type="hidden" name="back" value="/web/agents">`, `hx-target="#agents-list"`,
+			`data-answer-for="p-dddddddddddd"`, `action="/web/agents/quiz/answer"`, `<input type="hidden" name="answer" value="text">`, `name="text"`, `data-answer="text">Answer</button>`)
+	}
+	page := s.post("/web/agents/quiz/answer", url.Values{"prompt": {"p-dddddddddddd"}, "answer": {"text"}, "text": {"green"}, "back": {"/web/agents"}}, "/web/agents")
+	mustHave(t, "after the typed answer", flashOf(page), "flash-ok", "Answered &#34;green&#34; (typed into Type something.) to quiz&#39;s prompt p-dddddddddddd.")
+	if got := f.sent; len(got) != 1 || got[0] != "answer text p-dddddddddddd by web text green" {
+		t.Fatalf("the daemon got %q, want the web's typed answer", got)
+	}
+	page = s.post("/web/agents/quiz/answer", url.Values{"prompt": {"p-dddddddddddd"}, "answer": {"text"}, "text": {"  "}, "back": {"/web/agents"}}, "/web/agents")
+	mustHave(t, "an empty typed answer", flashOf(page), "flash-error", "type the answer first")
+	if len(f.sent) != 1 {
+		t.Fatalf("an empty answer reached the daemon: %q", f.sent)
+	}
+}

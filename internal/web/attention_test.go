@@ -66,7 +66,7 @@ func TestAgentsNeedingAPersonComeFirstWithTheirPrompt(t *testing.T) {
 			`<tr class="prompt-row" data-prompt-for="echo">`, `<span class="badge">permission</span>`,
 			"rm -rf &lt;b&gt;x&lt;/b&gt;  [31m&amp;&amp; echo &#34;pwned&#34; \n&lt;script&gt;alert(1)&lt;/script&gt;\nDo you want to proceed?",
 			"<li>Yes</li>", "<li>Yes, and don&#39;t ask again for &lt;i&gt;rm&lt;/i&gt;</li>", "<li>No</li>",
-			"<code>leo attach echo</code>; 2 message(s) wait for it")
+			"<code>leo attach echo</code>", "2 message(s) wait for it.")
 		mustLack(t, path, body, "<script>alert", "<b>x</b>", "<i>rm</i>", "\x1b", "\x00")
 		if n := strings.Count(body, `class="prompt-row"`); n != 1 {
 			t.Errorf("%s: %d prompt rows, want 1 (only needs_input carries a prompt)", path, n)

@@ -185,8 +185,13 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case "answer":
 			var req api.AnswerRequest
 			_ = json.Unmarshal(body, &req)
-			f.sent = append(f.sent, "answer "+req.Answer+" "+req.Prompt+" by "+r.Header.Get(api.SenderHeader))
+			line := "answer " + req.Answer + " " + req.Prompt + " by " + r.Header.Get(api.SenderHeader)
 			res := api.AnswerResult{Agent: name, Answer: req.Answer, Choice: "Yes", Cleared: true}
+			if req.Text != "" {
+				line += " text " + req.Text
+				res.Choice = "Type something."
+			}
+			f.sent = append(f.sent, line)
 			if a.Attention != nil && a.Attention.Prompt != nil {
 				res.Prompt = *a.Attention.Prompt
 			}
