@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"log"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -37,11 +35,6 @@ var approvalTools = map[string]modelserver.ToolCall{
 }
 
 func runApproval(bin, size, out string) error {
-	v, err := realcli.InstalledVersion(filepath.Join(bin, "codex"))
-	if err != nil {
-		return err
-	}
-	version := regexp.MustCompile(`\d+\.\d+\.\d+`).FindString(v)
 	r := codex.Codex{}.Screen()
 	ms, err := modelserver.New()
 	if err != nil {
@@ -63,57 +56,14 @@ func runApproval(bin, size, out string) error {
 		return err
 	}
 	defer c.Close()
-	w, hh, _ := strings.Cut(size, "x")
-	if err := c.Start(w, hh, filepath.Join(bin, "codex"), "-a", "on-request", "--sandbox", "workspace-write"); err != nil {
+	sc, err := newScene(c, "codex", bin, size, out, r, filepath.Join(bin, "codex"), "-a", "on-request", "--sandbox", "workspace-write")
+	if err != nil {
 		return err
 	}
-	stable := func(what string, d time.Duration, cond func(string) bool) (string, error) {
-		deadline := time.Now().Add(d)
-		last, since := "", time.Now()
-		for {
-			s := c.Screen()
-			if s != last {
-				last, since = s, time.Now()
-			}
-			if cond(s) && time.Since(since) >= time.Second {
-				return s, nil
-			}
-			if time.Now().After(deadline) {
-				return s, fmt.Errorf("%s: not seen within %s:\n%s", what, d, s)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	idle := func(s string) bool { x := r.Classify(s); return x.State == harness.ScreenReady && x.Input == "" }
+	sc.enterDelay = codex.Codex{}.EnterDelay()
+	stable, idle, save, keys, send := sc.stable, sc.idle, sc.save, sc.keys, sc.send
 	if _, err := stable("ready", 3*time.Minute, idle); err != nil {
 		return err
-	}
-	save := func(name, s string) error {
-		p := filepath.Join(out, "codex", fmt.Sprintf("%s_%s_v%s.txt", name, size, version))
-		log.Printf("%s: %+v", p, r.Classify(s))
-		return os.WriteFile(p, []byte(s), 0o644)
-	}
-	send := func(text string) error {
-		if o, err := c.Tmux(text, "load-buffer", "-b", "m", "-"); err != nil {
-			return fmt.Errorf("load-buffer: %v %s", err, o)
-		}
-		if o, err := c.Tmux("", "paste-buffer", "-p", "-d", "-b", "m", "-t", "a"); err != nil {
-			return fmt.Errorf("paste-buffer: %v %s", err, o)
-		}
-		if _, err := stable("pasted", 20*time.Second, func(s string) bool { return strings.Contains(s, text) }); err != nil {
-			return err
-		}
-		time.Sleep(codex.Codex{}.EnterDelay())
-		if o, err := c.Tmux("", "send-keys", "-t", "a", "Enter"); err != nil {
-			return fmt.Errorf("send-keys: %v %s", err, o)
-		}
-		return nil
-	}
-	keys := func(k ...string) error {
-		if o, err := c.Tmux("", append([]string{"send-keys", "-t", "a"}, k...)...); err != nil {
-			return fmt.Errorf("send-keys: %v %s", err, o)
-		}
-		return nil
 	}
 	asked := func(cmd string) func(string) bool {
 		return func(s string) bool { return strings.Contains(s, cmd) && !strings.Contains(s, "esc to interrupt") }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -48,12 +47,6 @@ var permissionTools = map[string]modelserver.ToolCall{
 }
 
 func runPermission(bin, size, out string) error {
-	v, err := realcli.InstalledVersion(filepath.Join(bin, "claude"))
-	if err != nil {
-		return err
-	}
-	version := regexp.MustCompile(`\d+\.\d+\.\d+`).FindString(v)
-	r := claude.Claude{}.Screen()
 	ms, err := modelserver.New()
 	if err != nil {
 		return err
@@ -90,60 +83,17 @@ func runPermission(bin, size, out string) error {
 	if err := setClaudeJSON(c.Home, "messageIdleNotifThresholdMs", 5000); err != nil {
 		return err
 	}
-	tm := c.Tmux
-	w, hh, _ := strings.Cut(size, "x")
 	// No retries: a 429 or a 400 ends the turn at once (StopFailure).
 	// The permission mode is named, as leo names a configured one: 2.1.332
 	// defaults to "auto", which asks nobody.
-	if err := c.Start(w, hh, "env", "CLAUDE_CODE_MAX_RETRIES=0", filepath.Join(bin, "claude"), "--permission-mode", "default"); err != nil {
+	sc, err := newScene(c, "claude", bin, size, out, claude.Claude{}.Screen(),
+		"env", "CLAUDE_CODE_MAX_RETRIES=0", filepath.Join(bin, "claude"), "--permission-mode", "default")
+	if err != nil {
 		return err
 	}
-	stable := func(what string, d time.Duration, cond func(string) bool) (string, error) {
-		deadline := time.Now().Add(d)
-		last, since := "", time.Now()
-		for {
-			s := c.Screen()
-			if s != last {
-				last, since = s, time.Now()
-			}
-			if cond(s) && time.Since(since) >= time.Second {
-				return s, nil
-			}
-			if time.Now().After(deadline) {
-				return s, fmt.Errorf("%s: not seen within %s:\n%s", what, d, s)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	idle := func(s string) bool {
-		got := r.Classify(s)
-		return got.State == harness.ScreenReady && got.Input == ""
-	}
+	stable, idle, save, keys, send, version := sc.stable, sc.idle, sc.save, sc.keys, sc.send, sc.version
 	if _, err := stable("ready", 3*time.Minute, idle); err != nil {
 		return err
-	}
-	save := func(name, s string) error {
-		p := filepath.Join(out, "claude", fmt.Sprintf("%s_%s_v%s.txt", name, size, version))
-		log.Printf("%s: %+v", p, r.Classify(s))
-		return os.WriteFile(p, []byte(s), 0o644)
-	}
-	keys := func(k ...string) error {
-		if o, err := tm("", append([]string{"send-keys", "-t", "a"}, k...)...); err != nil {
-			return fmt.Errorf("send-keys: %v %s", err, o)
-		}
-		return nil
-	}
-	send := func(text string) error {
-		if o, err := tm(text, "load-buffer", "-b", "m", "-"); err != nil {
-			return fmt.Errorf("load-buffer: %v %s", err, o)
-		}
-		if o, err := tm("", "paste-buffer", "-p", "-d", "-b", "m", "-t", "a"); err != nil {
-			return fmt.Errorf("paste-buffer: %v %s", err, o)
-		}
-		if _, err := stable("pasted", 20*time.Second, func(s string) bool { return r.Landed(r.Classify(s), text) }); err != nil {
-			return err
-		}
-		return keys("Enter")
 	}
 	// waitHooks waits until the hooks wrote want, in order (each hook
 	// appends its payload when claude runs it).

@@ -5,12 +5,10 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/blackpaw-studio/leo/e2e/realcli"
-	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/harness/claude"
 	"github.com/blackpaw-studio/leo/internal/testutil/modelserver"
 )
@@ -40,12 +38,6 @@ var questionCall = map[string]modelserver.ToolCall{
 }
 
 func runQuestion(bin, size, out string) error {
-	v, err := realcli.InstalledVersion(filepath.Join(bin, "claude"))
-	if err != nil {
-		return err
-	}
-	version := regexp.MustCompile(`\d+\.\d+\.\d+`).FindString(v)
-	r := claude.Claude{}.Screen()
 	ms, err := modelserver.New()
 	if err != nil {
 		return err
@@ -76,67 +68,24 @@ func runQuestion(bin, size, out string) error {
 	if err := writeCaptureHooks(c.Workspace, hooksFile); err != nil {
 		return err
 	}
-	tm := c.Tmux
-	w, hh, _ := strings.Cut(size, "x")
-	if err := c.Start(w, hh, "env", "CLAUDE_CODE_MAX_RETRIES=0", filepath.Join(bin, "claude"), "--permission-mode", "default"); err != nil {
-		return err
-	}
-	stable := func(what string, d time.Duration, cond func(string) bool) (string, error) {
-		deadline := time.Now().Add(d)
-		last, since := "", time.Now()
-		for {
-			s := c.Screen()
-			if s != last {
-				last, since = s, time.Now()
-			}
-			if cond(s) && time.Since(since) >= time.Second {
-				return s, nil
-			}
-			if time.Now().After(deadline) {
-				return s, fmt.Errorf("%s: not seen within %s:\n%s", what, d, s)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	idle := func(s string) bool {
-		got := r.Classify(s)
-		return got.State == harness.ScreenReady && got.Input == ""
-	}
-	if _, err := stable("ready", 3*time.Minute, idle); err != nil {
-		return err
-	}
-	_ = os.Truncate(hooksFile, 0) // SessionStart
-	save := func(name, s string) error {
-		p := filepath.Join(out, "claude", fmt.Sprintf("%s_%s_v%s.txt", name, size, version))
-		log.Printf("%s: %+v", p, r.Classify(s))
-		return os.WriteFile(p, []byte(s), 0o644)
-	}
-	keys := func(k ...string) error {
-		if o, err := tm("", append([]string{"send-keys", "-t", "a"}, k...)...); err != nil {
-			return fmt.Errorf("send-keys: %v %s", err, o)
-		}
-		return nil
-	}
-	send := func(text string) error {
-		if o, err := tm(text, "load-buffer", "-b", "m", "-"); err != nil {
-			return fmt.Errorf("load-buffer: %v %s", err, o)
-		}
-		if o, err := tm("", "paste-buffer", "-p", "-d", "-b", "m", "-t", "a"); err != nil {
-			return fmt.Errorf("paste-buffer: %v %s", err, o)
-		}
-		if _, err := stable("pasted", 20*time.Second, func(s string) bool { return r.Landed(r.Classify(s), text) }); err != nil {
-			return err
-		}
-		return keys("Enter")
-	}
-	if err := send("ask me about the colour LEO-q-001"); err != nil {
-		return err
-	}
-	s, err := stable("question", 2*time.Minute, func(s string) bool { return strings.Contains(s, "Which colour should the button be?") })
+	sc, err := newScene(c, "claude", bin, size, out, claude.Claude{}.Screen(),
+		"env", "CLAUDE_CODE_MAX_RETRIES=0", filepath.Join(bin, "claude"), "--permission-mode", "default")
 	if err != nil {
 		return err
 	}
-	if err := save(questionScenario, s); err != nil {
+	if _, err := sc.stable("ready", 3*time.Minute, sc.idle); err != nil {
+		return err
+	}
+	_ = os.Truncate(hooksFile, 0) // SessionStart
+
+	if err := sc.send("ask me about the colour LEO-q-001"); err != nil {
+		return err
+	}
+	s, err := sc.stable("question", 2*time.Minute, func(s string) bool { return strings.Contains(s, "Which colour should the button be?") })
+	if err != nil {
+		return err
+	}
+	if err := sc.save(questionScenario, s); err != nil {
 		return err
 	}
 	// What claude's hooks said while the question was up (after the
@@ -146,62 +95,53 @@ func runQuestion(bin, size, out string) error {
 	if err != nil {
 		return err
 	}
-	hp := filepath.Join("internal", "harness", "claude", "testdata", "hooks", fmt.Sprintf("question_v%s.jsonl", version))
+	hp := filepath.Join("internal", "harness", "claude", "testdata", "hooks", fmt.Sprintf("question_v%s.jsonl", sc.version))
 	log.Printf("%s: %s", hp, eventNames(data))
 	if err := os.WriteFile(hp, data, 0o644); err != nil {
 		return err
 	}
 	// The own-answer row follows the options: its number goes to it.
-	if err := keys("3"); err != nil {
+	if err := sc.keys("3"); err != nil {
 		return err
 	}
-	s, err = stable("own-answer row", 20*time.Second, func(string) bool { return true })
-	if err != nil {
+	if s, err = sc.stable("own-answer row", 20*time.Second, func(string) bool { return true }); err != nil {
 		return err
 	}
-	if err := save("question-own-row", s); err != nil {
+	if err := sc.save("question-own-row", s); err != nil {
 		return err
 	}
-	if err := keys("-l", "green please"); err != nil {
+	if err := sc.keys("-l", "green please"); err != nil {
 		return err
 	}
-	s, err = stable("typed", 20*time.Second, func(s string) bool { return strings.Contains(s, "green please") })
-	if err != nil {
+	if s, err = sc.stable("typed", 20*time.Second, func(s string) bool { return strings.Contains(s, "green please") }); err != nil {
 		return err
 	}
-	if err := save("question-typing", s); err != nil {
+	if err := sc.save("question-typing", s); err != nil {
 		return err
 	}
-	if err := keys("Enter"); err != nil {
+	if err := sc.keys("Enter"); err != nil {
 		return err
 	}
-	s, err = stable("after the answer", 2*time.Minute, func(s string) bool { return strings.Contains(s, "ANSWERED LEO-q-001") && idle(s) })
-	if err != nil {
-		// A confirmation page (a review of the answers) may come first.
-		if e2 := save("question-after-enter", c.Screen()); e2 != nil {
-			return e2
-		}
+	if s, err = sc.stable("after the answer", 2*time.Minute, func(s string) bool { return strings.Contains(s, "ANSWERED LEO-q-001") && sc.idle(s) }); err != nil {
 		return err
 	}
-	if err := save("ready-after-question", s); err != nil {
+	if err := sc.save("ready-after-question", s); err != nil {
 		return err
 	}
 
-	if err := send("ask me about the size LEO-q-002"); err != nil {
+	if err := sc.send("ask me about the size LEO-q-002"); err != nil {
 		return err
 	}
-	if _, err := stable("second question", 2*time.Minute, func(s string) bool { return strings.Contains(s, "Which size should the font be?") }); err != nil {
+	if _, err := sc.stable("second question", 2*time.Minute, func(s string) bool { return strings.Contains(s, "Which size should the font be?") }); err != nil {
 		return err
 	}
-	if err := keys("1"); err != nil {
+	if err := sc.keys("1"); err != nil {
 		return err
 	}
-	s, err = stable("after the first option", 2*time.Minute, func(s string) bool { return strings.Contains(s, "ANSWERED LEO-q-002") && idle(s) })
-	if err != nil {
-		_ = save("question-after-1", c.Screen())
+	if s, err = sc.stable("after the first option", 2*time.Minute, func(s string) bool { return strings.Contains(s, "ANSWERED LEO-q-002") && sc.idle(s) }); err != nil {
 		return err
 	}
-	if err := save("ready-after-question-option", s); err != nil {
+	if err := sc.save("ready-after-question-option", s); err != nil {
 		return err
 	}
 	for _, q := range ms.Requests() {
