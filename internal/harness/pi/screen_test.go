@@ -1,0 +1,65 @@
+package pi
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
+	"github.com/blackpaw-studio/leo/internal/harness/harnesstest"
+)
+
+const v = "_120x40_v0.73.1"
+
+// fixtureWant is what each capture of testdata/screens/pi shows.
+var fixtureWant = map[string]harness.Screen{
+	"ready-fresh" + v:            {State: harness.ScreenReady},
+	"ready-typed" + v:            {State: harness.ScreenReady, Input: "hello LEO-p1"},
+	"busy" + v:                   {State: harness.ScreenBusy},
+	"busy-typed" + v:             {State: harness.ScreenBusy, Input: "queued LEO-p3"},
+	"busy-steering" + v:          {State: harness.ScreenBusy},
+	"busy-retrying" + v:          {State: harness.ScreenBusy},
+	"ready-after-turn" + v:       {State: harness.ScreenReady},
+	"ready-after-steering" + v:   {State: harness.ScreenReady},
+	"ready-after-interrupt" + v:  {State: harness.ScreenReady},
+	"ready-after-clear" + v:      {State: harness.ScreenReady},
+	"ready-after-compact" + v:    {State: harness.ScreenReady},
+	"ready-after-tool" + v:       {State: harness.ScreenReady},
+	"ready-pasted-multiline" + v: {State: harness.ScreenReady, Input: "line one LEO-m1\nline two\nline three"},
+	"ready-pasted-4000" + v:      {State: harness.ScreenReady, Input: "[paste #1 4004 chars]"},
+	"ready-typed-compact" + v:    {State: harness.ScreenReady, Input: "/compact"},
+}
+
+func TestScreenFixtures(t *testing.T) {
+	harnesstest.ScreenFixtures(t, Pi{}.Screen(), harnesstest.ScreensDir("pi"), fixtureWant)
+}
+
+func TestLandedPasteMarker(t *testing.T) {
+	r := Pi{}.Screen()
+	big := "long LEO-big1 " + strings.Repeat("x", 3990)
+	if !r.Landed(harness.Screen{State: harness.ScreenReady, Input: "[paste #1 4004 chars]"}, big) {
+		t.Error("the marker of a 4,004-character paste does not count as landed")
+	}
+	if r.Landed(harness.Screen{State: harness.ScreenReady, Input: "[paste #1 4005 chars]"}, big) {
+		t.Error("the marker of another paste counts as landed")
+	}
+	lines := strings.Repeat("a line\n", 11) + "LEO-x"
+	if !r.Landed(harness.Screen{State: harness.ScreenReady, Input: "[paste #2 +12 lines]"}, lines) {
+		t.Error("the marker of a 12-line paste does not count as landed")
+	}
+	if r.Landed(harness.Screen{State: harness.ScreenReady, Input: "[paste #1 12 chars]"}, "short text") {
+		t.Error("a short paste is never shown as a marker")
+	}
+	// A character outside the BMP is two UTF-16 units in pi's count.
+	emoji := strings.Repeat("😀", 600)
+	if !r.Landed(harness.Screen{State: harness.ScreenReady, Input: "[paste #3 1200 chars]"}, emoji) {
+		t.Error("pi counts UTF-16 units")
+	}
+}
+
+func TestClassifyScrolledEditor(t *testing.T) {
+	capture := "text\n\n─── ↑ 3 more ───────────\nthe last line LEO-s\n─── ↓ 1 more ─────────────\n/ws\n↑1 ↓1 model\n"
+	s := Pi{}.Screen().Classify(capture)
+	if s.State != harness.ScreenReady || s.Input != "the last line LEO-s" {
+		t.Fatalf("Classify = %+v", s)
+	}
+}
