@@ -16,10 +16,10 @@ import (
 
 	"github.com/blackpaw-studio/leo/internal/agent"
 	"github.com/blackpaw-studio/leo/internal/api"
-	"github.com/blackpaw-studio/leo/internal/mcp"
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/humantime"
+	"github.com/blackpaw-studio/leo/internal/mcp"
 )
 
 func init() { register(newAgentCmd) }
