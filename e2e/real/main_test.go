@@ -87,6 +87,7 @@ var Steps = []Step{
 	{"answer a question", (*run).answerQuestion},
 	{"MCP tool call", (*run).mcpListAgents},
 	{"MCP in a task run", (*run).mcpTaskRun},
+	{"message an agent", (*run).messageAgent},
 	{"Unicode redrawn", (*run).unicodeRedrawn},
 	{"rate-limited turn", (*run).rateLimited},
 	{"slow turn", (*run).slowTurn},

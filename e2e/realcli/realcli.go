@@ -66,6 +66,12 @@ type CLI struct {
 	// Trust marks workspace trusted in home, as leo does before a
 	// launch; nil when the CLI asks no trust question.
 	Trust func(home, workspace string) error
+	// LeoTool is the name the CLI gives leo's MCP tool leo_list_agents in
+	// the tool list it sends the model ("" for a CLI without MCP, whose
+	// agents run the leo CLI with ShellTool instead).
+	LeoTool string
+	// ShellTool is the name of its tool that runs a shell command.
+	ShellTool string
 	// Headless is the argv of a one-shot run of msg printing JSON events.
 	Headless func(msg string) []string
 	// Records are the files of the CLI's own store that may hold
@@ -83,6 +89,7 @@ func glob(parts ...string) []string {
 var CLIs = []CLI{
 	{
 		Name: "claude", Package: "@anthropic-ai/claude-code", VersionKey: "CLAUDE_CODE_VERSION", ReadyText: "❯",
+		LeoTool: "mcp__leo__leo_list_agents", ShellTool: "Bash",
 		Env: func(modelURL string) map[string]string {
 			return map[string]string{
 				"ANTHROPIC_BASE_URL":                       modelURL,
@@ -126,7 +133,8 @@ var CLIs = []CLI{
 	},
 	{
 		Name: "codex", Package: "@openai/codex", VersionKey: "CODEX_VERSION", ReadyText: "Ask Codex to do anything",
-		Env: func(string) map[string]string { return map[string]string{KeyEnv: APIKey} },
+		LeoTool: "mcp__leo/leo_list_agents",
+		Env:     func(string) map[string]string { return map[string]string{KeyEnv: APIKey} },
 		Setup: func(_ string, d map[string]string, modelURL string) error {
 			cfg := fmt.Sprintf(`model = %q
 model_provider = %q
@@ -152,6 +160,7 @@ env_key = %q
 	},
 	{
 		Name: "opencode", Package: "opencode-ai", VersionKey: "OPENCODE_VERSION", ReadyText: "Ask anything",
+		LeoTool: "leo_leo_list_agents", ShellTool: "bash",
 		Env: func(string) map[string]string {
 			return map[string]string{
 				"OPENCODE_DISABLE_MODELS_FETCH": "1",
@@ -183,6 +192,7 @@ env_key = %q
 	{
 		// The footer line under pi's editor shows the model's id.
 		Name: "pi", Package: "@mariozechner/pi-coding-agent", VersionKey: "PI_VERSION", ReadyText: Model,
+		ShellTool: "bash",
 		Env: func(string) map[string]string {
 			return map[string]string{"PI_OFFLINE": "1", "PI_TELEMETRY": "0"}
 		},
@@ -412,11 +422,18 @@ func Versions(path string) (map[string]string, error) {
 }
 
 // InstalledVersion asks the CLI at bin for its version (`<cli> --version`)
-// and returns its first line.
+// and returns its first line: of stdout, or of stderr when stdout is empty
+// (pi 0.73.1 prints it there).
 func InstalledVersion(bin string) (string, error) {
-	out, err := exec.Command(bin, "--version").Output()
+	cmd := exec.Command(bin, "--version")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", bin, err)
+	}
+	if strings.TrimSpace(string(out)) == "" {
+		out = []byte(stderr.String())
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return line, nil

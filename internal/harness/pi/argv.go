@@ -79,17 +79,17 @@ func commonArgs(spec harness.LaunchSpec) []string {
 	if p := spec.Options.String(optAppendSystem); strings.TrimSpace(p) != "" {
 		argv = append(argv, "--append-system-prompt", p)
 	}
-	if n := Nudge(spec.Bridge); n != "" {
+	if n := (Pi{}).Nudge(spec.Bridge); n != "" {
 		argv = append(argv, "--append-system-prompt", n)
 	}
 	return argv
 }
 
-// Nudge is what pi is told of leo: pi has no MCP, so instead of leo's MCP
+// Nudge (harness.Nudger) is what pi is told of leo: pi has no MCP, so instead of leo's MCP
 // tools it names the leo CLI, which pi's bash tool runs (the agent's
 // environment carries LEO_AGENT, which signs what it sends, and LEO_HOME).
 // "" without a bridge: leo's messaging is off for the launch.
-func Nudge(b *harness.MCPBridge) string {
+func (Pi) Nudge(b *harness.MCPBridge) string {
 	if b == nil || b.Command == "" {
 		return ""
 	}

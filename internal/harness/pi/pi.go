@@ -33,6 +33,7 @@ var (
 	_ harness.InputClearer    = Pi{}
 	_ harness.Installer       = Pi{}
 	_ harness.ModelHinter     = Pi{}
+	_ harness.Nudger          = Pi{}
 )
 
 // Name is the registry key.

@@ -40,7 +40,7 @@ type screen struct{}
 // input between them, and calls the screen busy when the last line drawn
 // above the editor is a spinner line.
 func (screen) Classify(capture string) harness.Screen {
-	lines := harness.CaptureTail(capture, 400)
+	lines := splitRules(harness.CaptureTail(capture, 400))
 	bottom, top := -1, -1
 	for i := len(lines) - 1; i >= 0; i-- {
 		if !ruleLine.MatchString(lines[i]) {
@@ -72,6 +72,26 @@ func (screen) Classify(capture string) harness.Screen {
 		break
 	}
 	return harness.Screen{State: harness.ScreenReady, Input: input}
+}
+
+// gluedRule is a rule drawn on the row of the text before it: pi counts
+// some characters (an emoji with a skin-tone modifier) narrower than the
+// terminal draws them, the row overflows, and a joined capture (-J) puts
+// the rule that follows on the text's line
+// (testdata/screens/pi/ready-pasted-skin-tone_*).
+var gluedRule = regexp.MustCompile(`─{20,}$`)
+
+// splitRules puts each glued rule back on a line of its own.
+func splitRules(lines []string) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if loc := gluedRule.FindStringIndex(l); loc != nil && loc[0] > 0 && !ruleLine.MatchString(l) {
+			out = append(out, strings.TrimRight(l[:loc[0]], " "), l[loc[0]:])
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // Landed reports whether pasted shows in the editor (the same visible

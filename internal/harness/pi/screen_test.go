@@ -27,6 +27,8 @@ var fixtureWant = map[string]harness.Screen{
 	"ready-pasted-multiline" + v: {State: harness.ScreenReady, Input: "line one LEO-m1\nline two\nline three"},
 	"ready-pasted-4000" + v:      {State: harness.ScreenReady, Input: "[paste #1 4004 chars]"},
 	"ready-typed-compact" + v:    {State: harness.ScreenReady, Input: "/compact"},
+	// Captured by e2e/real's "Unicode redrawn" step (a 200x50 pane).
+	"ready-pasted-skin-tone_200x50_v0.73.1": {State: harness.ScreenReady, Input: "thumbs 👍🏽 LEO-pi-572"},
 }
 
 func TestScreenFixtures(t *testing.T) {
