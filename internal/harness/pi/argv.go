@@ -10,7 +10,7 @@ import (
 
 // Interactive builds the resident TUI launch, run in the workspace:
 //
-//	pi --session-dir DIR [--session ID] [--model M] [--thinking L]
+//	pi [--session ID] [--model M] [--thinking L]
 //	   [--tools a,b] [--append-system-prompt TEXT]
 //
 // A fresh launch names no session: pi starts one, and leo discovers its id
@@ -25,7 +25,7 @@ func (Pi) Interactive(spec harness.LaunchSpec) (harness.Command, error) {
 
 // Headless builds a one-shot run:
 //
-//	pi --mode json --session-dir DIR [--session ID] [options] [--] MESSAGE
+//	pi --mode json [--session ID] [options] [--] MESSAGE
 //
 // --mode json prints pi's events on stdout, one JSON object a line
 // (stream.go). max_turns is ignored (pi has no per-turn cap).
@@ -61,7 +61,7 @@ func checkSpec(spec harness.LaunchSpec) error {
 }
 
 func commonArgs(spec harness.LaunchSpec) []string {
-	argv := []string{"--session-dir", SessionDir(spec.Env, spec.Workspace)}
+	var argv []string
 	if spec.SessionID != "" {
 		argv = append(argv, "--session", spec.SessionID)
 	}

@@ -33,7 +33,7 @@ func TestOptionsReachArgv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"pi", "--session-dir", "/h/.pi/agent/sessions/--w--", "--model", "openai/gpt-4o", "--thinking", "high", "--tools", "read,grep", "--append-system-prompt", "Be brief.", "--append-system-prompt"}
+	want := []string{"pi", "--model", "openai/gpt-4o", "--thinking", "high", "--tools", "read,grep", "--append-system-prompt", "Be brief.", "--append-system-prompt"}
 	if !slices.Equal(cmd.Argv[:len(want)], want) {
 		t.Fatalf("argv %q", cmd.Argv)
 	}

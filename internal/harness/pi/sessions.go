@@ -44,15 +44,42 @@ func expandTilde(p string, env map[string]string) string {
 	return p
 }
 
-// SessionDir is the directory pi keeps the sessions of workspace in. leo
-// passes it to every launch (--session-dir), so a sessionDir in pi's
-// settings.json never sends a leo launch's session where leo does not
-// look.
+// SessionDir is the directory pi keeps the sessions of workspace in, as pi
+// 0.73.1 picks it (main.js): $PI_CODING_AGENT_SESSION_DIR, else the
+// "sessionDir" of pi's settings (the project's .pi/settings.json over the
+// agent dir's settings.json), else the per-directory default. Lookups run
+// with the launched program's environment, so they find what pi wrote.
 func SessionDir(env map[string]string, workspace string) string {
 	if d := harness.Getenv(env, SessionDirEnv); d != "" {
 		return expandTilde(d, env)
 	}
-	return filepath.Join(AgentDir(env), "sessions", EncodeCwd(realPath(workspace)))
+	ws := realPath(workspace)
+	for _, f := range []string{filepath.Join(ws, ".pi", "settings.json"), filepath.Join(AgentDir(env), "settings.json")} {
+		if d := settingsSessionDir(f); d != "" {
+			d = expandTilde(d, env)
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(ws, d)
+			}
+			return d
+		}
+	}
+	return filepath.Join(AgentDir(env), "sessions", EncodeCwd(ws))
+}
+
+// settingsSessionDir is the "sessionDir" of a pi settings file, "" when
+// it sets none (or cannot be read).
+func settingsSessionDir(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var s struct {
+		SessionDir string `json:"sessionDir"`
+	}
+	if json.Unmarshal(data, &s) != nil {
+		return ""
+	}
+	return s.SessionDir
 }
 
 // EncodeCwd is pi's directory name for a working directory.

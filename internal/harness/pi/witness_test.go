@@ -47,6 +47,16 @@ func TestSessionDirIsPis(t *testing.T) {
 	if got, want := SessionDir(env, "/a/b"), "/etc/pi/sessions/--a-b--"; got != want {
 		t.Errorf("with %s: %s, want %s", AgentDirEnv, got, want)
 	}
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, ".pi"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".pi", "settings.json"), []byte(`{"sessionDir":"sess"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := SessionDir(env, ws), filepath.Join(realPath(ws), "sess"); got != want {
+		t.Errorf("with a project sessionDir: %s, want %s", got, want)
+	}
 	env[SessionDirEnv] = "~/s"
 	if got, want := SessionDir(env, "/a/b"), "/home/u/s"; got != want {
 		t.Errorf("with %s: %s, want %s", SessionDirEnv, got, want)
