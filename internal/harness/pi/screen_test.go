@@ -27,8 +27,15 @@ var fixtureWant = map[string]harness.Screen{
 	"ready-pasted-multiline" + v: {State: harness.ScreenReady, Input: "line one LEO-m1\nline two\nline three"},
 	"ready-pasted-4000" + v:      {State: harness.ScreenReady, Input: "[paste #1 4004 chars]"},
 	"ready-typed-compact" + v:    {State: harness.ScreenReady, Input: "/compact"},
-	// Captured by e2e/real's "Unicode redrawn" step (a 200x50 pane).
-	"ready-pasted-skin-tone_200x50_v0.73.1": {State: harness.ScreenReady, Input: "thumbs 👍🏽 LEO-pi-572"},
+	// The redrawn pastes (harnesstest.RedrawnPastes, captured by
+	// e2e/realcli/cmd/capturescreens): as pasted, a tab as four spaces.
+	// The emoji with a skin-tone modifier overflows its row: the bottom
+	// rule is glued to the input's line in the joined capture.
+	"ready-pasted-skintone" + v:       {State: harness.ScreenReady, Input: "thumbs 👍🏽 MARKU2"},
+	"ready-pasted-decomposed" + v:     {State: harness.ScreenReady, Input: "cafe\u0301 MARKU3"},
+	"ready-pasted-tab" + v:            {State: harness.ScreenReady, Input: "tab    here MARKU4"},
+	"ready-pasted-leading-spaces" + v: {State: harness.ScreenReady, Input: "lead MARKU5"},
+	"ready-pasted-mixed" + v:          {State: harness.ScreenReady, Input: "a    b 👋🏿 nai\u0308ve MARKU6"},
 }
 
 func TestScreenFixtures(t *testing.T) {
@@ -64,4 +71,25 @@ func TestClassifyScrolledEditor(t *testing.T) {
 	if s.State != harness.ScreenReady || s.Input != "the last line LEO-s" {
 		t.Fatalf("Classify = %+v", s)
 	}
+}
+
+// The model of the editor's drawing is the one the captures show.
+func TestDrawModelMatchesCaptures(t *testing.T) {
+	for _, fx := range harnesstest.RedrawnFixtures(t, harnesstest.ScreensDir("pi")) {
+		got := Pi{}.Screen().Classify(fx.Capture).Input
+		if want := piDraws(fx.Pasted); got != want {
+			t.Errorf("%s: input %q, the model draws %q", fx.File, got, want)
+		}
+	}
+}
+
+func FuzzLanded(f *testing.F) {
+	harnesstest.FuzzLanded(f, Pi{}.Screen(), piDraws, "e\u0301\u0301 👍🏿👍🏻 \u200b x", "\t\t lead", "🏽 alone", "[paste #1 1200 chars]")
+}
+
+// piDraws is a model of what pi's editor shows of a paste, read off its
+// captures (0.73.1): as pasted, a tab as four spaces, leading spaces
+// trimmed by the reader.
+func piDraws(s string) string {
+	return strings.TrimLeft(strings.ReplaceAll(s, "\t", "    "), " ")
 }
