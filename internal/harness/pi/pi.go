@@ -1,11 +1,12 @@
 // Package pi is the adapter for pi (npm @mariozechner/pi-coding-agent), a
 // coding-agent TUI with no MCP, no permission prompts and no trust dialog
-// (docs/harness-behaviour/pi.md). leo pins each agent's conversation to a
-// session file it names (--session <path>), reads pi's JSONL session files
-// for delivery proof, turn records, compactions and conversations, learns
-// turn ends from a small extension of its own (turnend_extension.js, loaded
-// with -e), and tells pi about leo's messaging in the system prompt
-// (--append-system-prompt): pi's bash tool runs the leo CLI.
+// (docs/harness-behaviour/pi.md). leo discovers each conversation's id (pi's
+// own, in its session file's name) after the first turn and resumes it with
+// --session <id>, reads pi's JSONL session files for delivery proof, turn
+// records, compactions and conversations, learns turn ends from a small
+// extension of its own (turnend_extension.js, loaded with -e), and tells pi
+// about leo's messaging in the system prompt (--append-system-prompt): pi's
+// bash tool runs the leo CLI.
 package pi
 
 import (
