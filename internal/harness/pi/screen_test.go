@@ -27,6 +27,15 @@ var fixtureWant = map[string]harness.Screen{
 	"ready-pasted-multiline" + v: {State: harness.ScreenReady, Input: "line one LEO-m1\nline two\nline three"},
 	"ready-pasted-4000" + v:      {State: harness.ScreenReady, Input: "[paste #1 4004 chars]"},
 	"ready-typed-compact" + v:    {State: harness.ScreenReady, Input: "/compact"},
+	// Narrow and wide panes.
+	"ready-fresh_80x24_v0.73.1":       {State: harness.ScreenReady},
+	"ready-typed_80x24_v0.73.1":       {State: harness.ScreenReady, Input: "hello LEO-w80"},
+	"ready-after-turn_80x24_v0.73.1":  {State: harness.ScreenReady},
+	"busy_80x24_v0.73.1":              {State: harness.ScreenBusy},
+	"ready-fresh_200x50_v0.73.1":      {State: harness.ScreenReady},
+	"ready-typed_200x50_v0.73.1":      {State: harness.ScreenReady, Input: "hello LEO-w200"},
+	"ready-after-turn_200x50_v0.73.1": {State: harness.ScreenReady},
+	"busy_200x50_v0.73.1":             {State: harness.ScreenBusy},
 	// The redrawn pastes (harnesstest.RedrawnPastes, captured by
 	// e2e/realcli/cmd/capturescreens): as pasted, a tab as four spaces.
 	// The emoji with a skin-tone modifier overflows its row: the bottom

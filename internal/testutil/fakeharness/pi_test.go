@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,46 +49,58 @@ func TestPiFakeMatchesRealScreens(t *testing.T) {
 		t.Fatal("no pi adapter registered")
 	}
 	reader := h0.Screen()
-	h := start(t, launch{role: "pi", env: map[string]string{"FAKE_TURN_MS": "2500"}})
-	check := func(state string, paste string) {
-		t.Helper()
-		data, err := os.ReadFile(filepath.Join(realPiScreens, state+"_120x40_v0.73.1.txt"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		real := reader.Classify(string(data))
-		var fake string
-		var got leoharness.Screen
-		testutil.WaitFor(t, 10*time.Second, func() bool {
-			fake = h.screen()
-			got = reader.Classify(fake)
-			return got.State == real.State && got.Input == real.Input
-		}, state+": the fake read like the real capture "+real.State.String()+" "+strconvQuote(real.Input))
-		if paste != "" && !reader.Landed(got, paste) || paste != "" && !reader.Landed(real, paste) {
-			t.Errorf("%s: the paste is not landed on both", state)
-		}
-		rr, rw, rf := piRules(string(data))
-		fr, fw, ff := piRules(fake)
-		if len(fr) != 2 || len(rr) != 2 || fw != rw || ff != rf || fr[1]-fr[0] != rr[1]-rr[0] {
-			t.Errorf("%s: editor rules %v (width %d, footer %d), real %v (width %d, footer %d)\n%s", state, fr, fw, ff, rr, rw, rf, fake)
-		}
+	for _, size := range []struct {
+		w, h  int
+		typed string
+		full  bool // the captures of pastes and clears were taken at this size
+	}{{120, 40, "hello LEO-p1", true}, {80, 24, "hello LEO-w80", false}, {200, 50, "hello LEO-w200", false}} {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			t.Parallel()
+			h := start(t, launch{role: "pi", width: size.w, height: size.h, env: map[string]string{"FAKE_TURN_MS": "2500"}})
+			check := func(state string, paste string) {
+				t.Helper()
+				data, err := os.ReadFile(filepath.Join(realPiScreens, fmt.Sprintf("%s_%dx%d_v0.73.1.txt", state, size.w, size.h)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				real := reader.Classify(string(data))
+				var fake string
+				var got leoharness.Screen
+				testutil.WaitFor(t, 10*time.Second, func() bool {
+					fake = h.screen()
+					got = reader.Classify(fake)
+					return got.State == real.State && got.Input == real.Input
+				}, state+": the fake read like the real capture "+real.State.String()+" "+strconvQuote(real.Input))
+				if paste != "" && (!reader.Landed(got, paste) || !reader.Landed(real, paste)) {
+					t.Errorf("%s: the paste is not landed on both", state)
+				}
+				rr, rw, rf := piRules(string(data))
+				fr, fw, ff := piRules(fake)
+				if len(fr) != 2 || len(rr) != 2 || fw != rw || ff != rf || fr[1]-fr[0] != rr[1]-rr[0] {
+					t.Errorf("%s: editor rules %v (width %d, footer %d), real %v (width %d, footer %d)\n%s", state, fr, fw, ff, rr, rw, rf, fake)
+				}
+			}
+			check("ready-fresh", "")
+			h.send(size.typed)
+			check("ready-typed", size.typed)
+			h.enter()
+			check("busy", "")
+			h.waitFor(" echo: " + size.typed)
+			check("ready-after-turn", "")
+			if !size.full {
+				return
+			}
+			h.send("line one LEO-m1\nline two\nline three")
+			check("ready-pasted-multiline", "line one LEO-m1\nline two\nline three")
+			if err := h.s.SendKeys(ctx(t), h.pane.PaneID, "C-c"); err != nil {
+				t.Fatal(err)
+			}
+			check("ready-after-clear", "")
+			big := "long LEO-big1 " + strings.Repeat("x", 3990)
+			h.send(big)
+			check("ready-pasted-4000", big)
+		})
 	}
-	check("ready-fresh", "")
-	h.send("hello LEO-p1")
-	check("ready-typed", "hello LEO-p1")
-	h.enter()
-	check("busy", "")
-	h.waitFor(" echo: hello LEO-p1")
-	check("ready-after-turn", "")
-	h.send("line one LEO-m1\nline two\nline three")
-	check("ready-pasted-multiline", "line one LEO-m1\nline two\nline three")
-	if err := h.s.SendKeys(ctx(t), h.pane.PaneID, "C-c"); err != nil {
-		t.Fatal(err)
-	}
-	check("ready-after-clear", "")
-	big := "long LEO-big1 " + strings.Repeat("x", 3990)
-	h.send(big)
-	check("ready-pasted-4000", big)
 }
 
 // TestPiFakeRecordsAsThePiAdapterReads: the fake's session file, its
