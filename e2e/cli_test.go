@@ -422,7 +422,8 @@ func TestCLIValidate(t *testing.T) {
 	w.WriteConfig(nil)
 	cfg := w.Home.ConfigPath
 
-	hasLines(t, leo(t, w, nil, "validate").ok(t), `^`+regexp.QuoteMeta(cfg)+`: valid \(3 templates, 0 tasks\)$`)
+	// WriteConfig writes a template for each harness.
+	hasLines(t, leo(t, w, nil, "validate").ok(t), `^`+regexp.QuoteMeta(cfg)+fmt.Sprintf(`: valid \(%d templates, 0 tasks\)$`, len(leoproc.Harnesses)))
 	v := leo(t, w, nil, "validate", "--json").success(t)
 	if v["ok"] != true || v["config"] != cfg {
 		t.Fatalf("validate --json: %v", v)

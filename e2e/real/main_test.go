@@ -88,6 +88,7 @@ var Steps = []Step{
 	{"answer always", (*run).answerAlways},
 	{"MCP tool call", (*run).mcpListAgents},
 	{"MCP in a task run", (*run).mcpTaskRun},
+	{"message an agent", (*run).messageAgent},
 	{"Unicode redrawn", (*run).unicodeRedrawn},
 	{"rate-limited turn", (*run).rateLimited},
 	{"slow turn", (*run).slowTurn},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/blackpaw-studio/leo/e2e/leoproc"
 	"github.com/blackpaw-studio/leo/e2e/realcli"
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/apitoken"
@@ -32,12 +33,46 @@ import (
 // developer_instructions, opencode the managed AGENTS.md block), and no
 // request may carry the API token.
 
-// mcpTool is the name each CLI gives leo's leo_list_agents tool in the
-// tool list it sends the model (docs/harness-behaviour/<harness>.md).
-var mcpTool = map[string]string{
-	"claude":   "mcp__leo__leo_list_agents",
-	"codex":    "mcp__leo/leo_list_agents",
-	"opencode": "leo_leo_list_agents",
+// leoCall is how the agent under test reaches leo in these steps: a call
+// of leo's MCP tool (realcli.CLI.LeoTool, the name each CLI gives
+// leo_list_agents, docs/harness-behaviour/<harness>.md), or, for a CLI
+// with no MCP (pi), of its shell tool running the leo CLI — what leo's
+// note tells such a harness to do.
+type leoCall struct {
+	tool  string
+	input string // the call's arguments, "" for none
+}
+
+func (r *run) cli() realcli.CLI {
+	c, err := realcli.Lookup(r.h)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return c
+}
+
+// listCall lists leo's agents: leo_list_agents, or `leo agent list --json`.
+func (r *run) listCall() leoCall {
+	c := r.cli()
+	if c.LeoTool != "" {
+		return leoCall{tool: c.LeoTool}
+	}
+	return leoCall{tool: c.ShellTool, input: shellInput(leoproc.Binary(r.t), "agent", "list", "--json")}
+}
+
+// shellInput is a shell tool's arguments running argv.
+func shellInput(argv ...string) string {
+	data, _ := json.Marshal(map[string]string{"command": harness.ShellJoin(argv)})
+	return string(data)
+}
+
+// nudge is the note of leo a bridged launch of the harness carries.
+func (r *run) nudge() string {
+	h, ok := harness.Lookup(r.h)
+	if !ok {
+		r.t.Fatalf("%s is not registered", r.h)
+	}
+	return harness.NudgeOf(h, &harness.MCPBridge{Command: leoproc.Binary(r.t)})
 }
 
 // mcpAgent names the template (and agent) of the MCP step.
@@ -87,7 +122,8 @@ func (r *run) mcpListAgents(s *step) {
 	s.leo("agent", "spawn", name)
 	s.waitRunning(name, 3*time.Minute)
 	s.pane(name, realcli.ReadyText[r.h], 2*time.Minute)
-	tool := mcpTool[r.h]
+	call := r.listCall()
+	tool := call.tool
 	// claude connects MCP servers in the background: a turn sent right
 	// after the launch may go out before leo's tools are there (it then
 	// offers WaitForMcpServers instead). Plain exchanges until a turn
@@ -104,7 +140,7 @@ func (r *run) mcpListAgents(s *step) {
 	}
 
 	m := r.marker()
-	r.listOnMarker(m, tool)
+	r.listOnMarker(m, call)
 	defer r.ms.SetResponder(nil)
 	res := s.send(name, "Which leo agents are there? "+m+" please")
 	s.delivered(name, res.ID, m, 3*time.Minute)
@@ -116,27 +152,28 @@ func (r *run) mcpListAgents(s *step) {
 // gets the bridge too: its one turn, with no time to wait for servers,
 // offers leo's tool, calls it, and the run's reply is the daemon's list.
 func (r *run) mcpTaskRun(s *step) {
-	tool := mcpTool[r.h]
+	call := r.listCall()
 	m := r.peekMarker()
-	r.listOnMarker(m, tool)
+	r.listOnMarker(m, call)
 	defer r.ms.SetResponder(nil)
 	got, rec, out := s.runTask(r.job())
 	if got != m {
 		s.Fatalf("test bug: the run's marker is %s, the responder's %s", got, m)
 	}
-	s.listed(m, tool)
+	s.listed(m, call.tool)
 	if want := "LISTED " + m + ": " + strings.Join(s.daemonAgents(""), " "); rec.Outcome != api.OutcomeSucceeded || !strings.Contains(rec.Reply, want) {
 		s.Fatalf("run %s: want outcome succeeded and %q in the reply: %s", m, want, out)
 	}
 }
 
 // listOnMarker scripts the model server for turns whose message holds m:
-// the first is answered with a call of tool (leo_list_agents), the
+// the first is answered with call (leo_list_agents, or the leo CLI), the
 // follow-up that carries its result with "LISTED <m>: <names>", the agent
 // names read from the result. Other requests get the default replies.
 // LEO_REALCLI_DUMP=<dir> keeps every request body there at the end of the
 // test (<harness>-<seq>.json), to see what a CLI sent.
-func (r *run) listOnMarker(m, tool string) {
+func (r *run) listOnMarker(m string, call leoCall) {
+	tool := call.tool
 	r.ms.SetResponder(func(req modelserver.Request) modelserver.Reply {
 		if req.Side || !slices.Contains(req.Markers, m) {
 			return modelserver.DefaultResponder(req)
@@ -145,7 +182,7 @@ func (r *run) listOnMarker(m, tool string) {
 			if !slices.Contains(req.ToolNames, tool) {
 				return modelserver.Reply{Text: "NO TOOL " + tool + " in " + strings.Join(leoTools(req.ToolNames), " ")}
 			}
-			return modelserver.Reply{ToolCall: &modelserver.ToolCall{Name: tool}}
+			return modelserver.Reply{ToolCall: &modelserver.ToolCall{Name: tool, Input: call.input}}
 		}
 		names, err := agentNames(req.ToolResults[len(req.ToolResults)-1].Text)
 		if err != nil {
@@ -172,8 +209,8 @@ func (s *step) listed(m, tool string) {
 	if !slices.Contains(first.ToolNames, tool) {
 		s.Fatalf("turn #%d did not offer %s; leo's tools offered: %v", first.Seq, tool, leoTools(first.ToolNames))
 	}
-	if !strings.Contains(oneLine(first.System, 1<<20), oneLine(harness.BridgeNudge, 1<<20)) {
-		s.Fatalf("turn #%d's system prompt lacks leo's nudge toward leo_skill (system prompt ends %q)", first.Seq, tail(first.System, 300))
+	if !strings.Contains(oneLine(first.System, 1<<20), oneLine(s.r.nudge(), 1<<20)) {
+		s.Fatalf("turn #%d's system prompt lacks leo's nudge (system prompt ends %q)", first.Seq, tail(first.System, 300))
 	}
 	ctx, cancel := s.wait(2 * time.Minute)
 	defer cancel()

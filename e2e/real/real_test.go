@@ -90,7 +90,13 @@ func source(pins map[string]string) string {
 }
 
 // versionKey is the versions.env key of each harness's npm package.
-var versionKey = map[string]string{"claude": "CLAUDE_CODE_VERSION", "codex": "CODEX_VERSION", "opencode": "OPENCODE_VERSION"}
+var versionKey = func() map[string]string {
+	out := map[string]string{}
+	for _, c := range realcli.CLIs {
+		out[c.Name] = c.VersionKey
+	}
+	return out
+}()
 
 // run is one harness's world: a leo home with one daemon, one model server,
 // the real CLI first on PATH, and the agent under test (named after the
@@ -597,19 +603,14 @@ func (r *run) conversationID(s *step) {
 	if r.first == "" {
 		s.Fatalf("id %s found, but no first message was delivered to check it against", a.SessionID)
 	}
-	env := r.w.UserEnv
-	var files []string
-	switch r.h {
-	case "claude":
-		files, _ = filepath.Glob(filepath.Join(env["HOME"], ".claude", "projects", "*", a.SessionID+".jsonl"))
-	case "codex":
-		files, _ = filepath.Glob(filepath.Join(env["CODEX_HOME"], "sessions", "*", "*", "*", "rollout-*"+a.SessionID+"*.jsonl"))
-	case "opencode":
-		files, _ = filepath.Glob(filepath.Join(env["XDG_DATA_HOME"], "opencode", "opencode.db*"))
+	cli, err := realcli.Lookup(r.h)
+	if err != nil {
+		s.Fatalf("%v", err)
 	}
+	files := cli.Records(r.w.UserEnv, a.SessionID)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
-		if err == nil && hasMarker(data, r.first) && (r.h != "opencode" || bytes.Contains(data, []byte(a.SessionID))) {
+		if err == nil && hasMarker(data, r.first) && bytes.Contains(data, []byte(a.SessionID)) {
 			return
 		}
 	}

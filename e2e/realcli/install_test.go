@@ -10,7 +10,7 @@ import (
 
 // fakeNPM is an npm on PATH for install.sh: `npm view <pkg>@latest
 // version` answers from $FAKE_NPM_LATEST_<n> (n: 1 claude, 2 codex, 3
-// opencode), and `npm install` makes each CLI a script that prints the
+// opencode, 4 pi), and `npm install` makes each CLI a script that prints the
 // version it was installed at, and counts installs in $FAKE_NPM_LOG.
 const fakeNPM = `#!/bin/sh
 set -e
@@ -20,6 +20,7 @@ view)
 	@anthropic-ai/claude-code@latest) echo "$FAKE_NPM_LATEST_1" ;;
 	@openai/codex@latest) echo "$FAKE_NPM_LATEST_2" ;;
 	opencode-ai@latest) echo "$FAKE_NPM_LATEST_3" ;;
+	@mariozechner/pi-coding-agent@latest) echo "$FAKE_NPM_LATEST_4" ;;
 	*) exit 1 ;;
 	esac ;;
 install)
@@ -30,6 +31,7 @@ install)
 		@anthropic-ai/claude-code@*) c=claude ;;
 		@openai/codex@*) c=codex ;;
 		opencode-ai@*) c=opencode ;;
+		@mariozechner/pi-coding-agent@*) c=pi ;;
 		*) continue ;;
 		esac
 		printf '#!/bin/sh\necho "%s"\n' "${spec##*@}" >node_modules/.bin/$c
@@ -62,7 +64,11 @@ func TestInstallLatestUsesItsOwnFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinned := filepath.Join(cache, "claude-"+pins["CLAUDE_CODE_VERSION"]+"-codex-"+pins["CODEX_VERSION"]+"-opencode-"+pins["OPENCODE_VERSION"])
+	var name []string
+	for _, c := range CLIs {
+		name = append(name, c.Name+"-"+pins[c.VersionKey])
+	}
+	pinned := filepath.Join(cache, strings.Join(name, "-"))
 	install := func(latest []string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command("bash", append([]string{"install.sh"}, args...)...)
@@ -90,12 +96,12 @@ func TestInstallLatestUsesItsOwnFolder(t *testing.T) {
 		return strings.TrimSpace(string(out))
 	}
 
-	v1 := []string{"9.0.0", "9.1.0", "9.2.0"}
+	v1 := []string{"9.0.0", "9.1.0", "9.2.0", "9.3.0"}
 	bin := install(v1, "--latest")
 	if want := filepath.Join(cache, "latest", "node_modules", ".bin"); bin != want {
 		t.Fatalf("--latest installed into %s, want %s", bin, want)
 	}
-	if got := version(bin, "claude") + " " + version(bin, "codex") + " " + version(bin, "opencode"); got != "9.0.0 9.1.0 9.2.0" {
+	if got := version(bin, "claude") + " " + version(bin, "codex") + " " + version(bin, "opencode") + " " + version(bin, "pi"); got != "9.0.0 9.1.0 9.2.0 9.3.0" {
 		t.Fatalf("--latest installed %s, want npm's newest", got)
 	}
 	if _, err := os.Stat(pinned); !os.IsNotExist(err) {
@@ -104,7 +110,7 @@ func TestInstallLatestUsesItsOwnFolder(t *testing.T) {
 	if install(v1, "--latest"); installs() != 1 {
 		t.Fatalf("nothing newer on npm, yet %d installs", installs())
 	}
-	v2 := []string{"9.0.1", "9.1.0", "9.2.0"}
+	v2 := []string{"9.0.1", "9.1.0", "9.2.0", "9.3.0"}
 	if install(v2, "--latest"); installs() != 2 || version(bin, "claude") != "9.0.1" {
 		t.Fatalf("a newer claude on npm: %d installs, claude %s", installs(), version(bin, "claude"))
 	}
@@ -124,5 +130,34 @@ func TestInstallLatestUsesItsOwnFolder(t *testing.T) {
 	}
 	if got := install(nil); got != pbin || installs() != 2 || version(pbin, "claude") != "pinned" {
 		t.Fatalf("pinned run: bin %s, %d installs, claude %s: want the existing folder, untouched", got, installs(), version(pbin, "claude"))
+	}
+}
+
+// TestInstallTableIsCLIs: install.sh installs exactly the CLIs of CLIs,
+// with the same packages and versions.env keys, in the same order, and
+// versions.env pins each.
+func TestInstallTableIsCLIs(t *testing.T) {
+	data, err := os.ReadFile("install.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "\nclis=\"")
+	table, _, ok2 := strings.Cut(rest, "\"")
+	if !ok || !ok2 {
+		t.Fatal("install.sh has no clis=\"…\" table")
+	}
+	var want []string
+	pins, err := Versions("versions.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range CLIs {
+		want = append(want, c.Name+":"+c.Package+":"+c.VersionKey)
+		if pins[c.VersionKey] == "" {
+			t.Errorf("versions.env pins no %s", c.VersionKey)
+		}
+	}
+	if got := strings.Split(strings.TrimSpace(table), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("install.sh clis:\n%s\nrealcli.CLIs:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

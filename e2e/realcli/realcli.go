@@ -1,5 +1,5 @@
 // Package realcli holds what it takes to run the real harness CLIs (claude,
-// codex, opencode from npm) against the test model server
+// codex, opencode, pi from npm) against the test model server
 // (internal/testutil/modelserver) in an isolated home, with no internet:
 // the files each needs in a fresh HOME and the environment it runs with.
 // These are test-support facts, observed on the versions in versions.env;
@@ -23,6 +23,11 @@
 //     models.dev fetch (a 25 s timeout offline). On first start in a home
 //     it npm-installs @opencode-ai/plugin into its config dir: the npm
 //     registry must be reachable.
+//   - pi: a provider in ~/.pi/agent/models.json (api "openai-completions",
+//     baseUrl <server>/v1, the model; compat without the developer role and
+//     reasoning_effort, which the server does not know) and it as the
+//     default in settings.json. PI_OFFLINE skips the update check and the
+//     fd/ripgrep downloads; PI_TELEMETRY=0 the install ping. No dialog.
 //
 // Workspace trust is left to leo (the suite checks that leo handles it);
 // Trust is for manual runs.
@@ -41,28 +46,226 @@ import (
 	"syscall"
 )
 
+// CLI is one real harness CLI: what it takes to install it and to run it
+// against the model server in an isolated home. Adding a harness to the
+// kit is one entry in CLIs (and its pin in versions.env).
+type CLI struct {
+	// Name is leo's harness name, also its command.
+	Name string
+	// Package is its npm package; VersionKey the versions.env key of its
+	// pin. install.sh reads the same pairs (its clis table).
+	Package, VersionKey string
+	// ReadyText is a text the TUI shows once its input box is up, on a
+	// fresh session (observed on the pinned version).
+	ReadyText string
+	// Env is the environment it needs, beyond Dirs, to use the model
+	// server at modelURL (http://127.0.0.1:PORT, no /v1).
+	Env func(modelURL string) map[string]string
+	// Setup writes its files in the isolated home (laid out as d says).
+	Setup func(home string, d map[string]string, modelURL string) error
+	// Trust marks workspace trusted in home, as leo does before a
+	// launch; nil when the CLI asks no trust question.
+	Trust func(home, workspace string) error
+	// LeoTool is the name the CLI gives leo's MCP tool leo_list_agents in
+	// the tool list it sends the model ("" for a CLI without MCP, whose
+	// agents run the leo CLI with ShellTool instead).
+	LeoTool string
+	// ShellTool is the name of its tool that runs a shell command.
+	ShellTool string
+	// Headless is the argv of a one-shot run of msg printing JSON events.
+	Headless func(msg string) []string
+	// Records are the files of the CLI's own store that may hold
+	// conversation id, under the isolated home's directories d.
+	Records func(d map[string]string, id string) []string
+}
+
+func glob(parts ...string) []string {
+	files, _ := filepath.Glob(filepath.Join(parts...))
+	return files
+}
+
+// CLIs are the real harness CLIs of the kit, in the order of install.sh's
+// folder name.
+var CLIs = []CLI{
+	{
+		Name: "claude", Package: "@anthropic-ai/claude-code", VersionKey: "CLAUDE_CODE_VERSION", ReadyText: "❯",
+		LeoTool: "mcp__leo__leo_list_agents", ShellTool: "Bash",
+		Env: func(modelURL string) map[string]string {
+			return map[string]string{
+				"ANTHROPIC_BASE_URL":                       modelURL,
+				"ANTHROPIC_API_KEY":                        APIKey,
+				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+				"DISABLE_AUTOUPDATER":                      "1",
+			}
+		},
+		Setup: func(home string, _ map[string]string, _ string) error {
+			return editJSON(filepath.Join(home, ".claude.json"), func(m map[string]any) {
+				m["hasCompletedOnboarding"] = true
+				m["theme"] = "dark"
+				m["customApiKeyResponses"] = map[string]any{"approved": []string{last20(APIKey)}, "rejected": []string{}}
+				// Quiet the tips and release notes that would draw over a
+				// fresh session.
+				m["hasSeenTasksHint"] = true
+				m["lastReleaseNotesSeen"] = "99.0.0"
+			})
+		},
+		Trust: func(home, workspace string) error {
+			return editJSON(filepath.Join(home, ".claude.json"), func(m map[string]any) {
+				projects, _ := m["projects"].(map[string]any)
+				if projects == nil {
+					projects = map[string]any{}
+				}
+				p, _ := projects[workspace].(map[string]any)
+				if p == nil {
+					p = map[string]any{}
+				}
+				p["hasTrustDialogAccepted"] = true
+				projects[workspace] = p
+				m["projects"] = projects
+			})
+		},
+		Headless: func(msg string) []string {
+			return []string{"claude", "-p", msg, "--output-format", "stream-json", "--verbose"}
+		},
+		Records: func(d map[string]string, id string) []string {
+			return glob(d["HOME"], ".claude", "projects", "*", id+".jsonl")
+		},
+	},
+	{
+		Name: "codex", Package: "@openai/codex", VersionKey: "CODEX_VERSION", ReadyText: "Ask Codex to do anything",
+		LeoTool: "mcp__leo/leo_list_agents",
+		Env:     func(string) map[string]string { return map[string]string{KeyEnv: APIKey} },
+		Setup: func(_ string, d map[string]string, modelURL string) error {
+			cfg := fmt.Sprintf(`model = %q
+model_provider = %q
+
+[model_providers.%s]
+name = %q
+base_url = %q
+wire_api = "responses"
+env_key = %q
+`, Model, Provider, Provider, Provider, modelURL+"/v1", KeyEnv)
+			return appendFile(filepath.Join(d["CODEX_HOME"], "config.toml"), cfg)
+		},
+		Trust: func(home, workspace string) error {
+			return appendFile(filepath.Join(Dirs(home)["CODEX_HOME"], "config.toml"),
+				fmt.Sprintf("\n[projects.%q]\ntrust_level = \"trusted\"\n", workspace))
+		},
+		Headless: func(msg string) []string {
+			return []string{"codex", "exec", "--json", "--skip-git-repo-check", msg}
+		},
+		Records: func(d map[string]string, id string) []string {
+			return glob(d["CODEX_HOME"], "sessions", "*", "*", "*", "rollout-*"+id+"*.jsonl")
+		},
+	},
+	{
+		Name: "opencode", Package: "opencode-ai", VersionKey: "OPENCODE_VERSION", ReadyText: "Ask anything",
+		LeoTool: "leo_leo_list_agents", ShellTool: "bash",
+		Env: func(string) map[string]string {
+			return map[string]string{
+				"OPENCODE_DISABLE_MODELS_FETCH": "1",
+				"OPENCODE_DISABLE_AUTOUPDATE":   "1",
+			}
+		},
+		Setup: func(_ string, d map[string]string, modelURL string) error {
+			return editJSON(filepath.Join(d["XDG_CONFIG_HOME"], "opencode", "opencode.json"), func(m map[string]any) {
+				m["$schema"] = "https://opencode.ai/config.json"
+				m["model"] = Provider + "/" + Model
+				m["small_model"] = Provider + "/" + Model
+				m["autoupdate"] = false
+				m["share"] = "disabled"
+				m["provider"] = map[string]any{Provider: map[string]any{
+					"npm":     "@ai-sdk/openai-compatible",
+					"name":    Provider,
+					"options": map[string]any{"baseURL": modelURL + "/v1", "apiKey": APIKey},
+					"models":  map[string]any{Model: map[string]any{"name": Model}},
+				}}
+			})
+		},
+		Headless: func(msg string) []string {
+			return []string{"opencode", "run", "--format", "json", msg}
+		},
+		Records: func(d map[string]string, _ string) []string {
+			return glob(d["XDG_DATA_HOME"], "opencode", "opencode.db*")
+		},
+	},
+	{
+		// The footer line under pi's editor shows the model's id.
+		Name: "pi", Package: "@mariozechner/pi-coding-agent", VersionKey: "PI_VERSION", ReadyText: Model,
+		ShellTool: "bash",
+		Env: func(string) map[string]string {
+			return map[string]string{"PI_OFFLINE": "1", "PI_TELEMETRY": "0"}
+		},
+		Setup: func(home string, _ map[string]string, modelURL string) error {
+			agent := filepath.Join(home, ".pi", "agent")
+			if err := editJSON(filepath.Join(agent, "models.json"), func(m map[string]any) {
+				providers, _ := m["providers"].(map[string]any)
+				if providers == nil {
+					providers = map[string]any{}
+				}
+				providers[Provider] = map[string]any{
+					"baseUrl": modelURL + "/v1",
+					"api":     "openai-completions",
+					"apiKey":  APIKey,
+					"compat":  map[string]any{"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+					"models":  []any{map[string]any{"id": Model}},
+				}
+				m["providers"] = providers
+			}); err != nil {
+				return err
+			}
+			return editJSON(filepath.Join(agent, "settings.json"), func(m map[string]any) {
+				m["defaultProvider"] = Provider
+				m["defaultModel"] = Model
+				m["enableInstallTelemetry"] = false
+			})
+		},
+		Headless: func(msg string) []string { return []string{"pi", "--mode", "json", msg} },
+		Records: func(d map[string]string, id string) []string {
+			return glob(d["HOME"], ".pi", "agent", "sessions", "*", "*_"+id+".jsonl")
+		},
+	},
+}
+
 // Harnesses are the real CLIs, by leo's harness names (also their commands).
-var Harnesses = []string{"claude", "codex", "opencode"}
+var Harnesses = func() []string {
+	out := make([]string, len(CLIs))
+	for i, c := range CLIs {
+		out[i] = c.Name
+	}
+	return out
+}()
+
+// ReadyText is each CLI's ReadyText, by name.
+var ReadyText = func() map[string]string {
+	out := map[string]string{}
+	for _, c := range CLIs {
+		out[c.Name] = c.ReadyText
+	}
+	return out
+}()
+
+// Lookup is the CLI named h.
+func Lookup(h string) (CLI, error) {
+	for _, c := range CLIs {
+		if c.Name == h {
+			return c, nil
+		}
+	}
+	return CLI{}, fmt.Errorf("realcli: unknown harness %q (want one of %s)", h, strings.Join(Harnesses, ", "))
+}
 
 const (
 	// APIKey is the key every CLI sends the model server. Not a secret: the
 	// server accepts anything.
 	APIKey = "sk-leo-realcli-test-0123456789abcdef"
-	// Provider is the provider name given to codex and opencode.
+	// Provider is the provider name given to codex, opencode and pi.
 	Provider = "leotest"
 	// Model is the model name the CLIs ask for (the server answers any).
 	Model = "leo-test-model"
 	// KeyEnv is the variable codex reads the key from (its env_key).
 	KeyEnv = "LEOTEST_API_KEY"
 )
-
-// ReadyText is a text each TUI shows once its input box is up, on a fresh
-// session (observed on the versions in versions.env).
-var ReadyText = map[string]string{
-	"claude":   "❯",
-	"codex":    "Ask Codex to do anything",
-	"opencode": "Ask anything",
-}
 
 // Dirs are the per-user directories of an isolated home, as environment
 // variables: HOME, CODEX_HOME and the XDG base dirs, all under home.
@@ -80,32 +283,19 @@ func Dirs(home string) map[string]string {
 // Env is the environment harness h needs, beyond Dirs, to use the model
 // server at modelURL (http://127.0.0.1:PORT, no /v1).
 func Env(h, modelURL string) (map[string]string, error) {
-	switch h {
-	case "claude":
-		return map[string]string{
-			"ANTHROPIC_BASE_URL":                       modelURL,
-			"ANTHROPIC_API_KEY":                        APIKey,
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-			"DISABLE_AUTOUPDATER":                      "1",
-		}, nil
-	case "codex":
-		return map[string]string{KeyEnv: APIKey}, nil
-	case "opencode":
-		return map[string]string{
-			"OPENCODE_DISABLE_MODELS_FETCH": "1",
-			"OPENCODE_DISABLE_AUTOUPDATE":   "1",
-		}, nil
+	c, err := Lookup(h)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("realcli: unknown harness %q (want one of %s)", h, strings.Join(Harnesses, ", "))
+	return c.Env(modelURL), nil
 }
 
 // AllEnv is Env of every harness merged (the keys do not collide): one
-// environment that serves all three CLIs.
+// environment that serves every CLI.
 func AllEnv(modelURL string) map[string]string {
 	out := map[string]string{}
-	for _, h := range Harnesses {
-		env, _ := Env(h, modelURL)
-		for k, v := range env {
+	for _, c := range CLIs {
+		for k, v := range c.Env(modelURL) {
 			out[k] = v
 		}
 	}
@@ -116,78 +306,27 @@ func AllEnv(modelURL string) map[string]string {
 // Dirs says) to use the model server at modelURL without a first-run dialog.
 // The home may already hold other harnesses' files; each writes its own.
 func Setup(h, home, modelURL string) error {
+	c, err := Lookup(h)
+	if err != nil {
+		return err
+	}
 	d := Dirs(home)
 	for _, dir := range d {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
 	}
-	switch h {
-	case "claude":
-		return editJSON(filepath.Join(home, ".claude.json"), func(m map[string]any) {
-			m["hasCompletedOnboarding"] = true
-			m["theme"] = "dark"
-			m["customApiKeyResponses"] = map[string]any{"approved": []string{last20(APIKey)}, "rejected": []string{}}
-			// Quiet the tips and release notes that would draw over a
-			// fresh session.
-			m["hasSeenTasksHint"] = true
-			m["lastReleaseNotesSeen"] = "99.0.0"
-		})
-	case "codex":
-		cfg := fmt.Sprintf(`model = %q
-model_provider = %q
-
-[model_providers.%s]
-name = %q
-base_url = %q
-wire_api = "responses"
-env_key = %q
-`, Model, Provider, Provider, Provider, modelURL+"/v1", KeyEnv)
-		return appendFile(filepath.Join(d["CODEX_HOME"], "config.toml"), cfg)
-	case "opencode":
-		return editJSON(filepath.Join(d["XDG_CONFIG_HOME"], "opencode", "opencode.json"), func(m map[string]any) {
-			m["$schema"] = "https://opencode.ai/config.json"
-			m["model"] = Provider + "/" + Model
-			m["small_model"] = Provider + "/" + Model
-			m["autoupdate"] = false
-			m["share"] = "disabled"
-			m["provider"] = map[string]any{Provider: map[string]any{
-				"npm":     "@ai-sdk/openai-compatible",
-				"name":    Provider,
-				"options": map[string]any{"baseURL": modelURL + "/v1", "apiKey": APIKey},
-				"models":  map[string]any{Model: map[string]any{"name": Model}},
-			}}
-		})
-	}
-	_, err := Env(h, modelURL)
-	return err
+	return c.Setup(home, d, modelURL)
 }
 
 // Trust marks workspace as trusted for harness h in home, as leo does
 // before a launch — for manual runs outside leo.
 func Trust(h, home, workspace string) error {
-	switch h {
-	case "claude":
-		return editJSON(filepath.Join(home, ".claude.json"), func(m map[string]any) {
-			projects, _ := m["projects"].(map[string]any)
-			if projects == nil {
-				projects = map[string]any{}
-			}
-			p, _ := projects[workspace].(map[string]any)
-			if p == nil {
-				p = map[string]any{}
-			}
-			p["hasTrustDialogAccepted"] = true
-			projects[workspace] = p
-			m["projects"] = projects
-		})
-	case "codex":
-		return appendFile(filepath.Join(Dirs(home)["CODEX_HOME"], "config.toml"),
-			fmt.Sprintf("\n[projects.%q]\ntrust_level = \"trusted\"\n", workspace))
-	case "opencode":
-		return nil // opencode asks no trust question
+	c, err := Lookup(h)
+	if err != nil || c.Trust == nil {
+		return err
 	}
-	return fmt.Errorf("realcli: unknown harness %q", h)
+	return c.Trust(home, workspace)
 }
 
 func last20(s string) string {
@@ -236,7 +375,7 @@ func appendFile(path, text string) error {
 }
 
 // BinDirEnv names the variable that points the suite at the installed CLIs:
-// a directory holding claude, codex and opencode (npm's node_modules/.bin).
+// a directory holding every CLI of CLIs (npm's node_modules/.bin).
 const BinDirEnv = "LEO_REALCLI_BIN"
 
 // BinDir returns the directory of the real CLIs from LEO_REALCLI_BIN, or an
@@ -283,11 +422,18 @@ func Versions(path string) (map[string]string, error) {
 }
 
 // InstalledVersion asks the CLI at bin for its version (`<cli> --version`)
-// and returns its first line.
+// and returns its first line: of stdout, or of stderr when stdout is empty
+// (pi 0.73.1 prints it there).
 func InstalledVersion(bin string) (string, error) {
-	out, err := exec.Command(bin, "--version").Output()
+	cmd := exec.Command(bin, "--version")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", bin, err)
+	}
+	if strings.TrimSpace(string(out)) == "" {
+		out = []byte(stderr.String())
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return line, nil

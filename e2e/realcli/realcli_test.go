@@ -45,6 +45,12 @@ func TestSetupWritesEachHarnessFiles(t *testing.T) {
 			t.Errorf("opencode.json lacks %s:\n%s", want, oc)
 		}
 	}
+	pi, _ := os.ReadFile(filepath.Join(home, ".pi", "agent", "models.json"))
+	for _, want := range []string{`"baseUrl": "http://127.0.0.1:1/v1"`, `"api": "openai-completions"`, `"id": "leo-test-model"`} {
+		if !bytes.Contains(pi, []byte(want)) {
+			t.Errorf("pi's models.json lacks %s:\n%s", want, pi)
+		}
+	}
 	if err := Setup("nope", home, ""); err == nil {
 		t.Error("Setup of an unknown harness succeeded")
 	}
@@ -55,7 +61,8 @@ func TestVersionsFileParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"CLAUDE_CODE_VERSION", "CODEX_VERSION", "OPENCODE_VERSION"} {
+	for _, c := range CLIs {
+		k := c.VersionKey
 		if v[k] == "" {
 			t.Errorf("versions.env has no %s", k)
 		}
@@ -123,14 +130,11 @@ func newWorld(t *testing.T, h string) *world {
 }
 
 func (w *world) headlessArgv(msg string) []string {
-	switch w.h {
-	case "claude":
-		return []string{"claude", "-p", msg, "--output-format", "stream-json", "--verbose"}
-	case "codex":
-		return []string{"codex", "exec", "--json", "--skip-git-repo-check", msg}
-	default:
-		return []string{"opencode", "run", "--format", "json", msg}
+	c, err := Lookup(w.h)
+	if err != nil {
+		w.t.Fatal(err)
 	}
+	return c.Headless(msg)
 }
 
 func TestHeadlessTurn(t *testing.T) {

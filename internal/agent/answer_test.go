@@ -254,3 +254,15 @@ func TestAnswerRefusals(t *testing.T) {
 		t.Fatalf("the prompt does not wait any more: %+v", at)
 	}
 }
+
+// pi asks nothing (its tools run without a prompt, and its adapter is no
+// harness.PromptAnswerer): an answer to a pi agent finds no prompt on its
+// screen and presses nothing.
+func TestAnswerOnPiIsNoPrompt(t *testing.T) {
+	_, m, _ := answerEnv(t, "pi")
+	for _, a := range []string{api.AnswerApprove, api.AnswerDeny} {
+		if _, err := m.Answer(context.Background(), "pi", api.AnswerRequest{Answer: a}); !api.HasCode(err, api.CodeNoPrompt) {
+			t.Fatalf("%s to pi: %v, want no_prompt", a, err)
+		}
+	}
+}

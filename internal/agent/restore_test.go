@@ -50,8 +50,8 @@ func TestNewManagerAdoptsLiveAgentsWithoutRelaunch(t *testing.T) {
 	}
 	t.Logf("restore of %d live agents took %v", st.Adopted, time.Since(start))
 	e.run(m2)
-	if st.Adopted != 3 || st.Relaunched != 0 {
-		t.Fatalf("restore %+v, want 3 adopted and 0 relaunched", st)
+	if st.Adopted != len(harnesses) || st.Relaunched != 0 {
+		t.Fatalf("restore %+v, want %d adopted and 0 relaunched", st, len(harnesses))
 	}
 	for _, h := range harnesses {
 		a := mustGet(t, m2, h)
@@ -97,7 +97,13 @@ func TestRestoreAfterRebootResumesAndKeepsClaudeStoppedWhenMissing(t *testing.T)
 		t.Fatal(err)
 	}
 
-	noClaude := dirWith(t, e.fakeDir, "codex", "opencode")
+	var others []string // every fake but claude
+	for _, h := range harnesses {
+		if h != "claude" {
+			others = append(others, h)
+		}
+	}
+	noClaude := dirWith(t, e.fakeDir, others...)
 	m2 := e.newManager(binpath.Resolver{Getenv: func(k string) string {
 		if k == "PATH" {
 			return noClaude
@@ -109,8 +115,9 @@ func TestRestoreAfterRebootResumesAndKeepsClaudeStoppedWhenMissing(t *testing.T)
 		t.Fatal(err)
 	}
 	e.run(m2)
-	if st.Relaunched != 1 || st.Stopped != 1 || st.Adopted != 0 {
-		t.Fatalf("restore %+v, want codex relaunched and claude stopped", st)
+	// All but claude (missing) and opencode (stopped by a person) relaunch.
+	if st.Relaunched != len(harnesses)-2 || st.Stopped != 1 || st.Adopted != 0 {
+		t.Fatalf("restore %+v, want %d relaunched and claude stopped", st, len(harnesses)-2)
 	}
 	cl := mustGet(t, m2, "claude")
 	if cl.State != api.StateStopped || cl.LastError != claude.NotFoundMessage || cl.SessionID != ids["claude"] {
@@ -134,7 +141,13 @@ func TestRestoreAfterRebootResumesAndKeepsClaudeStoppedWhenMissing(t *testing.T)
 
 func TestSpawnClaudeWithoutClaudeFailsOthersUnaffected(t *testing.T) {
 	e := newEnv(t)
-	noClaude := dirWith(t, e.fakeDir, "codex", "opencode")
+	var others []string // every fake but claude
+	for _, h := range harnesses {
+		if h != "claude" {
+			others = append(others, h)
+		}
+	}
+	noClaude := dirWith(t, e.fakeDir, others...)
 	path := noClaude
 	m := e.manager(binpath.Resolver{Getenv: func(k string) string {
 		if k == "PATH" {

@@ -193,9 +193,23 @@ type Delivery struct {
 // DeliveryCompact is the Kind of a compaction's outcome.
 const DeliveryCompact = "compact"
 
-// MessagePrefix starts a message an agent or task signed (leo_send_message),
-// before the sender: "[message from agent x] text".
+// MessagePrefix starts a message an agent or task signed (leo_send_message,
+// or `leo agent send` run inside an agent), before the sender:
+// "[message from agent x] text".
 const MessagePrefix = "[message from "
+
+// Signed is message with its sender's line. A line of the message that
+// itself starts like a sender's line is marked as quoted, so a message
+// cannot pass off a second sender ("…\n[message from human] do X").
+func Signed(from, message string) string {
+	lines := strings.Split(message, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimLeft(l, " \t"), MessagePrefix) {
+			lines[i] = strings.Replace(l, MessagePrefix, "[quoted "+strings.TrimPrefix(MessagePrefix, "["), 1)
+		}
+	}
+	return MessagePrefix + from + "] " + strings.Join(lines, "\n")
+}
 
 // FirstLineRunes bounds Delivery.FirstLine.
 const FirstLineRunes = 120

@@ -19,6 +19,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/client"
 	"github.com/blackpaw-studio/leo/internal/home"
 	"github.com/blackpaw-studio/leo/internal/humantime"
+	"github.com/blackpaw-studio/leo/internal/mcp"
 )
 
 func init() { register(newAgentCmd) }
@@ -739,6 +740,10 @@ spaces. Delivery is fire-and-forget: leo queues the message (waking a
 parked agent) and returns; the daemon pastes it when the TUI's input line
 is idle, in order. Its outcome shows in 'leo agent status'.
 
+Run inside a leo agent or task (LEO_AGENT or LEO_TASK set, as leo sets
+them in what it launches), the message is signed with its sender's line,
+"[message from <agent>] …", as leo_send_message signs.
+
 --id names the message: sent again with the same id (and text), it is
 answered with the first answer and never queued twice, even after a
 daemon restart (ids are remembered 24 hours, the newest 256 per agent).
@@ -765,6 +770,16 @@ the wait (wait_timeout, exit 6): the message is not cancelled, and
 		}),
 	}, &opts.JSON, func(ctx context.Context, c *client.Client, args []string) error {
 		opts.Client, opts.Name, opts.Message = c, args[0], sendMessage(args)
+		// Run inside a leo agent or task (LEO_AGENT / LEO_TASK, which leo
+		// sets in what it launches), the message is signed with it, as
+		// leo_send_message signs: harnesses without MCP (pi) message
+		// through this command.
+		if from := mcp.SenderFromEnv(f.Getenv); from.Label() != "" {
+			if from.Agent == opts.Name {
+				return usageErrorf("%s is you (LEO_AGENT); message another agent (leo agent list)", opts.Name)
+			}
+			opts.Message = api.Signed(from.Label(), opts.Message)
+		}
 		if opts.Wait || opts.Reply {
 			return runAgentSendWait(ctx, opts)
 		}

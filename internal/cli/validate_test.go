@@ -5,7 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/blackpaw-studio/leo/internal/harness"
 )
+
+// availableHarnesses is how an unknown harness's error lists the
+// registered ones.
+var availableHarnesses = strings.Join(harness.Names(), ", ")
 
 // badYAML makes one of each mistake of docs/configuration/harnesses.md "Validation
 // behavior", plus a warning (max_turns on codex).
@@ -68,7 +74,7 @@ func TestValidateInvalidConfig(t *testing.T) {
 	golden(t, "validate_errors", e.normalize(r.stdout))
 	mustContain(t, "stdout", r.stdout,
 		`error: providers: this section has been removed — see docs/configuration/harnesses.md`,
-		`error: templates.a.harness "nope" is not a registered harness (available: claude, codex, opencode)`,
+		`error: templates.a.harness "nope" is not a registered harness (available: `+availableHarnesses+`)`,
 		`error: defaults.harness_options: unknown option "foo" (valid: agent, allowed_tools, append_system_prompt, bypass_permissions, disallowed_tools, permission_mode, remote_control)`,
 		`error: templates.b.channels: the codex harness does not support channel plugins; use leo's MCP tools for messaging`,
 		`error: templates.b.harness_options: option "approval" is not supported: codex exec always runs non-interactively (approval policy "never")`,

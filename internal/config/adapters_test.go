@@ -5,10 +5,15 @@ import (
 	"testing"
 
 	// The config tests name every adapter leo ships (and assert their
-	// list, "(available: claude, codex, opencode)").
+	// list, availableHarnesses).
+	"github.com/blackpaw-studio/leo/internal/harness"
 	_ "github.com/blackpaw-studio/leo/internal/harness/all"
 	"github.com/blackpaw-studio/leo/internal/testutil/imports"
 )
+
+// availableHarnesses is how an unknown harness's error lists the
+// registered ones.
+var availableHarnesses = strings.Join(harness.Names(), ", ")
 
 // Config finds the adapters through the registry only: it wires none in
 // (internal/harness/all does, for cmd/leo and the tests), so a new harness

@@ -405,7 +405,7 @@ func TestResolveErrors(t *testing.T) {
 	}
 	_, err = c.ResolveTemplate("bad")
 	var ve *ValidationError
-	if !errors.As(err, &ve) || err.Error() != `templates.bad.harness "nope" is not a registered harness (available: claude, codex, opencode)` {
+	if !errors.As(err, &ve) || err.Error() != `templates.bad.harness "nope" is not a registered harness (available: `+availableHarnesses+`)` {
 		t.Errorf("bad template: %v", err)
 	}
 	if _, err := c.ResolveTask("t"); err == nil || err.Error() != `tasks.t.timeout: invalid duration "never" (use a number with a unit: 90s, 30m, 2h)` {

@@ -141,7 +141,7 @@ func TestEditScopeRefusesAnInvalidResult(t *testing.T) {
 		"codex option on claude": {TemplateScope("coding"), []FieldChange{SetField("harness", "codex"), SetField("harness_options", map[string]any{"permission_mode": "plan"})},
 			`templates.coding.harness_options: unknown option "permission_mode"`},
 		"harness": {TaskScope("morning"), []FieldChange{SetField("harness", "nope")},
-			`tasks.morning.harness "nope" is not a registered harness (available: claude, codex, opencode)`},
+			`tasks.morning.harness "nope" is not a registered harness (available: ` + availableHarnesses + `)`},
 		"cron":                {TaskScope("morning"), []FieldChange{SetField("schedule", "every day")}, `tasks.morning.schedule`},
 		"new template's name": {TemplateScope("bad name"), []FieldChange{SetField("model", "opus")}, `invalid template name "bad name"`},
 	}

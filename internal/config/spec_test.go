@@ -101,17 +101,17 @@ func TestSpecErrorTexts(t *testing.T) {
 		{
 			"unregistered defaults harness",
 			"defaults:\n  harness: foo\n",
-			`defaults.harness "foo" is not a registered harness (available: claude, codex, opencode)`,
+			`defaults.harness "foo" is not a registered harness (available: ` + availableHarnesses + `)`,
 		},
 		{
 			"unregistered template harness",
 			"templates:\n  foo:\n    harness: gemini\n",
-			`templates.foo.harness "gemini" is not a registered harness (available: claude, codex, opencode)`,
+			`templates.foo.harness "gemini" is not a registered harness (available: ` + availableHarnesses + `)`,
 		},
 		{
 			"unregistered task harness",
 			"tasks:\n  foo:\n    harness: aider\n",
-			`tasks.foo.harness "aider" is not a registered harness (available: claude, codex, opencode)`,
+			`tasks.foo.harness "aider" is not a registered harness (available: ` + availableHarnesses + `)`,
 		},
 		{
 			"unknown claude option",
@@ -218,7 +218,7 @@ tasks:
 `)
 	want := []string{
 		"providers: this section has been removed — see docs/configuration/harnesses.md",
-		`defaults.harness "foo" is not a registered harness (available: claude, codex, opencode)`,
+		`defaults.harness "foo" is not a registered harness (available: ` + availableHarnesses + `)`,
 		"templates.foo.channels: the codex harness does not support channel plugins; use leo's MCP tools for messaging",
 		"templates.foo.provider: this field has been removed — see docs/configuration/harnesses.md",
 		`tasks.t1.harness_options: option "approval" is not supported: codex exec always runs non-interactively (approval policy "never")`,

@@ -151,7 +151,9 @@ func checkHarnessCLI(ctx context.Context, e *Env, h harness.Harness) Check {
 var versionNumber = regexp.MustCompile(`(^|[^0-9.])[0-9]+\.[0-9]+`)
 
 // version runs `bin arg` with a short timeout: a CLI that hangs must not
-// hang doctor. The answer is its first non-empty line.
+// hang doctor. The answer is its first non-empty line: of stdout, or, when
+// stdout is empty and the runner tells (OutputRunner), of stderr (pi
+// 0.73.1 prints its version there).
 func (e *Env) version(ctx context.Context, bin, arg string) (string, error) {
 	d := e.VersionTimeout
 	if d <= 0 {
@@ -159,7 +161,19 @@ func (e *Env) version(ctx context.Context, bin, arg string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	out, err := e.runner().Run(ctx, bin, arg)
+	var out, stderr []byte
+	var err error
+	if or, ok := e.runner().(OutputRunner); ok {
+		out, stderr, err = or.RunOutput(ctx, bin, arg)
+		if msg := strings.TrimSpace(clip(string(stderr), 300)); err != nil && msg != "" {
+			err = &runError{err: err, stderr: msg}
+		}
+		if err == nil && len(bytes.TrimSpace(out)) == 0 {
+			out = stderr
+		}
+	} else {
+		out, err = e.runner().Run(ctx, bin, arg)
+	}
 	if ctx.Err() != nil {
 		return "", fmt.Errorf("no answer within %s", d)
 	}

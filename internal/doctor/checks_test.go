@@ -93,6 +93,8 @@ func TestCheckHarnessCLI(t *testing.T) {
 		"hostile version":      {"codex", "#!/bin/sh\nprintf 'v1.2\\033[2J\\r\\n'\n", true, OK, `(v1.2\x1b[2J)`, ""},
 		"not a version":        {"claude", "#!/bin/sh\necho 'Usage: claude [options]'\n", true, Warn, `(` + "`claude --version`" + ` printed "Usage: claude [options]", not a version)`, "is the CLI; reinstall it: npm install -g @anthropic-ai/claude-code"},
 		"codex version":        {"codex", "#!/bin/sh\necho 'codex-cli 0.171.0'\n", true, OK, "(codex-cli 0.171.0)", ""},
+		// pi 0.73.1 prints its version on stderr.
+		"pi version on stderr": {"pi", "#!/bin/sh\necho 0.73.1 >&2\n", true, OK, "pi: %BIN% (0.73.1)", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t, "linux")

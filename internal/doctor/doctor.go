@@ -65,6 +65,22 @@ type Runner interface {
 // keep its pipes open after the timeout killed it.
 type ExecRunner struct{}
 
+// OutputRunner is a Runner that also hands back what a program printed on
+// stderr when it succeeded (pi prints its --version there).
+type OutputRunner interface {
+	RunOutput(ctx context.Context, name string, args ...string) (stdout, stderr []byte, err error)
+}
+
+// RunOutput runs name with args and returns both of its outputs.
+func (ExecRunner) RunOutput(ctx context.Context, name string, args ...string) ([]byte, []byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	return out.Bytes(), errb.Bytes(), err
+}
+
 // Run runs name with args; stdout is returned, stderr goes into the error.
 func (ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)

@@ -69,3 +69,19 @@ func (b *MCPBridge) ServerEnv() map[string]string {
 	}
 	return env
 }
+
+// Nudger is implemented by adapters whose harness is told of leo in words
+// of its own instead of BridgeNudge (pi has no MCP: its note names the leo
+// CLI). Nudge is the text a launch wired with b carries, "" for none.
+type Nudger interface {
+	Nudge(b *MCPBridge) string
+}
+
+// NudgeOf is the note a launch of h wired with b carries: the adapter's
+// own (Nudger), else BridgeNudge.
+func NudgeOf(h Harness, b *MCPBridge) string {
+	if n, ok := h.(Nudger); ok {
+		return n.Nudge(b)
+	}
+	return BridgeNudge
+}

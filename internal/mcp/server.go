@@ -316,18 +316,8 @@ func awaitReply(ctx context.Context, d Daemon, agent, id string, wait time.Durat
 	return out, err
 }
 
-// signed is message with its sender's line. A line of the message that
-// itself starts like a sender's line is marked as quoted, so a message
-// cannot pass off a second sender ("…\n[message from human] do X").
-func signed(from, message string) string {
-	lines := strings.Split(message, "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimLeft(l, " \t"), MessagePrefix) {
-			lines[i] = strings.Replace(l, MessagePrefix, "[quoted "+strings.TrimPrefix(MessagePrefix, "["), 1)
-		}
-	}
-	return MessagePrefix + from + "] " + strings.Join(lines, "\n")
-}
+// signed is message with its sender's line (api.Signed).
+func signed(from, message string) string { return api.Signed(from, message) }
 
 func jsonResult(v any) (*sdk.CallToolResult, any, error) {
 	data, err := json.Marshal(v)

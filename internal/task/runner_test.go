@@ -599,7 +599,7 @@ func forEachHarness(t *testing.T, f func(t *testing.T, g *rig)) {
 }
 
 func TestRunSucceeds(t *testing.T) {
-	cost := map[string]float64{"claude": 0.0012, "opencode": 0.0008} // codex reports none
+	cost := map[string]float64{"claude": 0.0012, "opencode": 0.0008, "pi": 0.0004} // codex reports none
 	forEachHarness(t, func(t *testing.T, g *rig) {
 		name := g.scope.HarnessName
 		j := g.job()
@@ -652,12 +652,14 @@ func TestRunOutcomes(t *testing.T) {
 			"claude":   {OutcomeFailed, ReasonHarnessError, 1, "turn failed (fake)"},
 			"codex":    {OutcomeFailed, ReasonHarnessError, 1, "stream disconnected before completion (fake)"},
 			"opencode": {OutcomeFailed, ReasonHarnessError, 1, "provider returned 500 (fake)"},
+			"pi":       {OutcomeFailed, ReasonHarnessError, 0, "400 fake: scripted error"}, // pi exits 0
 		}},
 		// An error the stream states fails the run even when the process exits 0.
 		{"error event then exit 0", map[string]string{"FAKE_SCENARIO": "stream_error_exit0"}, map[string]want{
 			"claude":   {OutcomeFailed, ReasonHarnessError, 0, "stream error (fake)"},
 			"codex":    {OutcomeFailed, ReasonHarnessError, 0, "stream disconnected (fake)"},
 			"opencode": {OutcomeFailed, ReasonHarnessError, 0, "stream error (fake)"},
+			"pi":       {OutcomeFailed, ReasonHarnessError, 0, "400 fake: scripted error"},
 		}},
 		// claude's is_error fails a "success" result; codex recovers from an
 		// error item and completes its turn; opencode's reply only talks of one.
@@ -665,12 +667,14 @@ func TestRunOutcomes(t *testing.T) {
 			"claude":   {OutcomeFailed, ReasonHarnessError, 0, "API Error: 500"},
 			"codex":    {OutcomeSucceeded, "", 0, ""},
 			"opencode": {OutcomeSucceeded, "", 0, ""},
+			"pi":       {OutcomeSucceeded, "", 0, ""},
 		}},
 		// codex's stream itself calls a stream without an end an error.
 		{"non-zero exit without a stated error", crash, map[string]want{
 			"claude":   {OutcomeFailed, ReasonExitStatus, 3, "exited with status 3: fake: crashing after 0 ms"},
 			"codex":    {OutcomeFailed, ReasonHarnessError, 3, "the stream ended without turn.completed"},
 			"opencode": {OutcomeFailed, ReasonExitStatus, 3, "exited with status 3: fake: crashing after 0 ms"},
+			"pi":       {OutcomeFailed, ReasonExitStatus, 3, "exited with status 3: fake: crashing after 0 ms"},
 		}},
 		// opencode's stream counts EOF after the session started as the end
 		// of its turn.
@@ -678,6 +682,7 @@ func TestRunOutcomes(t *testing.T) {
 			"claude":   {OutcomeFailed, ReasonHarnessError, 0, ""},
 			"codex":    {OutcomeFailed, ReasonHarnessError, 0, ""},
 			"opencode": {OutcomeSucceeded, "", 0, ""},
+			"pi":       {OutcomeFailed, ReasonHarnessError, 0, ""},
 		}},
 	}
 	for _, tc := range cases {

@@ -17,6 +17,7 @@ func TestHarnessFactsComeFromTheAdapters(t *testing.T) {
 		{"claude", []string{"--resume", "X"}, []string{"--session-id", "X"}},
 		{"codex", []string{"resume", "X"}, nil},
 		{"opencode", []string{"-s", "X"}, nil},
+		{"pi", []string{"--session", "X"}, nil},
 	} {
 		if got := ResumeArgs(c.name, "X"); !slices.Equal(got, c.resume) {
 			t.Errorf("ResumeArgs(%s) = %q, want %q", c.name, got, c.resume)
@@ -31,7 +32,7 @@ func TestHarnessFactsComeFromTheAdapters(t *testing.T) {
 			t.Errorf("IsResume(%s) takes a fresh launch for a resume", c.name)
 		}
 	}
-	if !slices.Equal(Harnesses(), []string{"claude", "codex", "opencode"}) {
+	if !slices.Equal(Harnesses(), []string{"claude", "codex", "opencode", "pi"}) {
 		t.Errorf("Harnesses() = %q", Harnesses())
 	}
 }

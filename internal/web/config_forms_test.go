@@ -466,7 +466,7 @@ func TestConfigFormsSaveInvalidLeavesTheFile(t *testing.T) {
 			`templates.assistant.harness_options.remote_control: expected inherit, on or off, got "maybe"`},
 		{"cron", "/web/config/tasks/morning", map[string]string{"schedule": "every morning"}, `tasks.morning.schedule`},
 		{"max_turns", "/web/config/defaults", map[string]string{"max_turns": "lots"}, `defaults.max_turns: expected an integer, got a string`},
-		{"defaults harness", "/web/config/defaults", map[string]string{"harness": "nope"}, `defaults.harness "nope" is not a registered harness (available: claude, codex, opencode)`},
+		{"defaults harness", "/web/config/defaults", map[string]string{"harness": "nope"}, `defaults.harness "nope" is not a registered harness (available: ` + availableHarnesses + `)`},
 		{"new template name", "/web/config/templates/new", map[string]string{"name": "bad name!", "harness": "codex"}, `invalid template name "bad name!"`},
 		{"new template exists", "/web/config/templates/new", map[string]string{"name": "review", "harness": "codex"}, `templates.review: already in leo.yaml`},
 		{"new template unnamed", "/web/config/templates/new", map[string]string{"name": " ", "harness": "codex"}, `a new template needs a name`},
@@ -692,3 +692,7 @@ func TestConfigFormsShowNotifiersWithoutSecrets(t *testing.T) {
 		t.Errorf("the save changed notify::\n%s", after)
 	}
 }
+
+// availableHarnesses is how an unknown harness's error lists the
+// registered ones.
+var availableHarnesses = strings.Join(harness.Names(), ", ")

@@ -8,4 +8,5 @@ import (
 	_ "github.com/blackpaw-studio/leo/internal/harness/claude"
 	_ "github.com/blackpaw-studio/leo/internal/harness/codex"
 	_ "github.com/blackpaw-studio/leo/internal/harness/opencode"
+	_ "github.com/blackpaw-studio/leo/internal/harness/pi"
 )

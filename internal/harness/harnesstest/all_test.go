@@ -13,7 +13,7 @@ import (
 
 func TestContractEveryRegisteredHarness(t *testing.T) {
 	all := harness.All()
-	for _, want := range []string{"claude", "codex", "opencode"} {
+	for _, want := range []string{"claude", "codex", "opencode", "pi"} {
 		if !slices.Contains(harness.Names(), want) {
 			t.Fatalf("%s is not registered (registered: %v)", want, harness.Names())
 		}
@@ -34,6 +34,7 @@ func TestSupportMatrix(t *testing.T) {
 		{"claude", true, true},
 		{"codex", false, false},
 		{"opencode", false, false},
+		{"pi", false, false},
 	} {
 		t.Run(want.name, func(t *testing.T) {
 			h, ok := harness.Lookup(want.name)

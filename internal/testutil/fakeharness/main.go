@@ -1,4 +1,4 @@
-// Command fakeharness impersonates the claude, codex and opencode CLIs for
+// Command fakeharness impersonates the claude, codex, opencode and pi CLIs for
 // leo's tests, choosing its role from the name it was run as. As a TUI it
 // draws the screens leo's screen readers know, takes bracketed pastes and
 // echoes what is submitted; headless it prints the event streams of the
@@ -86,17 +86,18 @@ const (
 	roleClaude   role = "claude"
 	roleCodex    role = "codex"
 	roleOpencode role = "opencode"
+	rolePi       role = "pi"
 )
 
 func main() {
 	r := role(filepath.Base(os.Args[0]))
 	switch r {
-	case roleClaude, roleCodex, roleOpencode:
+	case roleClaude, roleCodex, roleOpencode, rolePi:
 	default:
 		// FAKE_ROLE lets the binary run under any name (e.g. in go run).
 		r = role(os.Getenv("FAKE_ROLE"))
-		if r != roleClaude && r != roleCodex && r != roleOpencode {
-			fmt.Fprintf(os.Stderr, "fakeharness: run me as claude, codex or opencode (not %q)\n", os.Args[0])
+		if r != roleClaude && r != roleCodex && r != roleOpencode && r != rolePi {
+			fmt.Fprintf(os.Stderr, "fakeharness: run me as claude, codex, opencode or pi (not %q)\n", os.Args[0])
 			os.Exit(2)
 		}
 	}
@@ -114,6 +115,8 @@ func run(r role, args []string) int {
 		return runClaude(args)
 	case roleCodex:
 		return runCodex(args)
+	case rolePi:
+		return runPi(args)
 	default:
 		return runOpencode(args)
 	}

@@ -19,6 +19,8 @@ func drawText(r role, s string) string {
 		return norm.NFC.String(strings.ReplaceAll(dropSkinTones(s), "\t", "    "))
 	case roleCodex:
 		return strings.ReplaceAll(dropSkinTones(s), "\t", " ")
+	case rolePi:
+		return strings.ReplaceAll(s, "\t", "    ")
 	default:
 		return strings.ReplaceAll(s, "\t", "  ")
 	}

@@ -123,6 +123,8 @@ func (t *tui) layout(width int) (top, bottom []string, curLine, curCol int) {
 		bottom, curLine, curCol = t.claudeBottom(width, inputLines)
 	case roleCodex:
 		return t.codexLayout(width)
+	case rolePi:
+		return t.piLayout(width)
 	case roleOpencode:
 		curLine = len(bottom) + len(inputLines) - 1
 		if len(t.input) == 0 {
@@ -182,6 +184,8 @@ func indent(prefix, cont, msg string) []string {
 
 func (t *tui) userLines(msg string) []string {
 	switch t.role {
+	case rolePi:
+		return append(append([]string{""}, indent(" ", " ", msg)...), "")
 	case roleClaude:
 		return claudeUserLines(msg)
 	case roleCodex:
@@ -198,6 +202,8 @@ func (t *tui) userLines(msg string) []string {
 
 func (t *tui) replyLines(reply string) []string {
 	switch t.role {
+	case rolePi:
+		return append(indent(" ", " ", reply), "")
 	case roleClaude:
 		return claudeReplyLines(reply, time.Since(t.busySince))
 	case roleCodex:
@@ -210,6 +216,8 @@ func (t *tui) replyLines(reply string) []string {
 
 func (t *tui) interruptedLine() string {
 	switch t.role {
+	case rolePi:
+		return " Operation aborted"
 	case roleClaude:
 		return "  ⎿  Interrupted by user"
 	case roleCodex:

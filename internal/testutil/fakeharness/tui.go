@@ -372,6 +372,13 @@ func (t *tui) addPaste(s string) {
 		t.input = append(t.input, part{text: s, label: label})
 		return
 	}
+	if t.role == rolePi {
+		if label := piPasteLabel(s, t.pastes+1); label != "" {
+			t.pastes++
+			t.input = append(t.input, part{text: s, label: label})
+			return
+		}
+	}
 	if t.role == roleOpencode {
 		if label := opencodePasteLabel(s); label != "" {
 			t.input = append(t.input, part{text: s, label: label})

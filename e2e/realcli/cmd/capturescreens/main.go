@@ -34,17 +34,18 @@ import (
 
 	"github.com/blackpaw-studio/leo/e2e/realcli"
 	"github.com/blackpaw-studio/leo/internal/harness"
-	"github.com/blackpaw-studio/leo/internal/harness/claude"
-	"github.com/blackpaw-studio/leo/internal/harness/codex"
+	_ "github.com/blackpaw-studio/leo/internal/harness/all"
 	"github.com/blackpaw-studio/leo/internal/harness/harnesstest"
-	"github.com/blackpaw-studio/leo/internal/harness/opencode"
 	"github.com/blackpaw-studio/leo/internal/testutil/modelserver"
 )
 
-var readers = map[string]harness.ScreenReader{
-	"claude":   claude.Claude{}.Screen(),
-	"codex":    codex.Codex{}.Screen(),
-	"opencode": opencode.Opencode{}.Screen(),
+// reader is the screen reader of harness h's adapter.
+func reader(h string) (harness.ScreenReader, bool) {
+	a, ok := harness.Lookup(h)
+	if !ok {
+		return nil, false
+	}
+	return a.Screen(), true
 }
 
 // pastes are the inputs captured in the input line, by scenario name
@@ -96,7 +97,7 @@ func run(bin, h, size, out, only string) error {
 		}
 		return runApproval(bin, size, out)
 	}
-	r, ok := readers[h]
+	r, ok := reader(h)
 	if !ok {
 		return fmt.Errorf("-harness %q: not one of claude, codex, opencode", h)
 	}
@@ -164,8 +165,14 @@ func run(bin, h, size, out, only string) error {
 		}
 		return nil
 	}
+	tries := clearKeys
+	if a, ok := harness.Lookup(h); ok {
+		if c, ok := a.(harness.InputClearer); ok {
+			tries = append([][]string{c.ClearInputKeys()}, tries...) // the adapter's own keys first
+		}
+	}
 	clear := func(marker string) error {
-		for _, keys := range clearKeys {
+		for _, keys := range tries {
 			if o, err := tm("", append([]string{"send-keys", "-t", "a"}, keys...)...); err != nil {
 				return fmt.Errorf("send-keys: %v %s", err, o)
 			}

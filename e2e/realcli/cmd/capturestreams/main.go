@@ -42,17 +42,9 @@ import (
 
 	"github.com/blackpaw-studio/leo/e2e/realcli"
 	"github.com/blackpaw-studio/leo/internal/harness"
-	"github.com/blackpaw-studio/leo/internal/harness/claude"
-	"github.com/blackpaw-studio/leo/internal/harness/codex"
-	"github.com/blackpaw-studio/leo/internal/harness/opencode"
+	_ "github.com/blackpaw-studio/leo/internal/harness/all"
 	"github.com/blackpaw-studio/leo/internal/testutil/modelserver"
 )
-
-var adapters = map[string]harness.Harness{
-	"claude":   claude.Claude{},
-	"codex":    codex.Codex{},
-	"opencode": opencode.Opencode{},
-}
 
 var allScenarios = []string{"first", "resume", "transient", "cutonce", "http500", "http401", "cut"}
 
@@ -72,7 +64,7 @@ type meta struct {
 }
 
 func main() {
-	bin := flag.String("bin", os.Getenv(realcli.BinDirEnv), "`dir` holding claude, codex, opencode")
+	bin := flag.String("bin", os.Getenv(realcli.BinDirEnv), "`dir` holding the CLIs of realcli.CLIs")
 	only := flag.String("harness", "", "comma list of harnesses (default all)")
 	scen := flag.String("scenario", "", "comma list of scenarios (default all)")
 	out := flag.String("out", "internal/harness", "adapters' `dir` (run from the repo root)")
@@ -111,14 +103,21 @@ func main() {
 	}
 }
 
-var idPattern = map[string]*regexp.Regexp{
-	"claude":   regexp.MustCompile(`"session_id":"([^"]+)"`),
-	"codex":    regexp.MustCompile(`"thread_id":"([^"]+)"`),
-	"opencode": regexp.MustCompile(`"sessionID":"([^"]+)"`),
+// streamID is the conversation id a's event stream names in stdout.
+func streamID(a harness.Harness, stdout []byte) string {
+	es, ok := a.(harness.EventStreamer)
+	if !ok {
+		return ""
+	}
+	s := es.NewEventStream()
+	for _, l := range bytes.Split(stdout, []byte("\n")) {
+		s.Line(l)
+	}
+	return s.Result().SessionID
 }
 
 func capture(h, bin, outRoot string, scenarios []string, timeout time.Duration) error {
-	a, ok := adapters[h]
+	a, ok := harness.Lookup(h)
 	if !ok {
 		return fmt.Errorf("unknown harness %q", h)
 	}
@@ -230,9 +229,7 @@ func capture(h, bin, outRoot string, scenarios []string, timeout time.Duration) 
 			}
 		}
 		if sc == "first" {
-			if mm := idPattern[h].FindSubmatch(stdout); mm != nil {
-				firstID = string(mm[1])
-			}
+			firstID = streamID(a, stdout)
 		}
 		base := filepath.Join(dir, fmt.Sprintf("%s_v%s", sc, version))
 		if err := os.WriteFile(base+".jsonl", stdout, 0o644); err != nil {
