@@ -41,8 +41,8 @@ lint:
 test: lint
 	$(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) ./...
 
-## test-real: the real-CLI contract suite (e2e/real): claude, codex and
-## opencode from npm at the versions in e2e/realcli/versions.env, installed
+## test-real: the real-CLI contract suite (e2e/real): claude, codex, opencode
+## and pi from npm at the versions in e2e/realcli/versions.env, installed
 ## into a cache by e2e/realcli/install.sh (or taken from LEO_REALCLI_BIN),
 ## driven through leo against a model server on loopback. Needs npm and the
 ## npm registry; fails (never skips) when the CLIs cannot be had.
@@ -51,10 +51,10 @@ test-real:
 	@set -e; bin="$$LEO_REALCLI_BIN"; \
 	if [ -z "$$bin" ]; then bin="$$(e2e/realcli/install.sh)"; fi; \
 	echo "== real CLIs in $$bin"; \
-	for c in claude codex opencode; do echo "   $$c: $$("$$bin/$$c" --version 2>&1 | head -n1)"; done; \
+	for c in claude codex opencode pi; do echo "   $$c: $$("$$bin/$$c" --version 2>&1 | head -n1)"; done; \
 	LEO_REALCLI_BIN="$$bin" LEO_REALCLI_REQUIRED=1 $(GO) test -count=1 -parallel 3 -timeout 28m $(TESTFLAGS) ./e2e/real/
 
-## test-real-latest: the same suite on the newest claude, codex and opencode
+## test-real-latest: the same suite on the newest claude, codex, opencode and pi
 ## on npm (@latest), installed by `e2e/realcli/install.sh --latest` into a
 ## folder of their own (<cache>/latest, never a pinned one), or taken from
 ## LEO_REALCLI_BIN. The table's header and version row say which versions
@@ -64,7 +64,7 @@ test-real-latest:
 	@set -e; bin="$$LEO_REALCLI_BIN"; \
 	if [ -z "$$bin" ]; then bin="$$(e2e/realcli/install.sh --latest)"; fi; \
 	echo "== newest real CLIs in $$bin"; \
-	for c in claude codex opencode; do echo "   $$c: $$("$$bin/$$c" --version 2>&1 | head -n1)"; done; \
+	for c in claude codex opencode pi; do echo "   $$c: $$("$$bin/$$c" --version 2>&1 | head -n1)"; done; \
 	LEO_REALCLI_BIN="$$bin" LEO_REALCLI_LATEST=1 LEO_REALCLI_REQUIRED=1 $(GO) test -count=1 -parallel 3 -timeout 28m $(TESTFLAGS) ./e2e/real/
 
 ## bench: the whole-process and package benchmarks; each prints its figures

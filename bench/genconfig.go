@@ -10,7 +10,7 @@ import (
 )
 
 // harnessMix is what each generated scope runs on, round-robin: every
-// harness gets a third of the scopes, with a model and options valid for it.
+// harness gets a quarter of the scopes, with a model and options valid for it.
 var harnessMix = []struct {
 	name    string
 	model   string
@@ -19,10 +19,11 @@ var harnessMix = []struct {
 	{"claude", "sonnet", "      permission_mode: acceptEdits\n      allowed_tools: [Read, Edit, Bash]\n      disallowed_tools: [WebFetch]\n"},
 	{"codex", "gpt-5.3-codex", "      sandbox: workspace-write\n"},
 	{"opencode", "anthropic/claude-sonnet-4-5", "      permission:\n        bash: ask\n        edit: allow\n"},
+	{"pi", "anthropic/claude-sonnet-4-5", "      thinking: low\n      tools: [read, bash, edit]\n"},
 }
 
 // GenerateConfig writes <dir>/leo.yaml with the given number of templates
-// and tasks spread across the three harnesses, plus every task's prompt file
+// and tasks spread across the harnesses, plus every task's prompt file
 // under <dir>/workspace/prompts, and returns the config's path.
 func GenerateConfig(dir string, templates, tasks int) (string, error) {
 	prompts := filepath.Join(dir, "workspace", "prompts")

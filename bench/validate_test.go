@@ -117,7 +117,7 @@ func TestGeneratedConfigIsValid(t *testing.T) {
 }
 
 // BenchmarkValidateProcess runs `leo validate` as a whole process on two
-// generated configs spread over the three harnesses: a typical one (20
+// generated configs spread over the harnesses: a typical one (20
 // templates and 20 tasks) and a large one (1,000 of each). Each reports
 // ms/op and, measured in the same run, the floor: `leo version`, a process
 // that starts and exits without reading any config. cpu-ms/op and

@@ -26,7 +26,7 @@ const (
 type Harness interface {
 	// Name is the registry key and the value of `harness:` in leo.yaml.
 	Name() string
-	// Binary is the executable looked up on PATH ("claude", "codex", "opencode").
+	// Binary is the executable looked up on PATH ("claude", "codex", "opencode", "pi").
 	Binary() string
 
 	// OptionsSchema lists every harness_options key the adapter accepts, in

@@ -3,6 +3,7 @@ package pi
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf16"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -24,8 +25,9 @@ import (
 // scrolls. pi asks nothing at start-up (no trust dialog) and has no
 // permission prompts: its tools run without asking.
 var (
-	// ruleLine is one of the editor's rules.
-	ruleLine = regexp.MustCompile(`^─{3,}( [↑↓] \d+ more ─*)?$`)
+	// ruleLine is one of the editor's rules (compiled on first use, not
+	// at every leo command's start).
+	ruleLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^─{3,}( [↑↓] \d+ more ─*)?$`) })
 	// spinnerFrames start the status line above the editor while pi works
 	// ("⠋ Working...", "⠋ Retrying (1/3) in 2s...", "⠋ Compacting context...").
 	spinnerFrames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -43,7 +45,7 @@ func (screen) Classify(capture string) harness.Screen {
 	lines := splitRules(harness.CaptureTail(capture, 400))
 	bottom, top := -1, -1
 	for i := len(lines) - 1; i >= 0; i-- {
-		if !ruleLine.MatchString(lines[i]) {
+		if !ruleLine().MatchString(lines[i]) {
 			continue
 		}
 		if bottom < 0 {
@@ -79,13 +81,13 @@ func (screen) Classify(capture string) harness.Screen {
 // terminal draws them, the row overflows, and a joined capture (-J) puts
 // the rule that follows on the text's line
 // (testdata/screens/pi/ready-pasted-skin-tone_*).
-var gluedRule = regexp.MustCompile(`─{20,}$`)
+var gluedRule = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`─{20,}$`) })
 
 // splitRules puts each glued rule back on a line of its own.
 func splitRules(lines []string) []string {
 	out := make([]string, 0, len(lines))
 	for _, l := range lines {
-		if loc := gluedRule.FindStringIndex(l); loc != nil && loc[0] > 0 && !ruleLine.MatchString(l) {
+		if loc := gluedRule().FindStringIndex(l); loc != nil && loc[0] > 0 && !ruleLine().MatchString(l) {
 			out = append(out, strings.TrimRight(l[:loc[0]], " "), l[loc[0]:])
 			continue
 		}
@@ -126,10 +128,10 @@ func pasteMarker(pasted string) *regexp.Regexp {
 	case n > 1000:
 		return regexp.MustCompile(`\[paste #\d+ ` + itoa(n) + ` chars\]`)
 	}
-	return neverMatch
+	return neverMatch()
 }
 
-var neverMatch = regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
+var neverMatch = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^\x00-\x{10FFFF}]`) })
 
 func itoa(n int) string {
 	var b [20]byte

@@ -149,7 +149,7 @@ func (h Pi) ParseSignal(payload []byte) (harness.Signal, error) {
 		if err != nil {
 			return harness.Signal{}, err
 		}
-		if te.Failed && limitPattern.MatchString(te.Error) {
+		if te.Failed && limitPattern().MatchString(te.Error) {
 			return harness.Signal{Kind: harness.SignalLimited, SessionID: sid, Text: te.Error}, nil
 		}
 		return harness.TurnEndSignal(te), nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -56,7 +57,9 @@ func (Pi) UserTurns(ctx context.Context, q harness.SessionQuery, id string) ([]h
 
 // limitPattern matches the words of a usage or rate limit in pi's error
 // messages ("429 …", "rate limit", "quota").
-var limitPattern = regexp.MustCompile(`(?i)\b429\b|rate.?limit|too many requests|quota|usage limit`)
+var limitPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b429\b|rate.?limit|too many requests|quota|usage limit`)
+})
 
 // TurnActivity reads the turns since q.Since: a user message starts one,
 // an assistant message that is no tool call ends it (turn records above).
@@ -98,7 +101,7 @@ func (Pi) TurnActivity(ctx context.Context, q harness.SessionQuery, id string) (
 					if out.Failed == "" {
 						out.Failed = "the model call failed"
 					}
-					out.Limited = limitPattern.MatchString(last.err)
+					out.Limited = limitPattern().MatchString(last.err)
 				case "aborted":
 				default:
 					out.Reply = last.text
