@@ -29,9 +29,7 @@ import (
 func (r *run) approveAgent() string { return r.h + "-approve" }
 
 func (r *run) answerPrompts(s *step) {
-	if _, ok := askOptions[r.h]; !ok {
-		s.Skipf("%s: no asking configuration in this step yet (codex's approval prompt is not read)", r.h)
-	}
+	s.skipUnlessAsking(r.h)
 	name := r.approveAgent()
 	approved, denied := r.marker(), r.marker()
 	call := func(file string) *modelserver.ToolCall {
@@ -195,7 +193,7 @@ var questionCalls = map[string]modelserver.ToolCall{
 func (r *run) answerQuestion(s *step) {
 	call, ok := questionCalls[r.h]
 	if !ok {
-		s.Skipf("%s: leo reads no question prompt of this harness off its screen", r.h)
+		s.Skipf("%s: it has no question tool leo reads off its screen", r.h)
 	}
 	name := r.approveAgent()
 	picked, typed := r.marker(), r.marker()
@@ -251,9 +249,7 @@ func (r *run) answerQuestion(s *step) {
 // <dir>" does not cover the next touch, and asks again; on the newest
 // CLIs the step says which it did and approves a second prompt once.
 func (r *run) answerAlways(s *step) {
-	if _, ok := askOptions[r.h]; !ok {
-		s.Skipf("%s: no asking configuration in this step yet (codex's approval prompt is not read)", r.h)
-	}
+	s.skipUnlessAsking(r.h)
 	name := r.approveAgent()
 	once, again := r.marker(), r.marker()
 	call := func(file string) *modelserver.ToolCall {

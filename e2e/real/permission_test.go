@@ -31,6 +31,24 @@ var askOptions = map[string]string{
 	"opencode": "permission: {bash: ask}",
 }
 
+// whyNoAsking says why a harness without askOptions asks nobody.
+var whyNoAsking = map[string]string{
+	"codex": "leo launches codex with -a never (the spec's approval policy): it never asks",
+	"pi":    "pi has no permission prompts: its tools run without asking",
+}
+
+// skipUnlessAsking skips the step for a harness that asks nobody.
+func (s *step) skipUnlessAsking(h string) {
+	if _, ok := askOptions[h]; ok {
+		return
+	}
+	why := whyNoAsking[h]
+	if why == "" {
+		why = "no asking configuration in this step yet"
+	}
+	s.Skipf("%s: %s", h, why)
+}
+
 // askTool is the call the model server answers the step's first message
 // with, by harness; askCommand is the command it runs.
 const askCommand = "touch leo-asked"
@@ -64,9 +82,7 @@ func (r *run) askAgent() string { return r.h + "-ask" }
 var askStepHold = delivery.DefaultReadyTimeout + 10*time.Second
 
 func (r *run) permissionPrompt(s *step) {
-	if _, ok := askOptions[r.h]; !ok {
-		s.Skipf("%s: no asking configuration in this step yet", r.h)
-	}
+	s.skipUnlessAsking(r.h)
 	name := r.askAgent()
 	ask, second := r.marker(), r.marker()
 	tool := askTool[r.h]
