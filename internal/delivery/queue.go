@@ -29,6 +29,9 @@ type Item struct {
 	// Driver.Command and confirmed by the harness's record of it. It is
 	// queued and counted like a message.
 	Command bool
+	// Unheld marks the message a hold's end sends ahead of the held ones
+	// (on_limit: continue): Held lets it pass.
+	Unheld bool
 	// PastedAt is when the earlier daemon pasted a Pasted item.
 	PastedAt time.Time
 	// Enqueued is when Push accepted the item.
