@@ -36,7 +36,7 @@ func (c *holdClock) Now() time.Time {
 	defer c.mu.Unlock()
 	return time.Now().Add(c.offset)
 }
-func (c *holdClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+func (c *holdClock) Since(t time.Time) time.Duration        { return c.Now().Sub(t) }
 func (c *holdClock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).C() }
 func (c *holdClock) Sleep(d time.Duration)                  { <-c.After(d) }
 func (c *holdClock) NewTimer(d time.Duration) clock.Timer {
