@@ -144,7 +144,7 @@ func NewHTTPClient() *http.Client {
 var streamTypes = map[string]bool{
 	api.EventAgentAttention: true, api.EventAgentState: true, api.EventAgentExited: true,
 	api.EventAgentResumed: true,
-	api.EventTurnEnded: true, api.EventTaskRunEnded: true,
+	api.EventTurnEnded:    true, api.EventTaskRunEnded: true,
 }
 
 // Run reads bus until ctx ends. Reading never waits on a notifier; when
