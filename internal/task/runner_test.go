@@ -653,6 +653,12 @@ func TestRunOutcomes(t *testing.T) {
 			"codex":    {OutcomeFailed, ReasonHarnessError, 1, "stream disconnected before completion (fake)"},
 			"opencode": {OutcomeFailed, ReasonHarnessError, 1, "provider returned 500 (fake)"},
 		}},
+		// A usage or rate limit is limited, not failed (TestRunLimitedIsRecordedLimited).
+		{"limited", map[string]string{"FAKE_SCENARIO": "limited"}, map[string]want{
+			"claude":   {OutcomeLimited, ReasonUsageLimit, 1, "API Error: Request rejected (429)"},
+			"codex":    {OutcomeLimited, ReasonUsageLimit, 1, "You've hit your usage limit (fake)"},
+			"opencode": {OutcomeLimited, ReasonUsageLimit, 1, "Too Many Requests (fake)"},
+		}},
 		// An error the stream states fails the run even when the process exits 0.
 		{"error event then exit 0", map[string]string{"FAKE_SCENARIO": "stream_error_exit0"}, map[string]want{
 			"claude":   {OutcomeFailed, ReasonHarnessError, 0, "stream error (fake)"},
