@@ -43,7 +43,7 @@ const (
 	// OutcomeLimited: a usage or rate limit stopped the run (reason
 	// usage_limit, ResetsAt when the harness said); not a failure.
 	OutcomeLimited Outcome = "limited"
-	OutcomeRunning   Outcome = "running"
+	OutcomeRunning Outcome = "running"
 )
 
 // Reason is the typed cause of an outcome other than success.
