@@ -298,9 +298,9 @@ func (a *agent) limitHeldUntilLocked() *time.Time {
 }
 
 // HeldByLimit is a channel that closes when the usage limit holding
-// agent name ends, and when it ends; nil when no limit holds it (or no
-// such agent). Persistent firings do not time out meanwhile.
-func (m *Manager) HeldByLimit(name string) (lifted <-chan struct{}, until time.Time) {
+// agent name ends, and since when it holds; nil when no limit holds it
+// (or no such agent). Persistent firings do not time out meanwhile.
+func (m *Manager) HeldByLimit(name string) (lifted <-chan struct{}, since time.Time) {
 	a, err := m.lookup(name)
 	if err != nil {
 		return nil, time.Time{}
@@ -310,5 +310,5 @@ func (m *Manager) HeldByLimit(name string) (lifted <-chan struct{}, until time.T
 	if a.limitLifted == nil || a.rec.Limit == nil {
 		return nil, time.Time{}
 	}
-	return a.limitLifted, a.rec.Limit.Until
+	return a.limitLifted, a.rec.Limit.Since
 }

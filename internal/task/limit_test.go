@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -109,4 +110,59 @@ func TestRunLimitedIsRecordedLimited(t *testing.T) {
 			t.Fatalf("history would refuse the record: %v", err)
 		}
 	})
+}
+
+// limitedAgents is fakeAgents whose agent a usage limit holds until
+// lift closes.
+type limitedAgents struct {
+	fakeAgents
+	lift  chan struct{}
+	since time.Time
+}
+
+func (f *limitedAgents) HeldByLimit(string) (<-chan struct{}, time.Time) {
+	select {
+	case <-f.lift:
+		return nil, time.Time{}
+	default:
+		return f.lift, f.since
+	}
+}
+
+// A persistent firing whose agent a usage limit holds does not time out:
+// the time the hold took is given back once it ends.
+func TestPersistentFiringHeldByALimitDoesNotTimeOut(t *testing.T) {
+	agents := &limitedAgents{lift: make(chan struct{})}
+	turns := &fakeTurns{}
+	r := newServiceRig(t, time.Date(2026, 3, 2, 7, 0, 0, 0, time.Local), persistentTasks, func(r *serviceRig) *Persistent {
+		p, err := NewPersistent(PersistentOptions{Agents: agents, TurnEnds: turns, StatePath: filepath.Join(r.dir, "pending.json"), Clock: r.clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	})
+	agents.since = r.clk.Now()
+	r.run()
+	rec, done := mustStart(t, r.svc, "implicit")
+	testutil.WaitFor(t, 10*time.Second, func() bool { return len(agents.queued("implicit")) == 1 }, "the delivery")
+	r.clk.advance(t, 3*time.Hour) // far past the 10m timeout, held all along
+	select {
+	case <-done:
+		got, _ := r.svc.Result("implicit", rec.ID)
+		t.Fatalf("a held firing ended: %+v", got)
+	default:
+	}
+	close(agents.lift)
+	r.clk.advance(t, 30*time.Minute) // the hold's time given back: still no timeout
+	select {
+	case <-done:
+		got, _ := r.svc.Result("implicit", rec.ID)
+		t.Fatalf("the firing timed out right after the hold: %+v", got)
+	default:
+	}
+	turns.end(t, rec.ID, TurnEnd{Reply: "done after the limit"})
+	<-done
+	if got, _ := r.svc.Result("implicit", rec.ID); got.Outcome != OutcomeSucceeded {
+		t.Fatalf("record %+v", got)
+	}
 }
