@@ -2,12 +2,14 @@ package agent
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/api"
 	"github.com/blackpaw-studio/leo/internal/config"
 	"github.com/blackpaw-studio/leo/internal/delivery"
+	"github.com/blackpaw-studio/leo/internal/harness"
 )
 
 // A usage limit holds an agent (docs/agents.md, "Usage limits"): once its
@@ -88,6 +90,7 @@ func limitHoldFor(now time.Time, next api.Attention, waits bool, old *LimitHold,
 // goes on disk, then into memory with the attention next (limited).
 func (a *agent) limit(next api.Attention, waits bool) {
 	m := a.m
+	waits = waits || a.waitsOutLimit()
 	a.mu.Lock()
 	if a.rec.State != api.StateRunning || a.deleted {
 		a.mu.Unlock()
@@ -115,6 +118,25 @@ func (a *agent) limit(next api.Attention, waits bool) {
 		a.setAttentionLocked(limitedAttention(h, next.Since))
 	}
 	m.log.Info("usage limit: messages held", "agent", name, "until", h.Until, "resets_at", h.ResetsAt, "harness_waits", h.HarnessWaits, "on_limit", mode)
+}
+
+// waitsOutLimit reports whether a's screen shows its harness waiting out
+// the limit by itself (harness.LimitWaiter): one capture, only for
+// adapters that know such a wait.
+func (a *agent) waitsOutLimit() bool {
+	h, _ := a.harness()
+	w, ok := h.(harness.LimitWaiter)
+	if !ok {
+		return false
+	}
+	t, ok := a.target()
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(a.m.ctx, 5*time.Second)
+	defer cancel()
+	capture, err := t.Pane.Capture(ctx)
+	return err == nil && w.WaitsOutLimit(capture)
 }
 
 // limitedAttention is the attention of an agent h holds.
