@@ -28,4 +28,3 @@ var waitsOutLimitText = sync.OnceValue(func() *regexp.Regexp {
 func (Claude) WaitsOutLimit(capture string) bool {
 	return waitsOutLimitText().MatchString(capture)
 }
-
