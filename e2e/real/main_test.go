@@ -89,6 +89,7 @@ var Steps = []Step{
 	{"MCP in a task run", (*run).mcpTaskRun},
 	{"Unicode redrawn", (*run).unicodeRedrawn},
 	{"rate-limited turn", (*run).rateLimited},
+	{"usage limit, held", (*run).usageLimitHeld},
 	{"slow turn", (*run).slowTurn},
 	{"model error", (*run).modelError},
 	{"send --reply", (*run).sendReply},
