@@ -21,7 +21,10 @@ func limitReply(h string, resets time.Time) modelserver.Reply {
 		return modelserver.Reply{Status: http.StatusTooManyRequests, ErrorBody: fmt.Sprintf(
 			`{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"plus","resets_at":%d}}`, resets.Unix())}
 	case "opencode":
-		return modelserver.Reply{Status: http.StatusTooManyRequests, Header: map[string]string{"retry-after": "5"}}
+		// The OpenAI-compatible provider's 429 body, whose words opencode
+		// shows as its retry status.
+		return modelserver.Reply{Status: http.StatusTooManyRequests, Header: map[string]string{"retry-after": "5"},
+			ErrorBody: `{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}`}
 	}
 	return modelserver.Reply{Status: http.StatusTooManyRequests}
 }
