@@ -3,6 +3,7 @@ package real
 import (
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,8 +40,14 @@ func (r *run) usageLimitHeld(s *step) {
 	var limiting atomic.Bool
 	limiting.Store(true)
 	resets := time.Now().Add(5 * time.Second)
+	var first sync.Once
 	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
 		if !q.Side && len(q.Markers) > 0 && q.Markers[len(q.Markers)-1] == m && limiting.Load() {
+			if r.h == "opencode" {
+				// opencode retries after retry-after by itself: the
+				// limit is over by then.
+				first.Do(func() { time.AfterFunc(5*time.Second, func() { limiting.Store(false) }) })
+			}
 			return limitReply(r.h, resets)
 		}
 		if !q.Side && len(q.Markers) > 0 {
@@ -49,11 +56,6 @@ func (r *run) usageLimitHeld(s *step) {
 		return modelserver.DefaultResponder(q)
 	})
 	defer r.ms.SetResponder(nil)
-	if r.h == "opencode" {
-		// opencode retries after retry-after by itself: the limit is over
-		// by then.
-		go func() { time.Sleep(5 * time.Second); limiting.Store(false) }()
-	}
 	res := s.send(r.h, "Limit this one "+m+" please")
 	s.delivered(r.h, res.ID, m, 3*time.Minute)
 	at := s.waitAttention(r.h, 6*time.Minute, "limited", func(at api.Attention) bool { return at.State == api.AttentionLimited })
