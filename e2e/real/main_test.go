@@ -91,6 +91,7 @@ var Steps = []Step{
 	{"message an agent", (*run).messageAgent},
 	{"Unicode redrawn", (*run).unicodeRedrawn},
 	{"rate-limited turn", (*run).rateLimited},
+	{"usage limit, held", (*run).usageLimitHeld},
 	{"slow turn", (*run).slowTurn},
 	{"model error", (*run).modelError},
 	{"send --reply", (*run).sendReply},

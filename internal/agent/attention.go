@@ -117,6 +117,7 @@ func (a *agent) setAttentionLocked(next api.Attention) {
 		e := api.Event{Type: api.EventTurnEnded, Agent: name, MessageID: prev.MessageID, State: outcome}
 		if outcome == "ok" {
 			e.FirstLine = next.Detail
+			a.limitBackoff = 0 // a good turn: the next limit's backoff starts over
 		} else {
 			e.Reason = next.Detail
 		}
@@ -252,7 +253,20 @@ func (m *Manager) Signal(ctx context.Context, name string, sig harness.Signal) {
 			t := sig.ResetsAt.UTC()
 			next.ResetsAt = &t
 		}
-		a.setAttention(next)
+		a.limit(next, sig.HarnessWaits)
+	}
+	// The harness goes on by itself (its own retry, a person typing in
+	// the TUI): the limit is over, and leo types no continue.
+	switch sig.Kind {
+	case harness.SignalTurnStarted, harness.SignalWorking:
+		a.endLimit(0, "the harness went on by itself", true)
+	case harness.SignalTurnEnded:
+		a.mu.Lock()
+		waits := a.rec.Limit != nil && a.rec.Limit.HarnessWaits
+		a.mu.Unlock()
+		if waits {
+			a.endLimit(0, "the harness went on by itself", true)
+		}
 	}
 }
 
@@ -341,7 +355,11 @@ func (a *agent) watch(stop chan struct{}) {
 			a.mu.Unlock()
 			if sawRunning || (base >= 0 && act.Ended > base) {
 				// The record says the turn ended and no hook did.
-				a.settleTurn(cur, recordedEnd(act))
+				if next := recordedEnd(act); next.State == api.AttentionLimited {
+					a.limit(next, false)
+				} else {
+					a.settleTurn(cur, next)
+				}
 				sawRunning = false
 			}
 		case api.AttentionNeedsInput:

@@ -368,6 +368,9 @@ func (a *agent) waitingLocked(it *delivery.Item) string {
 	if at := a.attentionLocked(); at != nil && at.State == api.AttentionNeedsInput {
 		why = append(why, "the agent waits for a person: "+promptLine(at))
 	}
+	if held := a.heldWhyLocked(); held != "" {
+		why = append(why, held)
+	}
 	if a.m.DeliveriesPaused() {
 		why = append(why, "deliveries are paused by a drain")
 	}

@@ -103,6 +103,11 @@ type Record struct {
 	// Worktree is the agent's own git worktree (worktree.go); the agent
 	// runs in it instead of its template's workspace.
 	Worktree *WorktreeRec `json:"worktree,omitempty"`
+
+	// Limit is the usage limit holding the agent's queue (limit.go), from
+	// the harness's word until leo resumes; written before memory holds
+	// it, so a daemon restarted meanwhile holds on until the same time.
+	Limit *LimitHold `json:"limit,omitempty"`
 }
 
 // earlierConversations bounds Record.Earlier.
@@ -176,6 +181,10 @@ func (r *Record) clone() *Record {
 		c.InFlight = &f
 	}
 	c.Worktree = r.Worktree.clone()
+	if r.Limit != nil {
+		l := *r.Limit
+		c.Limit = &l
+	}
 	c.Queue = append([]Queued(nil), r.Queue...)
 	c.Named = append([]Named(nil), r.Named...)
 	return &c

@@ -64,6 +64,11 @@ func (m *Manager) restore(ctx context.Context) (RestoreStats, error) {
 	panes := panesBySession(list)
 	plan := m.takeRecords(recs, panes, &st)
 	m.reportUnclaimed(panes, plan.claimed, &st)
+	// A usage limit the last daemon held an agent for holds on, until
+	// the same time, before any of its messages is queued again.
+	for _, a := range m.all() {
+		a.rearmLimit()
+	}
 	for _, a := range plan.kill {
 		if m.killSession(ctx, a.name(), "its record says stopped: finishing a stop a crash interrupted") == nil {
 			st.Killed++

@@ -117,6 +117,15 @@ type agent struct {
 	// turns that ended, so the cache knows when to read again.
 	usage    usageCache
 	turnEnds int
+
+	// Usage limits (limit.go): limitLifted is closed when the hold in
+	// rec.Limit ends (nil: none holds the queue); limitGen names the
+	// current hold's wait; limitMode its on_limit; limitBackoff the wait
+	// of the last limit without a reset time, until a good turn.
+	limitLifted  chan struct{}
+	limitGen     int
+	limitMode    string
+	limitBackoff time.Duration
 }
 
 func (m *Manager) newAgent(rec *Record) *agent {
@@ -131,6 +140,7 @@ func (m *Manager) newAgent(rec *Record) *agent {
 		Work:     a.deliver,
 		Finished: a.finished,
 	}
+	a.queue.Held = a.limitHeld
 	return a
 }
 
@@ -180,6 +190,7 @@ func (a *agent) viewLocked() api.Agent {
 	out.Queued = a.queue.Messages()
 	out.Deliveries = append([]api.Delivery(nil), a.deliveries...)
 	out.Attention = a.attentionLocked()
+	out.HeldUntil = a.limitHeldUntilLocked()
 	return out
 }
 

@@ -82,13 +82,14 @@ func (m *Manager) enqueue(ctx context.Context, name string, req api.SendRequest)
 	a.op.Lock()
 	defer a.op.Unlock()
 	req.Message = message
-	return a.accept(ctx, req)
+	return a.accept(ctx, req, false)
 }
 
 // accept puts req's message (checked: text only, no command) on a's
 // durable queue, under req.ID or a new id: on disk first, then in the
-// queue. a.op must be held.
-func (a *agent) accept(ctx context.Context, req api.SendRequest) (*delivery.Item, api.SendResult, error) {
+// queue; first puts it ahead of every queued message (the continue a
+// limit's end sends), which the hold lets pass. a.op must be held.
+func (a *agent) accept(ctx context.Context, req api.SendRequest, first bool) (*delivery.Item, api.SendResult, error) {
 	m, name, message := a.m, a.name(), req.Message
 	// A retry is answered before anything else is decided: the agent
 	// may be stopped or its queue full by now, and the message is still
@@ -115,7 +116,11 @@ func (a *agent) accept(ctx context.Context, req api.SendRequest) (*delivery.Item
 	// unless the message in flight finished meanwhile).
 	named := Named{ID: req.ID, Digest: digest, At: now, Queued: a.queue.Messages() + 1, Woke: woke}
 	if err := a.commit(func(r *Record) {
-		r.Queue = append(r.Queue, q)
+		if first {
+			r.Queue = append([]Queued{q}, r.Queue...)
+		} else {
+			r.Queue = append(r.Queue, q)
+		}
 		if req.ID != "" {
 			r.Named = remember(r.Named, named, now)
 		}
@@ -123,17 +128,22 @@ func (a *agent) accept(ctx context.Context, req api.SendRequest) (*delivery.Item
 		return nil, api.SendResult{}, api.Errorf(api.CodeInternal,
 			"agent %s: message not accepted: it could not be written to state/agents.json, where it must be to survive a restart (%v)", name, err)
 	}
-	it := &delivery.Item{ID: q.ID, Message: message, Sender: q.Sender}
+	it := &delivery.Item{ID: q.ID, Message: message, Sender: q.Sender, Unheld: first}
 	a.mu.Lock()
 	a.items[it.ID] = it
 	a.mu.Unlock()
-	ahead, err := a.queue.Push(it)
+	var ahead int
+	if first {
+		err = a.queue.PushFront(it)
+	} else {
+		ahead, err = a.queue.Push(it)
+	}
 	if err != nil {
 		return nil, api.SendResult{}, a.refused(it.ID, req.ID != "", err)
 	}
 	m.log.Info("message queued", "agent", name, "id", it.ID, "bytes", len(message), "ahead", ahead, "woke", woke)
-	_, first := api.DescribeMessage(message)
-	m.publish(api.Event{Type: api.EventMessageQueued, Agent: name, MessageID: it.ID, FirstLine: first})
+	_, firstLine := api.DescribeMessage(message)
+	m.publish(api.Event{Type: api.EventMessageQueued, Agent: name, MessageID: it.ID, FirstLine: firstLine})
 	res := api.SendResult{ID: it.ID, Agent: name, Queued: ahead + 1, Woke: woke, Delivery: api.SendQueued}
 	if req.ID != "" {
 		res.Queued = named.Queued

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/config"
 )
@@ -42,4 +43,10 @@ func (p TaskAgents) Delivery(agent, id string) (done <-chan struct{}, err func()
 		return nil, nil, false
 	}
 	return it.Done(), it.Err, true
+}
+
+// HeldByLimit is Manager.HeldByLimit (task.LimitHolds): a persistent
+// firing's timeout waits while a usage limit holds its agent.
+func (p TaskAgents) HeldByLimit(agent string) (<-chan struct{}, time.Time) {
+	return p.M.HeldByLimit(agent)
 }

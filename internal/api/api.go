@@ -162,6 +162,10 @@ type Agent struct {
 	UsageToday *Usage `json:"usage_today,omitempty"`
 	// Queued counts messages waiting for (or being put into) the pane.
 	Queued int `json:"queued,omitempty"`
+	// HeldUntil is when leo delivers to the agent again after a usage
+	// limit held its queue (the reset plus a margin, or a backoff); absent
+	// while no limit holds it.
+	HeldUntil *time.Time `json:"held_until,omitempty"`
 	// Deliveries are the outcomes of the most recent messages, oldest
 	// first: a message that could not land shows here as failed.
 	Deliveries []Delivery `json:"deliveries,omitempty"`

@@ -68,6 +68,9 @@ const (
 	SenderCLI = "cli"
 	SenderWeb = "web"
 	SenderAPI = "api"
+	// SenderLeo is a message leo itself sends: the "continue" after a
+	// usage limit's reset (on_limit: continue).
+	SenderLeo = "leo"
 )
 
 // SenderHeader carries, from the web server to the socket route it hands

@@ -112,7 +112,11 @@ const (
 	// EventAgentExited: an agent's TUI exited and leo restarts it
 	// (Reason: how it ended; Failures: the exits in a row that came too
 	// soon after their launch — CrashLoopFailures or more is a crash loop).
-	EventAgentExited      = "agent.exited"
+	EventAgentExited = "agent.exited"
+	// EventAgentResumed: the usage limit that held an agent's queue is
+	// over (Reason: how leo knows — the reset came, or the harness went
+	// on by itself); its messages are delivered again.
+	EventAgentResumed     = "agent.resumed"
 	EventMessageQueued    = "message.queued"
 	EventMessageDelivered = "message.delivered"
 	EventMessageFailed    = "message.failed"
@@ -135,7 +139,7 @@ const (
 // EventTypes lists every event type (docs/api.md lists each).
 var EventTypes = []string{
 	EventDaemonStarting, EventDaemonStopping, EventConfigReloaded, EventProblem,
-	EventAgentState, EventAgentAttention, EventAgentExited,
+	EventAgentState, EventAgentAttention, EventAgentExited, EventAgentResumed,
 	EventMessageQueued, EventMessageDelivered, EventMessageFailed,
 	EventTurnStarted, EventTurnEnded, EventTaskRunStarted, EventTaskRunEnded,
 	EventPromptAnswered,

@@ -27,6 +27,7 @@ func exampleEvents() []Event {
 		next(Event{Type: EventProblem, Reason: "tmux server does not answer"}),
 		next(Event{Type: EventAgentState, Agent: "coder", State: "running"}),
 		next(Event{Type: EventAgentExited, Agent: "coder", Failures: 3, Reason: "exited with status 1 after 2s; restarting in 4s"}),
+		next(Event{Type: EventAgentResumed, Agent: "coder", Reason: "the limit's reset came"}),
 		next(Event{Type: EventMessageQueued, Agent: "coder", MessageID: "m-1", FirstLine: "fix the build"}),
 		next(Event{Type: EventMessageDelivered, Agent: "coder", MessageID: "m-1", FirstLine: "fix the build"}),
 		next(Event{Type: EventMessageFailed, Agent: "coder", MessageID: "m-2", FirstLine: "and then", Reason: "ready: the TUI exited (not back after 1m0s)"}),

@@ -12,6 +12,9 @@ const (
 	NotifyErrored = "errored"
 	// NotifyLimited: a usage or rate limit stops an agent's harness.
 	NotifyLimited = "limited"
+	// NotifyResumed: the limit that held an agent is over; leo delivers
+	// to it again.
+	NotifyResumed = "resumed"
 	// NotifyIdle: an agent's turn ended well; its input is free.
 	NotifyIdle = "idle"
 	// NotifyTaskFailed: a task run failed or timed out.
@@ -24,7 +27,7 @@ const (
 )
 
 // NotifyEvents lists every notify event, in the order docs list them.
-var NotifyEvents = []string{NotifyNeedsInput, NotifyErrored, NotifyLimited, NotifyIdle,
+var NotifyEvents = []string{NotifyNeedsInput, NotifyErrored, NotifyLimited, NotifyResumed, NotifyIdle,
 	NotifyTaskFailed, NotifyTaskSucceeded, NotifyCrashLoop}
 
 // IsNotifyEvent reports whether name is one of NotifyEvents.

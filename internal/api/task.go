@@ -40,7 +40,10 @@ const (
 	OutcomeFailed    Outcome = "failed"
 	OutcomeTimeout   Outcome = "timeout"
 	OutcomeSkipped   Outcome = "skipped"
-	OutcomeRunning   Outcome = "running"
+	// OutcomeLimited: a usage or rate limit stopped the run (reason
+	// usage_limit, ResetsAt when the harness said); not a failure.
+	OutcomeLimited Outcome = "limited"
+	OutcomeRunning Outcome = "running"
 )
 
 // Reason is the typed cause of an outcome other than success.
@@ -58,6 +61,7 @@ const (
 	ReasonDelivery        Reason = "delivery_failed" // a persistent firing could not be put into its agent
 	ReasonInterrupted     Reason = "interrupted"     // the daemon stopped (or was killed) during the run
 	ReasonStartFailed     Reason = "start_failed"    // the harness process could not be started
+	ReasonUsageLimit      Reason = "usage_limit"     // a usage or rate limit of the harness's provider stopped the run
 )
 
 // Usage is what a harness reports about tokens (harness.Usage: the
@@ -87,6 +91,9 @@ type TaskRun struct {
 	Warnings  []string  `json:"warnings,omitempty"`
 	Usage     *Usage    `json:"usage,omitempty"`
 	CostUSD   *float64  `json:"cost_usd,omitempty"`
+	// ResetsAt is when the limit of a limited run resets, where the
+	// harness said.
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
 	// Worktree is the worktree a run of a task with worktree: true ran
 	// in; Kept when the run left changes or commits in it (removed, with
 	// its branch, when it left none).

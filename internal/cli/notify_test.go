@@ -88,7 +88,7 @@ func TestNotifyTestReportsEachNotifier(t *testing.T) {
 	r = e.run("notify", "test", "--event", "idle", "--scope", "templates.assistant", "--json")
 	assertJSONFailure(t, r, "not_found", ExitError)
 	r = e.run("notify", "test", "--event", "bogus")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, `--event: unknown event "bogus" (valid: needs_input, errored, limited, idle, task_failed, task_succeeded, crash_loop)`) {
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `--event: unknown event "bogus" (valid: needs_input, errored, limited, resumed, idle, task_failed, task_succeeded, crash_loop)`) {
 		t.Errorf("bad event: %+v", r)
 	}
 

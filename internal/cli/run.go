@@ -215,6 +215,8 @@ func outcomeWords(o api.Outcome) string {
 		return "timed out"
 	case api.OutcomeSkipped:
 		return "was skipped"
+	case api.OutcomeLimited:
+		return "was stopped by a usage limit"
 	case api.OutcomeFailed:
 		return "failed"
 	}

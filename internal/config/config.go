@@ -88,6 +88,9 @@ type Settings struct {
 	Env              map[string]string
 	IdleSuspendAfter string
 	QueueMax         *int
+	// OnLimit is what a usage limit's reset does about the turn the limit
+	// cut (OnLimit* values; "" is OnLimitWait).
+	OnLimit string
 	// Notify is the scope's own notify: list, used instead of the top
 	// level's when NotifySet (an empty list turns notifications off).
 	Notify    []Notifier
@@ -322,3 +325,13 @@ func (c *Config) WebLocalURL() string {
 	}
 	return "http://" + joinHostPort(host, c.Web.PortNumber())
 }
+
+// on_limit: values (docs/agents.md, "Usage limits").
+const (
+	// OnLimitWait delivers the held queue at the reset, nothing more.
+	OnLimitWait = "wait"
+	// OnLimitContinue sends "continue" first, as a person would.
+	OnLimitContinue = "continue"
+	// OnLimitFail fails the held messages with the limit's words.
+	OnLimitFail = "fail"
+)

@@ -246,6 +246,7 @@ func (d *decoder) settings(scope string, m fields) Settings {
 		Env:              d.env(scope, m),
 		IdleSuspendAfter: d.duration(scope, m, "idle_suspend_after"),
 		QueueMax:         d.intp(scope, m, "queue_max"),
+		OnLimit:          d.str(scope, m, "on_limit"),
 		Worktree:         d.boolp(scope, m, "worktree"),
 	}
 }

@@ -51,6 +51,9 @@ type Resolved struct {
 	Worktree         bool
 	IdleSuspendAfter time.Duration // 0: never suspended
 	QueueMax         int
+	// OnLimit is the scope's on_limit (config.OnLimit*; OnLimitWait
+	// when unset).
+	OnLimit string
 
 	// Task-only fields.
 	Schedule     string
@@ -330,6 +333,14 @@ func (rv *resolver) common(r *Resolved, s Settings, template bool) {
 		if *s.QueueMax < 1 {
 			rv.errorf(r.Scope+".queue_max", "must be at least 1, got %d", *s.QueueMax)
 		}
+	}
+	r.OnLimit = OnLimitWait
+	switch s.OnLimit {
+	case "":
+	case OnLimitWait, OnLimitContinue, OnLimitFail:
+		r.OnLimit = s.OnLimit
+	default:
+		rv.errorf(r.Scope+".on_limit", "invalid value %q (valid: %s, %s, %s)", s.OnLimit, OnLimitWait, OnLimitContinue, OnLimitFail)
 	}
 }
 

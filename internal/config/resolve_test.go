@@ -315,7 +315,7 @@ func TestTaskDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Timeout != 30*time.Minute || r.Retries != 0 || !r.Enabled || !r.CatchUp || r.NotifyOnFail ||
-		r.Runtime != RuntimeOneshot || r.QueueMax != 5 || r.Template != "" || r.IdleSuspendAfter != 0 {
+		r.Runtime != RuntimeOneshot || r.QueueMax != 5 || r.Template != "" || r.IdleSuspendAfter != 0 || r.OnLimit != OnLimitWait {
 		t.Errorf("defaults: %+v", r)
 	}
 	c = parseTestYAML(t, `
@@ -323,6 +323,7 @@ templates:
   a:
     idle_suspend_after: 45m
     queue_max: 9
+    on_limit: continue
 tasks:
   t:
     prompt_file: p.md
@@ -342,7 +343,7 @@ tasks:
 		t.Errorf("set: %+v", r)
 	}
 	ra, _ := c.ResolveTemplate("a")
-	if ra.IdleSuspendAfter != 45*time.Minute || ra.QueueMax != 9 {
+	if ra.IdleSuspendAfter != 45*time.Minute || ra.QueueMax != 9 || ra.OnLimit != OnLimitContinue {
 		t.Errorf("template: %+v", ra)
 	}
 }

@@ -76,7 +76,7 @@ func RemoveField(key string) FieldChange { return FieldChange{Key: key} }
 // them.
 var editableKeys = func() map[string][]string {
 	settings := []string{"workspace", "harness", "model", "max_turns", "harness_options",
-		"channels", "dev_channels", "idle_suspend_after", "queue_max", "worktree"}
+		"channels", "dev_channels", "idle_suspend_after", "queue_max", "on_limit", "worktree"}
 	return map[string][]string{
 		SectionDefaults:  {"harness", "model", "max_turns", "harness_options", "workspace"},
 		SectionTemplates: settings,

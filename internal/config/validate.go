@@ -256,6 +256,7 @@ func (rv *resolver) unusedWithTemplate(scope string, t *Task) {
 		"env":                len(t.Env) > 0,
 		"idle_suspend_after": t.IdleSuspendAfter != "",
 		"queue_max":          t.QueueMax != nil,
+		"on_limit":           t.OnLimit != "",
 		"worktree":           t.Worktree != nil,
 	}
 	for _, field := range slices.Sorted(maps.Keys(set)) {

@@ -45,6 +45,7 @@ func TestValidateTaskChecks(t *testing.T) {
 		{"idle zero", "    idle_suspend_after: 0s\n", `tasks.t.idle_suspend_after: must be a positive duration, got "0s"`},
 		{"retries", "    retries: -1\n", `tasks.t.retries: must be 0 or more, got -1`},
 		{"queue_max", "    queue_max: 0\n", `tasks.t.queue_max: must be at least 1, got 0`},
+		{"on_limit", "    on_limit: retry\n", `tasks.t.on_limit: invalid value "retry" (valid: wait, continue, fail)`},
 		{"runtime", "    runtime: forever\n", `tasks.t.runtime: invalid value "forever" (valid: oneshot, persistent)`},
 		{"template needs persistent", "    template: a\ntemplates:\n  a: {}\n", `tasks.t.template: only used with runtime: persistent (the task delivers into that template's agent)`},
 		{"template missing", "    runtime: persistent\n    template: nope\n", `tasks.t.template: no template named "nope"`},

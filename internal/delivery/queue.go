@@ -29,6 +29,9 @@ type Item struct {
 	// Driver.Command and confirmed by the harness's record of it. It is
 	// queued and counted like a message.
 	Command bool
+	// Unheld marks the message a hold's end sends ahead of the held ones
+	// (on_limit: continue): Held lets it pass.
+	Unheld bool
 	// PastedAt is when the earlier daemon pasted a Pasted item.
 	PastedAt time.Time
 	// Enqueued is when Push accepted the item.
@@ -75,6 +78,12 @@ type Queue struct {
 	Finished func(it *Item, err error)
 	// Now stamps Enqueued.
 	Now func() time.Time
+	// Held, when set, is asked before each message (internal jobs pass)
+	// whether the agent is held (a usage limit): a non-nil wait holds the
+	// message, still pending and first, until wait closes; a non-nil fail
+	// is the message's outcome instead of Work. It is called without the
+	// queue's lock held.
+	Held func(it *Item) (wait <-chan struct{}, fail error)
 
 	mu       sync.Mutex
 	pending  []*Item
@@ -85,6 +94,8 @@ type Queue struct {
 	running bool
 	idle    *sync.Cond
 	closed  bool
+	// holdCancel ends the worker's wait on Held (Cancel, Close).
+	holdCancel context.CancelFunc
 }
 
 // Push appends it and starts a worker if none runs. It returns how many
@@ -169,6 +180,20 @@ func (q *Queue) run() {
 			return
 		}
 		it := q.pending[0]
+		var fail error
+		if it.Job == nil && q.Held != nil {
+			q.mu.Unlock()
+			var wait <-chan struct{}
+			if wait, fail = q.Held(it); wait != nil {
+				q.waitHeld(wait)
+				continue // the head may have changed meanwhile
+			}
+			q.mu.Lock()
+			if len(q.pending) == 0 || q.pending[0] != it {
+				q.mu.Unlock()
+				continue
+			}
+		}
 		q.pending[0] = nil
 		q.pending = q.pending[1:]
 		ctx, cancel := context.WithCancel(context.Background())
@@ -177,9 +202,12 @@ func (q *Queue) run() {
 		q.mu.Unlock()
 
 		var err error
-		if it.Job != nil {
+		switch {
+		case fail != nil:
+			err = fail
+		case it.Job != nil:
 			err = it.Job(ctx)
-		} else {
+		default:
 			err = q.Work(ctx, it)
 		}
 		q.mu.Lock()
@@ -203,6 +231,27 @@ func (q *Queue) run() {
 			q.Finished(it, err)
 		}
 	}
+}
+
+// waitHeld waits until wait closes, or a Cancel or Close ends the wait
+// (the held messages stay pending for the queue to decide again).
+func (q *Queue) waitHeld(wait <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	q.mu.Lock()
+	q.holdCancel = cancel
+	// A Cancel between Held's answer and here dropped the pending items.
+	stale := q.closed || len(q.pending) == 0
+	q.mu.Unlock()
+	if !stale {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+		}
+	}
+	q.mu.Lock()
+	q.holdCancel = nil
+	q.mu.Unlock()
+	cancel()
 }
 
 // Len is the number of items pending or in flight.
@@ -283,6 +332,9 @@ func (q *Queue) CancelWith(reason error) {
 		q.cancel()
 		q.reason = reason
 	}
+	if q.holdCancel != nil {
+		q.holdCancel()
+	}
 	q.mu.Unlock()
 	for _, it := range dropped {
 		it.err = reason
@@ -313,3 +365,7 @@ func (q *Queue) Wait() {
 		q.idle.Wait()
 	}
 }
+
+// ErrHeld is the outcome of a message its agent's hold failed (a usage
+// limit, with on_limit: fail); the error wraps it with the limit's words.
+var ErrHeld = errors.New("held by a usage limit")

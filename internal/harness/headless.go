@@ -1,5 +1,7 @@
 package harness
 
+import "time"
+
 // EventStreamer is implemented by adapters whose headless run (Headless)
 // prints a JSON event stream on stdout, one event per line. The task
 // runner feeds every line of a run's stdout to a fresh EventStream and
@@ -45,6 +47,11 @@ type RunResult struct {
 	// Usage and CostUSD are what the harness reported, nil when nothing.
 	Usage   *Usage
 	CostUSD *float64
+	// Limited: the failure was a usage or rate limit (the run is recorded
+	// limited, not failed); ResetsAt is when it resets, where the
+	// harness said (zero: it did not).
+	Limited  bool
+	ResetsAt time.Time
 }
 
 // Usage is what a harness reports about tokens. CacheReadTokens are

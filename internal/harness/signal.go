@@ -45,6 +45,10 @@ type Signal struct {
 	Text      string
 	Prompt    *Prompt
 	ResetsAt  time.Time
+	// HarnessWaits, with SignalLimited: the harness itself waits out the
+	// limit and goes on by itself (opencode's retry, the newest claude's
+	// queue that waits for the reset), so leo types nothing into it.
+	HarnessWaits bool
 }
 
 // EndsTurn reports whether the signal is a turn's end (persistent firings

@@ -143,7 +143,8 @@ func NewHTTPClient() *http.Client {
 // streamTypes are the stream events the engine reads.
 var streamTypes = map[string]bool{
 	api.EventAgentAttention: true, api.EventAgentState: true, api.EventAgentExited: true,
-	api.EventTurnEnded: true, api.EventTaskRunEnded: true,
+	api.EventAgentResumed: true,
+	api.EventTurnEnded:    true, api.EventTaskRunEnded: true,
 }
 
 // Run reads bus until ctx ends. Reading never waits on a notifier; when
@@ -252,6 +253,8 @@ func (e *Engine) notifyEvent(ev api.Event) (string, bool) {
 				return string(a.State), true
 			}
 		}
+	case api.EventAgentResumed:
+		return api.NotifyResumed, true
 	case api.EventTurnEnded:
 		if ev.State == "ok" {
 			return api.NotifyIdle, true

@@ -440,7 +440,7 @@ func TestHangingWebhookDoesNotSlowOtherNotifiersOrTheBus(t *testing.T) {
 // limited when the agent enters them; working never.
 func TestEventsAreNotifiedOncePerChange(t *testing.T) {
 	h := newHook(t)
-	e := newEnv(t, "notify:\n  - {webhook: \""+h.url()+"\", events: [needs_input, errored, limited, crash_loop]}\n")
+	e := newEnv(t, "notify:\n  - {webhook: \""+h.url()+"\", events: [needs_input, errored, limited, resumed, crash_loop]}\n")
 	attn := func(s api.AttentionState, detail string) api.Event {
 		return api.Event{Type: api.EventAgentAttention, Agent: "x", Attention: &api.Attention{State: s, Detail: detail}}
 	}
@@ -452,6 +452,7 @@ func TestEventsAreNotifiedOncePerChange(t *testing.T) {
 		attn(api.AttentionErrored, "e1"),
 		attn(api.AttentionErrored, "e2"), // still errored: no
 		attn(api.AttentionLimited, "limit"),
+		{Type: api.EventAgentResumed, Agent: "x", Reason: "the limit's reset came"},
 		{Type: api.EventAgentExited, Agent: "x", Failures: 1},
 		{Type: api.EventAgentExited, Agent: "x", Failures: 3},
 		{Type: api.EventAgentExited, Agent: "x", Failures: 4}, // the same loop: no
@@ -463,7 +464,7 @@ func TestEventsAreNotifiedOncePerChange(t *testing.T) {
 		e.bus.Publish(ev)
 	}
 	e.bus.Publish(needsInput("y", "last"))
-	want := []string{"needs_input", "needs_input", "errored", "limited", "crash_loop", "crash_loop", "errored", "needs_input"}
+	want := []string{"needs_input", "needs_input", "errored", "limited", "resumed", "crash_loop", "crash_loop", "errored", "needs_input"}
 	testutil.WaitFor(t, 10*time.Second, func() bool { return len(h.names()) == len(want) }, "the notifications")
 	if got := h.names(); !slices.Equal(got, want) {
 		t.Errorf("notified %v, want %v", got, want)

@@ -49,6 +49,11 @@ func text(name string, ev api.Event, test bool) string {
 		if detail != "" {
 			s += ": " + detail
 		}
+	case api.NotifyResumed:
+		s = "agent " + ev.Agent + ": the usage limit is over; leo delivers to it again"
+		if ev.Reason != "" {
+			s += " (" + ev.Reason + ")"
+		}
 	case api.NotifyIdle:
 		s = "agent " + ev.Agent + " finished its turn"
 		if ev.FirstLine != "" {
@@ -100,6 +105,8 @@ func Sample(name string, now time.Time) api.Event {
 	case api.NotifyLimited:
 		resets := now.Add(time.Hour).Truncate(time.Minute)
 		return agent(api.Attention{State: api.AttentionLimited, Detail: "usage limit reached (a sample)", ResetsAt: &resets})
+	case api.NotifyResumed:
+		return api.Event{Type: api.EventAgentResumed, At: now, Agent: "sample", Reason: "the limit's reset came"}
 	case api.NotifyIdle:
 		return api.Event{Type: api.EventTurnEnded, At: now, Agent: "sample", State: "ok", FirstLine: "Done: a sample reply's first line."}
 	case api.NotifyCrashLoop:

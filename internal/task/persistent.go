@@ -49,6 +49,15 @@ type AgentPort interface {
 	Delivery(agent, id string) (done <-chan struct{}, err func() error, ok bool)
 }
 
+// LimitHolds is an AgentPort that knows when a usage limit holds an
+// agent's messages (the agent manager): a firing's timeout does not run
+// out meanwhile.
+type LimitHolds interface {
+	// HeldByLimit is a channel that closes when the limit holding agent
+	// ends, and since when it holds; nil when none holds it.
+	HeldByLimit(agent string) (lifted <-chan struct{}, since time.Time)
+}
+
 // TurnEnd is the end of an agent's turn, as its harness signalled it.
 type TurnEnd = harness.TurnEnd
 
@@ -225,8 +234,14 @@ func (p *Persistent) await(ctx context.Context, pf pendingFiring, turn <-chan Tu
 			delivered, deliveryErr = d, e
 		}
 	}
+	var lifted <-chan struct{} // a limit holds the agent: the timeout waits
+	var heldAt time.Time
 	for {
 		select {
+		case <-lifted:
+			// The time the hold took is given back to the firing.
+			lifted = nil
+			timer.Reset(max(clk.Now().Sub(heldAt), time.Second))
 		case te := <-turn:
 			rec.SessionID, rec.Reply = te.SessionID, FirstLines(te.Reply, ReplyMaxLines, ReplyMaxBytes)
 			if te.Failed {
@@ -239,6 +254,16 @@ func (p *Persistent) await(ctx context.Context, pf pendingFiring, turn <-chan Tu
 			}
 			delivered = nil // delivered: now the turn must end
 		case <-timer.C():
+			if h, ok := p.opts.Agents.(LimitHolds); ok {
+				if l, since := h.HeldByLimit(rec.Agent); l != nil {
+					lifted, heldAt = l, since
+					if heldAt.Before(rec.Start) {
+						heldAt = rec.Start
+					}
+					p.opts.Log.Info("persistent firing: its timeout waits while a usage limit holds the agent", "task", rec.Task, "run", rec.ID, "agent", rec.Agent)
+					continue
+				}
+			}
 			return ended(rec, clk.Now(), OutcomeTimeout, ReasonTimeout,
 				fmt.Sprintf("agent %s did not signal the end of the turn within the task's timeout", rec.Agent))
 		case <-ctx.Done():

@@ -84,6 +84,10 @@ type Job struct {
 	// Started, when set, is told the process group of each attempt as it
 	// starts.
 	Started func(pgid int)
+	// Limited, when set, is told when an attempt a usage limit stopped
+	// will be tried again: the scheduler starts no other run of the
+	// harness before then.
+	Limited func(until time.Time)
 }
 
 // RunIDLayout formats a run id from the run's start time in UTC.
@@ -100,6 +104,26 @@ func ValidRunID(id string) bool {
 	}
 	t, err := time.Parse(RunIDLayout, id)
 	return err == nil && t.Format(RunIDLayout) == id
+}
+
+// Limit margins of a run a usage limit stopped: it is tried again
+// LimitMargin after the reset the harness named, or LimitBackoff after
+// the limit when it named none.
+const (
+	LimitMargin  = 10 * time.Second
+	LimitBackoff = time.Minute
+)
+
+// LimitResume is when runs held by a limit said at now, resetting at
+// resets (zero: not said), go on.
+func LimitResume(now, resets time.Time) time.Time {
+	if resets.IsZero() {
+		return now.Add(LimitBackoff)
+	}
+	if t := resets.Add(LimitMargin); t.After(now) {
+		return t
+	}
+	return now
 }
 
 // DefaultBackoff waits 10s before the first retry, doubling each time, at
@@ -140,6 +164,8 @@ type attempt struct {
 	message  string
 	exitCode *int
 	res      harness.RunResult
+	// resetsAt: a limited attempt's reset, where the harness said.
+	resetsAt time.Time
 }
 
 // final: no retry can change the outcome (a missing binary, a task that
@@ -189,6 +215,10 @@ func (r *Runner) Run(ctx context.Context, j Job) Record {
 	f.rec.Reply = FirstLines(a.res.Reply, ReplyMaxLines, ReplyMaxBytes)
 	f.rec.Warnings = append(f.rec.Warnings, a.res.Warnings...)
 	f.rec.Usage, f.rec.CostUSD = a.res.Usage, a.res.CostUSD
+	if a.outcome == OutcomeLimited && !a.resetsAt.IsZero() {
+		t := a.resetsAt.UTC()
+		f.rec.ResetsAt = &t
+	}
 	return f.end(a)
 }
 
@@ -329,19 +359,46 @@ func (f *firing) prepare(ctx context.Context) (*prepared, attempt) {
 // attempts starts p as many times as the task's retries allow, with the
 // backoff between attempts, and returns how the last one ended.
 func (f *firing) attempts(ctx context.Context, p *prepared) attempt {
+	return f.retrying(ctx, func(n, attempts int) attempt {
+		f.say("attempt %d of %d: %s in %s, timeout %s", n, attempts, p.proc.argv[0], p.proc.dir, p.proc.timeout)
+		return f.r.attempt(ctx, p.streamer, p.proc, f.lg)
+	})
+}
+
+// retrying runs try (attempt n of attempts) as the task's retries allow:
+// a failure after the backoff, a usage limit once, after its reset.
+func (f *firing) retrying(ctx context.Context, try func(n, attempts int) attempt) attempt {
 	attempts := 1 + max(f.j.Scope.Retries, 0)
+	limitedOnce := false
 	for n := 1; ; n++ {
 		f.rec.Attempt = n
 		if ctx.Err() != nil {
 			return attempt{outcome: OutcomeFailed, reason: ReasonInterrupted, message: "leo stopped before the run started"}
 		}
-		f.say("attempt %d of %d: %s in %s, timeout %s", n, attempts, p.proc.argv[0], p.proc.dir, p.proc.timeout)
-		a := f.r.attempt(ctx, p.streamer, p.proc, f.lg)
+		a := try(n, attempts)
 		f.say("attempt %d: %s", n, a.summary())
 		if a.final() || n == attempts {
 			return a
 		}
 		f.rec.Warnings = append(f.rec.Warnings, fmt.Sprintf("attempt %d: %s", n, a.summary()))
+		if a.outcome == OutcomeLimited {
+			// Retried once, after the reset (a second limit stands);
+			// the scheduler runs nothing more of this harness meanwhile.
+			if limitedOnce {
+				return a
+			}
+			limitedOnce = true
+			until := LimitResume(f.r.clock().Now(), a.resetsAt)
+			if f.j.Limited != nil {
+				f.j.Limited(until)
+			}
+			f.say("a usage limit: retrying after %s", until.UTC().Format(time.RFC3339))
+			if !f.r.sleep(ctx, until.Sub(f.r.clock().Now())) {
+				return attempt{outcome: OutcomeFailed, reason: ReasonInterrupted,
+					message: fmt.Sprintf("leo stopped while waiting for a usage limit's reset (attempt %d of %d)", n+1, attempts)}
+			}
+			continue
+		}
 		wait := f.r.backoff(n)
 		f.say("retrying in %s", wait)
 		if !f.r.sleep(ctx, wait) {
@@ -504,6 +561,8 @@ func (r *Runner) attempt(ctx context.Context, streamer harness.EventStreamer, p 
 		a.exitCode = &code
 	}
 	switch {
+	case res.Limited:
+		a.outcome, a.reason, a.message, a.resetsAt = OutcomeLimited, ReasonUsageLimit, cmp.Or(res.Error, "a usage limit stopped the run"), res.ResetsAt
 	case res.Error != "":
 		a.outcome, a.reason, a.message = OutcomeFailed, ReasonHarnessError, res.Error
 	case !st.Success():

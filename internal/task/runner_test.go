@@ -654,6 +654,12 @@ func TestRunOutcomes(t *testing.T) {
 			"opencode": {OutcomeFailed, ReasonHarnessError, 1, "provider returned 500 (fake)"},
 			"pi":       {OutcomeFailed, ReasonHarnessError, 0, "400 fake: scripted error"}, // pi exits 0
 		}},
+		// A usage or rate limit is limited, not failed (TestRunLimitedIsRecordedLimited).
+		{"limited", map[string]string{"FAKE_SCENARIO": "limited"}, map[string]want{
+			"claude":   {OutcomeLimited, ReasonUsageLimit, 1, "API Error: Request rejected (429)"},
+			"codex":    {OutcomeLimited, ReasonUsageLimit, 1, "You've hit your usage limit (fake)"},
+			"opencode": {OutcomeLimited, ReasonUsageLimit, 1, "Too Many Requests (fake)"},
+		}},
 		// An error the stream states fails the run even when the process exits 0.
 		{"error event then exit 0", map[string]string{"FAKE_SCENARIO": "stream_error_exit0"}, map[string]want{
 			"claude":   {OutcomeFailed, ReasonHarnessError, 0, "stream error (fake)"},

@@ -74,6 +74,9 @@ type Service struct {
 	live     map[string]*liveRun // the run each running task has going
 	sessions map[string]session  // the conversation each task's next run resumes
 	last     map[string]Record   // each task's newest record, once read
+	// limits holds the headless runs of a harness until its time: a run
+	// of it a usage limit stopped said so (holdHarness).
+	limits map[string]time.Time
 	// resuming is the pending persistent firing each task has, taken up
 	// after a restart: it holds the task's claim and its slot counts as run.
 	resuming map[string]Record
@@ -362,6 +365,12 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		return
 	}
 
+	// A usage limit of this harness holds its runs until the reset (runs
+	// of other harnesses go on), before they take a slot.
+	if !s.waitHarness(ctx, res.HarnessName) {
+		s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonInterrupted, "the daemon stopped while a usage limit of "+res.HarnessName+" held the run"))
+		return
+	}
 	// Headless: first a slot of the daemon-wide cap, in due order. A
 	// firing waiting for one costs nothing but a parked goroutine: its
 	// prompt is read when it runs (so an edit made meanwhile counts), and
@@ -414,6 +423,7 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 	job := Job{
 		ID: rec.ID, Task: name, Trigger: trigger, Due: due, Scope: scope, Prompt: prompt,
 		SessionID: resume,
+		Limited:   func(until time.Time) { s.holdHarness(res.HarnessName, until) },
 		Started: func(pgid int) {
 			run := inflightRun{Rec: rec, PGID: pgid, PGIDStart: proc.Start(pgid)}
 			if err := s.inflight.save(func(m map[string]inflightRun) { m[rec.ID] = run }); err != nil {
@@ -427,6 +437,13 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 	out := s.opts.Oneshot(ctx, job)
 	if wt != nil {
 		out.Worktree = s.finishRunWorktree(ctx, wt, name, rec.ID)
+	}
+	if out.Outcome == OutcomeLimited {
+		var resets time.Time
+		if out.ResetsAt != nil {
+			resets = *out.ResetsAt
+		}
+		s.holdHarness(res.HarnessName, LimitResume(s.opts.Clock.Now(), resets))
 	}
 	out.ID, out.Task, out.Trigger, out.Due = rec.ID, name, trigger, due
 	out.Harness = cmp.Or(out.Harness, res.HarnessName)
@@ -750,5 +767,40 @@ func (s *slots) grantLocked() {
 		s.waiting = s.waiting[1:]
 		s.used++
 		close(w.ready)
+	}
+}
+
+// holdHarness holds the headless runs of harness until until (a usage
+// limit said so): a later hold only lengthens it.
+func (s *Service) holdHarness(harnessName string, until time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limits == nil {
+		s.limits = map[string]time.Time{}
+	}
+	if until.After(s.limits[harnessName]) {
+		s.limits[harnessName] = until
+		s.opts.Log.Info("task runs held by a usage limit", "harness", harnessName, "until", until)
+	}
+}
+
+// waitHarness waits while a usage limit holds runs of harness; false
+// when ctx ended first.
+func (s *Service) waitHarness(ctx context.Context, harnessName string) bool {
+	for {
+		s.mu.Lock()
+		until := s.limits[harnessName]
+		s.mu.Unlock()
+		wait := until.Sub(s.opts.Clock.Now())
+		if wait <= 0 {
+			return true
+		}
+		t := s.opts.Clock.NewTimer(wait)
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
 	}
 }

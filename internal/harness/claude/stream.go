@@ -3,7 +3,9 @@ package claude
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -26,6 +28,9 @@ type stream struct {
 	haveResult bool
 	result     event  // the result event, its Message and Errors dropped
 	resultErr  string // its failure reason, if it is one
+	// rateLimited: an assistant message was claude's API error of a rate
+	// or usage limit (its error field "rate_limit").
+	rateLimited bool
 }
 
 // event is the union of the fields leo reads; everything else is skipped.
@@ -95,6 +100,9 @@ func (s *stream) Line(line []byte) {
 		// is the main conversation's.
 		if ev.ParentToolUseID != "" {
 			return
+		}
+		if rawText(ev.Error) == errRateLimit {
+			s.rateLimited = true
 		}
 		if ev.Message == nil {
 			return
@@ -166,8 +174,18 @@ func (s *stream) Result() harness.RunResult {
 		r.Succeeded = false
 		r.Error = s.errorText
 	}
+	if r.Error != "" && (s.rateLimited || limitText().MatchString(r.Error)) {
+		r.Limited, r.ResetsAt = true, resetsAt(r.Error, now())
+	}
 	return r
 }
+
+// limitText is how claude words a limit in a failed result: its API
+// error of a 429 ("API Error: Request rejected (429) · …") and its usage
+// limit texts ("You've hit your session limit · resets 3pm").
+var limitText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\(429\)|rate[ _]limit|hit your (?:session |weekly |usage )?limit|usage limit`)
+})
 
 // resultError is a failed result's reason: its text, else its errors,
 // else its subtype.

@@ -2,6 +2,9 @@ package codex
 
 import (
 	"encoding/json"
+	"regexp"
+	"sync"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -111,6 +114,7 @@ func (s *stream) Result() harness.RunResult {
 		r.Succeeded = true
 	case "failed":
 		r.Error = s.failMsg
+		r.Limited, r.ResetsAt = streamLimit(s.failMsg, time.Now())
 	default:
 		r.Error = s.lastError
 		if r.Error == "" {
@@ -118,4 +122,21 @@ func (s *stream) Result() harness.RunResult {
 		}
 	}
 	return r
+}
+
+// streamLimitWords are how codex words a usage or rate limit in exec's
+// stream: its UsageLimitReached error ("You've hit your usage limit. …
+// try again at 2:47 PM.") and the 429 it gives up on after its retries
+// ("exceeded retry limit, last status: 429 Too Many Requests").
+var streamLimitWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)usage limit|rate limit|usage_limit_reached|429 Too Many Requests`)
+})
+
+// streamLimit is whether a failed run's words say a limit, and its reset
+// as far as they say (codex words it in local time, to the minute).
+func streamLimit(msg string, now time.Time) (bool, time.Time) {
+	if !streamLimitWords().MatchString(msg) {
+		return false, time.Time{}
+	}
+	return true, retryAt(msg, now.In(codexZone()))
 }

@@ -102,7 +102,8 @@ func (Opencode) ParseSignal(payload []byte) (harness.Signal, error) {
 		case "retry":
 			sig.Kind, sig.Text = harness.SignalWorking, pr.Status.Message
 			if isLimit(pr.Status.Message) || pr.Status.Action != nil && limitReasons[pr.Status.Action.Reason] {
-				sig.Kind = harness.SignalLimited
+				// opencode retries by itself at Next: leo types nothing.
+				sig.Kind, sig.HarnessWaits = harness.SignalLimited, true
 				if pr.Status.Next > 0 {
 					sig.ResetsAt = plausible(time.UnixMilli(pr.Status.Next), msTime(p.Time))
 				}

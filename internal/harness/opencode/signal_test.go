@@ -252,6 +252,11 @@ func TestParseSignalLimits(t *testing.T) {
 		if sig.Kind != c.kind || !sig.ResetsAt.Equal(c.resets) || sig.Text == "" {
 			t.Errorf("%s: %+v, want kind %d resets %s", c.name, sig, c.kind, c.resets)
 		}
+		// opencode retries a limit of its status by itself; an error's
+		// limit ends the turn.
+		if waits := strings.HasPrefix(c.name, "retry") && c.kind == harness.SignalLimited; sig.HarnessWaits != waits {
+			t.Errorf("%s: harness waits %v, want %v", c.name, sig.HarnessWaits, waits)
+		}
 	}
 }
 

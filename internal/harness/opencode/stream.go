@@ -3,6 +3,7 @@ package opencode
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -33,6 +34,10 @@ type stream struct {
 	usage    *harness.Usage
 	cost     float64
 	haveCost bool
+	// limited: the error was a rate or usage limit (limitOf), resetting
+	// at resetsAt where the response said.
+	limited  bool
+	resetsAt time.Time
 }
 
 type textPart struct {
@@ -74,6 +79,7 @@ func (s *stream) Line(line []byte) {
 	case "error":
 		if s.errMsg == "" {
 			s.errMsg = harness.ClipText(errorText(ev.Error), harness.MaxErrorBytes)
+			s.limited, s.resetsAt = limitOf(ev.Error, time.Now().UnixMilli())
 		}
 	case "text":
 		if p := ev.Part; p != nil {
@@ -163,6 +169,7 @@ func (s *stream) Result() harness.RunResult {
 	switch {
 	case s.errMsg != "":
 		r.Error = s.errMsg
+		r.Limited, r.ResetsAt = s.limited, s.resetsAt
 	case s.sessionID != "":
 		r.Succeeded = true
 	}

@@ -355,6 +355,15 @@ func claudeHeadless(p parsedArgs) int {
 		return finish(result("success", true, text, map[string]any{"api_error_status": nil}), 1)
 	case "turn_failed":
 		return finish(result("error_during_execution", true, "turn failed (fake)", map[string]any{"errors": []string{"turn failed (fake)"}}), 1)
+	case "limited":
+		// An API key's 429, as claude 2.1.197 streams it: the assistant
+		// message of its API error (error "rate_limit"), then an error
+		// result with the same words; no reset time.
+		text := "API Error: Request rejected (429) · rate limited (fake)"
+		msg := assistant(text)
+		msg["error"] = "rate_limit"
+		emit(msg)
+		return finish(result("success", true, text, nil), 1)
 	case "max_turns":
 		return finish(result("error_max_turns", true, "", map[string]any{"errors": []string{"Reached max turns"}}), 1)
 	case "stream_error_exit0":

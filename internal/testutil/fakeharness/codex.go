@@ -304,6 +304,14 @@ func codexExec(p parsedArgs, pos []string) int {
 			fmt.Fprintln(os.Stderr, "ERROR: "+msg)
 		}
 		return end(1)
+	case "limited":
+		// codex's UsageLimitReached, with its reset in local time to the
+		// minute (format_retry_timestamp).
+		at := time.Now().Add(limitResetsIn()).Add(time.Minute - time.Nanosecond).Truncate(time.Minute)
+		msg := "You've hit your usage limit (fake). Upgrade to Pro, or try again at " + at.Format("3:04 PM") + "."
+		emit(map[string]any{"type": "error", "message": msg})
+		emit(map[string]any{"type": "turn.failed", "error": map[string]any{"message": msg}})
+		return end(1)
 	case "stream_error_exit0":
 		emit(map[string]any{"type": "error", "message": "stream disconnected (fake)"})
 		emit(map[string]any{"type": "turn.failed", "error": map[string]any{"message": "stream disconnected (fake)"}})

@@ -294,3 +294,10 @@ func hangForever() {
 		time.Sleep(time.Hour)
 	}
 }
+
+// limitResetsIn is when the limited scenario's limit resets:
+// FAKE_LIMIT_RESETS_IN seconds from now (default 5), as the loopback model
+// server's limit errors say.
+func limitResetsIn() time.Duration {
+	return time.Duration(envInt("FAKE_LIMIT_RESETS_IN", 5)) * time.Second
+}

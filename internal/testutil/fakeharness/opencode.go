@@ -192,6 +192,13 @@ func opencodeRun(p parsedArgs, pos []string) int {
 	case "turn_failed":
 		errorEvent("provider returned 500 (fake)")
 		return end(1)
+	case "limited":
+		// A 429 opencode gave up on: its APIError with the response's
+		// retry-after.
+		_ = out.Encode(map[string]any{"type": "error", "timestamp": ms(), "sessionID": id,
+			"error": map[string]any{"name": "APIError", "data": map[string]any{"message": "Too Many Requests (fake)", "statusCode": 429, "isRetryable": true,
+				"responseHeaders": map[string]any{"retry-after": fmt.Sprint(int(limitResetsIn().Seconds()))}}}})
+		return end(1)
 	case "not_logged_in":
 		errorEvent("No API key found for provider fake (not logged in)")
 		return end(1)
