@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -14,9 +15,10 @@ var _ harness.EventStreamer = Claude{}
 // (docs/harness-behaviour/claude.md, "Headless runs"): the outcome is the
 // final result event's; is_error true fails even with subtype success; a
 // top-level error event fails; a stream without a result states nothing.
-func (Claude) NewEventStream() harness.EventStream { return &stream{} }
+func (Claude) NewEventStream() harness.EventStream { return &stream{now: time.Now} }
 
 type stream struct {
+	now       func() time.Time // resolves a reset text ("resets 3pm")
 	initID    string
 	anyID     string
 	lastText  string // the last top-level assistant message's text
@@ -44,6 +46,7 @@ type event struct {
 	Error       json.RawMessage `json:"error"`
 	// result
 	IsError      harness.Flag    `json:"is_error"`
+	APIStatus    harness.Count   `json:"api_error_status"`
 	Result       harness.Text    `json:"result"`
 	Errors       json.RawMessage `json:"errors"`
 	TotalCostUSD harness.Number  `json:"total_cost_usd"`
@@ -155,6 +158,7 @@ func (s *stream) Result() harness.RunResult {
 		}
 		if res.IsError || res.Subtype != "success" {
 			r.Error = s.resultErr
+			r.Limited, r.ResetsAt = s.limit(res)
 		} else {
 			r.Succeeded = true
 			if res.Result != "" {
@@ -167,6 +171,19 @@ func (s *stream) Result() harness.RunResult {
 		r.Error = s.errorText
 	}
 	return r
+}
+
+// limit reads a failed result as a usage or rate limit: the API's 429
+// (claude gave up waiting: it waits out a short retry-after itself, as
+// testdata/streams/limitonce_* shows, and not a long one, limited_*), or a
+// subscription's "You've hit your … limit · resets 3pm" (limit.go).
+func (s *stream) limit(res event) (bool, time.Time) {
+	text := string(res.Result)
+	hit := strings.Contains(text, "hit your") && strings.Contains(text, "limit")
+	if res.APIStatus != 429 && !hit {
+		return false, time.Time{}
+	}
+	return true, resetsAt(text, s.now())
 }
 
 // resultError is a failed result's reason: its text, else its errors,

@@ -128,6 +128,9 @@ type Reply struct {
 	// server's own error (a vendor's shape the CLI reads, such as codex's
 	// usage_limit_reached with its resets_at).
 	ErrorBody string
+	// Header, with Status, adds these response headers (retry-after, a
+	// vendor's rate-limit headers).
+	Header map[string]string
 	// Cut drops the connection after the stream's first events (after
 	// Delay), before any text: a stream that breaks mid-response, as a
 	// flaky network or a crashed upstream does. A request that is not
@@ -407,6 +410,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	if rep.Status != 0 && rep.Status != http.StatusOK {
 		req.Status = rep.Status
 		s.record(req)
+		for k, v := range rep.Header {
+			w.Header().Set(k, v)
+		}
 		if rep.ErrorBody != "" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(rep.Status)
