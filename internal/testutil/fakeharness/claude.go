@@ -349,6 +349,19 @@ func claudeHeadless(p parsedArgs) int {
 		retries(500, "server_error")
 		emit(synthetic("server_error", text))
 		return finish(result("success", true, text, map[string]any{"api_error_status": 500, "stop_reason": "stop_sequence", "total_cost_usd": 0, "usage": fullUsage(0, 0), "modelUsage": map[string]any{}}), 0)
+	case "limited":
+		// An API key's 429 that claude gave up on
+		// (testdata/streams/limited_*): no time; with a reset, a
+		// subscription's words, which name one.
+		text := "API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later."
+		status := any(429)
+		if in, ok := limitResetsIn(); ok {
+			text = fmt.Sprintf("You've hit your session limit · resets in %dm %ds", int(in.Minutes()), int(in.Seconds())%60)
+			status = nil
+		}
+		// No api_retry: claude gives up at once on a long retry-after.
+		emit(synthetic("rate_limit", text))
+		return finish(result("success", true, text, map[string]any{"api_error_status": status, "stop_reason": "stop_sequence", "total_cost_usd": 0, "usage": fullUsage(0, 0), "modelUsage": map[string]any{}}), 1)
 	case "not_logged_in":
 		text := "Not logged in · Please run /login"
 		emit(assistant(text))

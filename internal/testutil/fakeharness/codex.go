@@ -304,6 +304,16 @@ func codexExec(p parsedArgs, pos []string) int {
 			fmt.Fprintln(os.Stderr, "ERROR: "+msg)
 		}
 		return end(1)
+	case "limited":
+		// usage_limit_reached (testdata/streams/limited_*): codex does not
+		// retry it and names the reset's minute in local time.
+		msg := "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again later."
+		if in, ok := limitResetsIn(); ok {
+			msg = strings.TrimSuffix(msg, "later.") + "at " + time.Now().Add(in).Format("3:04 PM") + "."
+		}
+		emit(map[string]any{"type": "error", "message": msg})
+		emit(map[string]any{"type": "turn.failed", "error": map[string]any{"message": msg}})
+		return end(1)
 	case "stream_error_exit0":
 		emit(map[string]any{"type": "error", "message": "stream disconnected (fake)"})
 		emit(map[string]any{"type": "turn.failed", "error": map[string]any{"message": "stream disconnected (fake)"}})
