@@ -40,7 +40,10 @@ const (
 	OutcomeFailed    Outcome = "failed"
 	OutcomeTimeout   Outcome = "timeout"
 	OutcomeSkipped   Outcome = "skipped"
-	OutcomeRunning   Outcome = "running"
+	// OutcomeLimited: a usage or rate limit stopped the run (reason
+	// usage_limit, ResetsAt when the harness said when it resets).
+	OutcomeLimited Outcome = "limited"
+	OutcomeRunning Outcome = "running"
 )
 
 // Reason is the typed cause of an outcome other than success.
@@ -58,6 +61,7 @@ const (
 	ReasonDelivery        Reason = "delivery_failed" // a persistent firing could not be put into its agent
 	ReasonInterrupted     Reason = "interrupted"     // the daemon stopped (or was killed) during the run
 	ReasonStartFailed     Reason = "start_failed"    // the harness process could not be started
+	ReasonUsageLimit      Reason = "usage_limit"     // the harness hit a usage or rate limit
 )
 
 // Usage is what a harness reports about tokens (harness.Usage: the
@@ -69,24 +73,26 @@ type Usage = harness.Usage
 type TaskRun struct {
 	// ID names the run: its start time (UTC, "20060102T150405.000Z"), which
 	// is also the base name of its log file state/logs/<task>/<ID>.log.
-	ID        string    `json:"id,omitempty"`
-	Task      string    `json:"task"`
-	Trigger   Trigger   `json:"trigger"`
-	Due       time.Time `json:"due,omitzero"` // the slot a scheduled or catch-up run was for
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end,omitzero"`
-	Outcome   Outcome   `json:"outcome"`
-	Reason    Reason    `json:"reason,omitempty"`
-	Message   string    `json:"message,omitempty"` // the reason in words
-	ExitCode  *int      `json:"exit_code,omitempty"`
-	Attempt   int       `json:"attempt,omitempty"`
-	Harness   string    `json:"harness,omitempty"`
-	Agent     string    `json:"agent,omitempty"` // a persistent run's target agent
-	SessionID string    `json:"session_id,omitempty"`
-	Reply     string    `json:"reply,omitempty"` // the reply's first lines
-	Warnings  []string  `json:"warnings,omitempty"`
-	Usage     *Usage    `json:"usage,omitempty"`
-	CostUSD   *float64  `json:"cost_usd,omitempty"`
+	ID       string    `json:"id,omitempty"`
+	Task     string    `json:"task"`
+	Trigger  Trigger   `json:"trigger"`
+	Due      time.Time `json:"due,omitzero"` // the slot a scheduled or catch-up run was for
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end,omitzero"`
+	Outcome  Outcome   `json:"outcome"`
+	Reason   Reason    `json:"reason,omitempty"`
+	Message  string    `json:"message,omitempty"` // the reason in words
+	ExitCode *int      `json:"exit_code,omitempty"`
+	// ResetsAt is when a limited run's limit resets, as the harness said.
+	ResetsAt  *time.Time `json:"resets_at,omitempty"`
+	Attempt   int        `json:"attempt,omitempty"`
+	Harness   string     `json:"harness,omitempty"`
+	Agent     string     `json:"agent,omitempty"` // a persistent run's target agent
+	SessionID string     `json:"session_id,omitempty"`
+	Reply     string     `json:"reply,omitempty"` // the reply's first lines
+	Warnings  []string   `json:"warnings,omitempty"`
+	Usage     *Usage     `json:"usage,omitempty"`
+	CostUSD   *float64   `json:"cost_usd,omitempty"`
 	// Worktree is the worktree a run of a task with worktree: true ran
 	// in; Kept when the run left changes or commits in it (removed, with
 	// its branch, when it left none).

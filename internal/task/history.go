@@ -36,6 +36,7 @@ const (
 	OutcomeFailed    = api.OutcomeFailed
 	OutcomeTimeout   = api.OutcomeTimeout
 	OutcomeSkipped   = api.OutcomeSkipped
+	OutcomeLimited   = api.OutcomeLimited
 
 	ReasonExitStatus      = api.ReasonExitStatus
 	ReasonHarnessError    = api.ReasonHarnessError
@@ -48,6 +49,7 @@ const (
 	ReasonDelivery        = api.ReasonDelivery
 	ReasonInterrupted     = api.ReasonInterrupted
 	ReasonStartFailed     = api.ReasonStartFailed
+	ReasonUsageLimit      = api.ReasonUsageLimit
 )
 
 // Caps on a record's free text, so one hostile reply cannot bloat history.
@@ -90,9 +92,9 @@ func check(r *Record) error {
 		return fmt.Errorf("history record for task %q: trigger %q is not one of schedule, catch_up, manual, persistent", r.Task, r.Trigger)
 	}
 	switch r.Outcome {
-	case OutcomeSucceeded, OutcomeFailed, OutcomeTimeout, OutcomeSkipped:
+	case OutcomeSucceeded, OutcomeFailed, OutcomeTimeout, OutcomeSkipped, OutcomeLimited:
 	default:
-		return fmt.Errorf("history record for task %q: outcome %q is not one of succeeded, failed, timeout, skipped", r.Task, r.Outcome)
+		return fmt.Errorf("history record for task %q: outcome %q is not one of succeeded, failed, timeout, skipped, limited", r.Task, r.Outcome)
 	}
 	if r.Outcome != OutcomeSucceeded && r.Reason == "" {
 		return fmt.Errorf("history record for task %q: outcome %s needs a reason", r.Task, r.Outcome)

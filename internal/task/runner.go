@@ -84,6 +84,25 @@ type Job struct {
 	// Started, when set, is told the process group of each attempt as it
 	// starts.
 	Started func(pgid int)
+	// WaitLimit, when set, waits out a usage limit before the retry: the
+	// service holds the harness until then and gives up the run's slot
+	// meanwhile (false: ctx ended first). Nil waits on the clock.
+	WaitLimit func(ctx context.Context, until time.Time) bool
+}
+
+// LimitMargin is added to a limit's reset before the retry; LimitBackoff is
+// the wait when the harness gave no reset time (or one already past).
+const (
+	LimitMargin  = 10 * time.Second
+	LimitBackoff = time.Minute
+)
+
+// LimitRetryAt is when a run limited at now until resetsAt is retried.
+func LimitRetryAt(resetsAt, now time.Time) time.Time {
+	if resetsAt.IsZero() || !resetsAt.After(now) {
+		return now.Add(LimitBackoff)
+	}
+	return resetsAt.Add(LimitMargin)
 }
 
 // RunIDLayout formats a run id from the run's start time in UTC.
@@ -139,6 +158,7 @@ type attempt struct {
 	reason   Reason
 	message  string
 	exitCode *int
+	resetsAt time.Time // a limited attempt's reset, zero when unknown
 	res      harness.RunResult
 }
 
@@ -240,6 +260,11 @@ func (f *firing) say(format string, args ...any) {
 func (f *firing) end(a attempt) Record {
 	rec := f.rec
 	rec.Outcome, rec.Reason, rec.Message, rec.ExitCode = a.outcome, a.reason, a.message, a.exitCode
+	rec.ResetsAt = nil
+	if a.outcome == OutcomeLimited && !a.resetsAt.IsZero() {
+		t := a.resetsAt
+		rec.ResetsAt = &t
+	}
 	if a.outcome == OutcomeSucceeded {
 		rec.Reason, rec.Message = "", ""
 	}
@@ -330,6 +355,7 @@ func (f *firing) prepare(ctx context.Context) (*prepared, attempt) {
 // backoff between attempts, and returns how the last one ended.
 func (f *firing) attempts(ctx context.Context, p *prepared) attempt {
 	attempts := 1 + max(f.j.Scope.Retries, 0)
+	limitRetried := false
 	for n := 1; ; n++ {
 		f.rec.Attempt = n
 		if ctx.Err() != nil {
@@ -342,6 +368,20 @@ func (f *firing) attempts(ctx context.Context, p *prepared) attempt {
 			return a
 		}
 		f.rec.Warnings = append(f.rec.Warnings, fmt.Sprintf("attempt %d: %s", n, a.summary()))
+		if a.outcome == OutcomeLimited {
+			// One retry after the reset; a second limit ends the firing.
+			if limitRetried {
+				return a
+			}
+			limitRetried = true
+			until := LimitRetryAt(a.resetsAt, f.r.clock().Now())
+			f.say("limited: retrying at %s", until.UTC().Format(time.RFC3339))
+			if !f.waitLimit(ctx, until) {
+				return attempt{outcome: OutcomeFailed, reason: ReasonInterrupted,
+					message: fmt.Sprintf("leo stopped while waiting out a usage limit to retry (attempt %d of %d)", n+1, attempts)}
+			}
+			continue
+		}
 		wait := f.r.backoff(n)
 		f.say("retrying in %s", wait)
 		if !f.r.sleep(ctx, wait) {
@@ -349,6 +389,15 @@ func (f *firing) attempts(ctx context.Context, p *prepared) attempt {
 				message: fmt.Sprintf("leo stopped while waiting to retry (attempt %d of %d)", n+1, attempts)}
 		}
 	}
+}
+
+// waitLimit waits until the limit's retry time: through the job's WaitLimit
+// (the service's harness hold), else on the clock.
+func (f *firing) waitLimit(ctx context.Context, until time.Time) bool {
+	if f.j.WaitLimit != nil {
+		return f.j.WaitLimit(ctx, until)
+	}
+	return f.r.sleep(ctx, until.Sub(f.r.clock().Now()))
 }
 
 // maxArgBytes is Linux's limit on one argument, its NUL included
@@ -504,6 +553,11 @@ func (r *Runner) attempt(ctx context.Context, streamer harness.EventStreamer, p 
 		a.exitCode = &code
 	}
 	switch {
+	case res.Limited:
+		a.outcome, a.reason, a.message, a.resetsAt = OutcomeLimited, ReasonUsageLimit, res.Error, res.ResetsAt
+		if a.message == "" {
+			a.message = name + " hit a usage limit"
+		}
 	case res.Error != "":
 		a.outcome, a.reason, a.message = OutcomeFailed, ReasonHarnessError, res.Error
 	case !st.Success():

@@ -74,6 +74,9 @@ type Service struct {
 	live     map[string]*liveRun // the run each running task has going
 	sessions map[string]session  // the conversation each task's next run resumes
 	last     map[string]Record   // each task's newest record, once read
+	// holds: until when each limited harness starts no headless run (in
+	// memory only: a restarted daemon forgets them, docs/tasks.md).
+	holds map[string]time.Time
 	// resuming is the pending persistent firing each task has, taken up
 	// after a restart: it holds the task's claim and its slot counts as run.
 	resuming map[string]Record
@@ -110,6 +113,7 @@ func NewService(opts ServiceOptions) *Service {
 		sessions: map[string]session{},
 		last:     map[string]Record{},
 		resuming: map[string]Record{},
+		holds:    map[string]time.Time{},
 	}
 	s.slots = &slots{max: opts.MaxConcurrent}
 	s.inflight = &inflight{path: opts.RunningPath}
@@ -366,11 +370,22 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 	// firing waiting for one costs nothing but a parked goroutine: its
 	// prompt is read when it runs (so an edit made meanwhile counts), and
 	// a daemon killed meanwhile gives the slot its catch-up firing.
+	// A harness under a usage limit starts nothing before its reset (other
+	// harnesses run meanwhile).
+	if !s.waitHold(ctx, res.HarnessName) {
+		s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonInterrupted, "the daemon stopped while "+res.HarnessName+" was held for a usage limit"))
+		return
+	}
 	if err := s.slots.acquire(ctx, cmp.Or(due, start)); err != nil {
 		s.record(ended(rec, s.opts.Clock.Now(), OutcomeFailed, ReasonInterrupted, "the daemon stopped before a run slot was free"))
 		return
 	}
-	defer s.slots.release()
+	slotHeld := true
+	defer func() {
+		if slotHeld {
+			s.slots.release()
+		}
+	}()
 	var wt *runWorktree
 	if res.Worktree {
 		w, err := s.planRunWorktree(ctx, cfg, res, rec.ID)
@@ -421,10 +436,28 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 			}
 		},
 	}
+	// A limited attempt holds its harness until the reset and waits for it
+	// without its slot, so runs of other harnesses take it meanwhile.
+	job.WaitLimit = func(ctx context.Context, until time.Time) bool {
+		s.hold(res.HarnessName, until)
+		s.slots.release()
+		slotHeld = false
+		if !s.waitHold(ctx, res.HarnessName) {
+			return false
+		}
+		if s.slots.acquire(ctx, cmp.Or(due, start)) != nil {
+			return false
+		}
+		slotHeld = true
+		return true
+	}
 	if s.opts.Bridge != nil {
 		job.Bridge = s.opts.Bridge(cfg).For(harness.BridgeTaskEnv, name)
 	}
 	out := s.opts.Oneshot(ctx, job)
+	if out.Outcome == OutcomeLimited {
+		s.hold(res.HarnessName, LimitRetryAt(deref(out.ResetsAt), s.opts.Clock.Now()))
+	}
 	if wt != nil {
 		out.Worktree = s.finishRunWorktree(ctx, wt, name, rec.ID)
 	}
@@ -439,6 +472,53 @@ func (s *Service) execute(ctx context.Context, name string, trigger Trigger, due
 		s.mu.Unlock()
 	}
 	s.record(out)
+}
+
+// hold keeps headless runs of harness from starting before until (a
+// later hold of the same harness wins).
+func (s *Service) hold(harnessName string, until time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if until.After(s.holds[harnessName]) {
+		s.holds[harnessName] = until
+	}
+	s.opts.Log.Info("task runs held: usage limit", "harness", harnessName, "until", until)
+}
+
+// HeldUntil is until when harness starts no headless run (zero: it is
+// not held).
+func (s *Service) HeldUntil(harnessName string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.holds[harnessName]; t.After(s.opts.Clock.Now()) {
+		return t
+	}
+	return time.Time{}
+}
+
+// waitHold waits on the clock while harness is held; false when ctx ended
+// first. A hold made longer meanwhile is waited out too.
+func (s *Service) waitHold(ctx context.Context, harnessName string) bool {
+	for {
+		until := s.HeldUntil(harnessName)
+		if until.IsZero() {
+			return true
+		}
+		t := s.opts.Clock.NewTimer(until.Sub(s.opts.Clock.Now()))
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
+}
+
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }
 
 // publishStarted puts a run's start on the event stream (docs/api.md, "The
