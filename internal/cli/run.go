@@ -217,6 +217,8 @@ func outcomeWords(o api.Outcome) string {
 		return "was skipped"
 	case api.OutcomeFailed:
 		return "failed"
+	case api.OutcomeLimited:
+		return "hit a usage limit"
 	}
 	return "ended " + string(o)
 }
@@ -257,6 +259,9 @@ func printRun(w io.Writer, r api.TaskRun) error {
 	p.title("tasks.%s run %s: %s%s", r.Task, cell(r.ID, 40), cell(string(r.Outcome), 20), took)
 	if r.Reason != "" || r.Message != "" {
 		p.field("reason", runDetail(api.TaskRun{Reason: r.Reason, Message: r.Message}))
+	}
+	if r.ResetsAt != nil {
+		p.field("resets at", r.ResetsAt.UTC().Format(time.RFC3339))
 	}
 	if r.Harness != "" {
 		h := r.Harness
