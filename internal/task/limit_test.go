@@ -171,3 +171,55 @@ tasks:
 		t.Fatalf("runs started %q", got)
 	}
 }
+
+// A limited attempt waiting for its retry gives up its run slot: with one
+// slot, a run of another harness goes meanwhile, and the waiting run takes
+// a slot again after the hold.
+func TestServiceLimitWaitFreesTheSlot(t *testing.T) {
+	yaml := `
+tasks:
+  a:
+    harness: claude
+    prompt_file: p.md
+  c:
+    harness: codex
+    prompt_file: q.md
+`
+	now := time.Date(2026, 3, 2, 6, 0, 0, 0, time.UTC)
+	r := newServiceRig(t, now, yaml, nil)
+	waited := make(chan bool, 1)
+	r.during = func(ctx context.Context, j Job) {
+		if j.Task == "a" {
+			waited <- j.WaitLimit(ctx, now.Add(time.Hour))
+		}
+	}
+	r.run()
+	armed := r.clk.armed()
+	_, aDone, err := r.svc.Start(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clk.waitArmed(t, armed) // a waits out its limit
+	if until := r.svc.HeldUntil("claude"); !until.Equal(now.Add(time.Hour)) {
+		t.Fatalf("claude held until %v", until)
+	}
+	_, cDone, err := r.svc.Start(context.Background(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-cDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("codex's run did not get the slot a's wait gave up")
+	}
+	r.clk.advance(t, time.Hour)
+	select {
+	case ok := <-waited:
+		if !ok {
+			t.Fatal("the wait said leo stopped")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a's wait did not end at the hold's end")
+	}
+	<-aDone
+}
