@@ -22,6 +22,7 @@ const limitFor = 15 * time.Second
 // does not run it again. Either way the turn is answered once: nothing is
 // doubled.
 func (r *run) taskRunLimited(s *step) {
+	r.limitedNoRetry(s)
 	m := r.marker()
 	var mu sync.Mutex
 	var reset time.Time
@@ -76,5 +77,54 @@ func (r *run) taskRunLimited(s *step) {
 		}
 	default:
 		s.Fatalf("attempt %d: the task allows one retry: %s", rec.Attempt, out)
+	}
+}
+
+// limitedNoRetry: a task without retries under the same limit. A CLI that
+// gives up (codex) leaves the record limited (reason usage_limit) with the
+// reset it named as resets_at; one that waits it out succeeds.
+func (r *run) limitedNoRetry(s *step) {
+	m := r.marker()
+	var mu sync.Mutex
+	var reset time.Time
+	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
+		if q.Side || !slices.Contains(q.Markers, m) {
+			return modelserver.DefaultResponder(q)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if reset.IsZero() {
+			reset = now.Add(limitFor)
+		}
+		if now.Before(reset) {
+			return modelserver.LimitReply(q.API, reset, now)
+		}
+		return modelserver.Reply{Text: "ACK " + m}
+	})
+	defer r.ms.SetResponder(nil)
+	_, rec, out := s.runTaskMarked(r.limJobNoRetry(), m)
+	mu.Lock()
+	at := reset
+	mu.Unlock()
+	s.Logf("without retries: outcome %s (%s), resets_at %v, attempt %d", rec.Outcome, rec.Reason, rec.ResetsAt, rec.Attempt)
+	if r.h != "codex" {
+		if rec.Outcome != api.OutcomeSucceeded {
+			s.Fatalf("%s waits a 15 s limit out itself, yet: %s", r.h, out)
+		}
+		return
+	}
+	if rec.Outcome != api.OutcomeLimited || rec.Reason != api.ReasonUsageLimit || rec.ResetsAt == nil || rec.Attempt != 1 {
+		s.Fatalf("want limited (usage_limit) with resets_at: %s", out)
+	}
+	// codex names the minute of the reset; leo takes the end of it.
+	if d := rec.ResetsAt.Sub(at); d < 0 || d > time.Minute {
+		s.Fatalf("resets_at %v for a reset at %v: want the end of its minute", rec.ResetsAt, at)
+	}
+	ctx, cancel := s.wait(time.Minute)
+	defer cancel()
+	hist, err := r.w.Leo(ctx, "task", "history", r.limJobNoRetry())
+	if err != nil || !strings.Contains(string(hist), "limited") || !strings.Contains(string(hist), "resets ") {
+		s.Fatalf("leo task history does not show the limit: %v %s", err, hist)
 	}
 }

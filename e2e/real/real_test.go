@@ -231,7 +231,7 @@ func (r *run) writeConfig() {
 	// agent launched from the task's own scope), each in a workspace of
 	// its own.
 	b.WriteString("tasks:\n")
-	for _, name := range []string{r.job(), r.persist(), r.limJob()} {
+	for _, name := range []string{r.job(), r.persist(), r.limJob(), r.limJobNoRetry()} {
 		fmt.Fprintf(&b, "  %s:\n    harness: %s\n    workspace: %s\n    prompt_file: prompt.md\n    timeout: 6m\n", name, r.h, r.workspace(name))
 		if name == r.persist() {
 			b.WriteString("    runtime: persistent\n")
@@ -261,6 +261,9 @@ func (r *run) persist() string { return r.h + "-persist" }
 
 // limJob is the one-shot task with one retry that "task run, limited" runs.
 func (r *run) limJob() string { return r.h + "-limjob" }
+
+// limJobNoRetry is the same without retries: its limited run is the record.
+func (r *run) limJobNoRetry() string { return r.h + "-limjob0" }
 
 func sortedKeys(m map[string]string) []string {
 	return slices.Sorted(maps.Keys(m))
@@ -816,6 +819,15 @@ func (s *step) runTaskMarked(task, m string) (string, api.TaskRun, string) {
 	var rec api.TaskRun
 	if jerr := json.Unmarshal(raw, &rec); jerr != nil {
 		s.Fatalf("leo run %s --json: %v (%v): %s", task, err, jerr, out)
+	}
+	if rec.ID == "" {
+		// A run that did not succeed: run_failed, the record under "run".
+		var failed struct {
+			Run api.TaskRun `json:"run"`
+		}
+		if json.Unmarshal(raw, &failed) == nil {
+			rec = failed.Run
+		}
 	}
 	return m, rec, out
 }
