@@ -80,11 +80,18 @@ func (r *run) taskRunLimited(s *step) {
 	}
 }
 
-// limitedNoRetry: a task without retries under the same limit. A CLI that
-// gives up (codex) leaves the record limited (reason usage_limit) with the
-// reset it named as resets_at; one that waits it out succeeds.
+// limitedNoRetry: a task without retries under the same limit (for claude
+// one of 90 s, which it gives up on at once, as the limited_* capture
+// shows). A CLI that gives up leaves the record limited (reason
+// usage_limit): codex with the reset it named as resets_at, claude with
+// none (an API key's 429 names no time), which holds claude 1 min
+// (LimitBackoff) before the next step part runs. opencode waits it out.
 func (r *run) limitedNoRetry(s *step) {
 	m := r.marker()
+	window := limitFor
+	if r.h == "claude" {
+		window = 90 * time.Second
+	}
 	var mu sync.Mutex
 	var reset time.Time
 	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
@@ -95,7 +102,7 @@ func (r *run) limitedNoRetry(s *step) {
 		defer mu.Unlock()
 		now := time.Now()
 		if reset.IsZero() {
-			reset = now.Add(limitFor)
+			reset = now.Add(window)
 		}
 		if now.Before(reset) {
 			return modelserver.LimitReply(q.API, reset, now)
@@ -108,6 +115,13 @@ func (r *run) limitedNoRetry(s *step) {
 	at := reset
 	mu.Unlock()
 	s.Logf("without retries: outcome %s (%s), resets_at %v, attempt %d", rec.Outcome, rec.Reason, rec.ResetsAt, rec.Attempt)
+	if r.h == "claude" {
+		if rec.Outcome != api.OutcomeLimited || rec.Reason != api.ReasonUsageLimit || rec.ResetsAt != nil ||
+			!strings.HasPrefix(rec.Message, "API Error: Request rejected (429)") {
+			s.Fatalf("want limited (usage_limit) with no reset time: %s", out)
+		}
+		return
+	}
 	if r.h != "codex" {
 		if rec.Outcome != api.OutcomeSucceeded {
 			s.Fatalf("%s waits a 15 s limit out itself, yet: %s", r.h, out)
