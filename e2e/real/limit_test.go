@@ -1,7 +1,6 @@
 package real
 
 import (
-	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -11,23 +10,17 @@ import (
 	"github.com/blackpaw-studio/leo/internal/testutil/modelserver"
 )
 
-// limitReply is each CLI's usage or rate limit as its own code reads it:
-// codex's 429 usage_limit_reached with its resets_at (codex does not retry
-// it), claude's plain 429 (an API key's: no reset time; claude retries it
-// about three minutes, then says rate_limit), opencode's 429 with
-// retry-after (opencode retries by itself then).
-func limitReply(h string, resets time.Time) modelserver.Reply {
-	switch h {
-	case "codex":
-		return modelserver.Reply{Status: http.StatusTooManyRequests, ErrorBody: fmt.Sprintf(
-			`{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"plus","resets_at":%d}}`, resets.Unix())}
-	case "opencode":
-		// The OpenAI-compatible provider's 429 body, whose words opencode
-		// shows as its retry status.
-		return modelserver.Reply{Status: http.StatusTooManyRequests, Header: map[string]string{"retry-after": "5"},
-			ErrorBody: `{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}`}
+// limitReply is the limit error the step answers q with: each vendor's
+// own (modelserver.LimitReply: codex's usage_limit_reached with its
+// resets_at, which codex does not retry; the Chat API's 429 with
+// retry-after, which opencode retries by itself), but for claude a plain
+// 429 as an API key gets it: no reset time, and claude retries it about
+// three minutes, then says rate_limit.
+func limitReply(h string, q modelserver.Request, resets time.Time) modelserver.Reply {
+	if h == "claude" {
+		return modelserver.Reply{Status: http.StatusTooManyRequests}
 	}
-	return modelserver.Reply{Status: http.StatusTooManyRequests}
+	return modelserver.LimitReply(q.API, resets, time.Now())
 }
 
 // usageLimitHeld: the model server answers a turn with the CLI's limit
@@ -48,7 +41,7 @@ func (r *run) usageLimitHeld(s *step) {
 				// limit is over by then.
 				first.Do(func() { time.AfterFunc(5*time.Second, func() { limiting.Store(false) }) })
 			}
-			return limitReply(r.h, resets)
+			return limitReply(r.h, q, resets)
 		}
 		if !q.Side && len(q.Markers) > 0 {
 			return modelserver.Reply{Text: "ACK " + q.Markers[len(q.Markers)-1]}

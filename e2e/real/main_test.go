@@ -79,6 +79,7 @@ var Steps = []Step{
 	{"never-trusted ws", (*run).neverTrusted},
 	{"symlinked ws", (*run).symlinked},
 	{"task run, resume", (*run).taskRuns},
+	{"task run, limited", (*run).taskRunLimited},
 	{"persistent task", (*run).persistentTask},
 	{"compact", (*run).compact},
 	{"interrupt", (*run).interrupt},

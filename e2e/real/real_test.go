@@ -237,10 +237,13 @@ func (r *run) writeConfig() {
 	// agent launched from the task's own scope), each in a workspace of
 	// its own.
 	b.WriteString("tasks:\n")
-	for _, name := range []string{r.job(), r.persist()} {
+	for _, name := range []string{r.job(), r.persist(), r.limJob(), r.limJobNoRetry()} {
 		fmt.Fprintf(&b, "  %s:\n    harness: %s\n    workspace: %s\n    prompt_file: prompt.md\n    timeout: 6m\n", name, r.h, r.workspace(name))
 		if name == r.persist() {
 			b.WriteString("    runtime: persistent\n")
+		}
+		if name == r.limJob() {
+			b.WriteString("    retries: 1\n")
 		}
 		b.WriteString("    env:\n")
 		for _, k := range sortedKeys(env) {
@@ -261,6 +264,12 @@ func (r *run) writeConfig() {
 // job and persist name the harness's one-shot and persistent tasks.
 func (r *run) job() string     { return r.h + "-job" }
 func (r *run) persist() string { return r.h + "-persist" }
+
+// limJob is the one-shot task with one retry that "task run, limited" runs.
+func (r *run) limJob() string { return r.h + "-limjob" }
+
+// limJobNoRetry is the same without retries: its limited run is the record.
+func (r *run) limJobNoRetry() string { return r.h + "-limjob0" }
 
 func sortedKeys(m map[string]string) []string {
 	return slices.Sorted(maps.Keys(m))
@@ -793,7 +802,12 @@ func (r *run) taskRuns(s *step) {
 // the task with `leo run --json` and returns the marker and the record.
 func (s *step) runTask(task string) (string, api.TaskRun, string) {
 	s.Helper()
-	m := s.r.marker()
+	return s.runTaskMarked(task, s.r.marker())
+}
+
+// runTaskMarked is runTask with the marker m chosen by the caller.
+func (s *step) runTaskMarked(task, m string) (string, api.TaskRun, string) {
+	s.Helper()
 	if err := os.WriteFile(filepath.Join(s.r.workspace(task), "prompt.md"), []byte("Say "+m+" back\n"), 0o600); err != nil {
 		s.Fatalf("%v", err)
 	}
@@ -806,6 +820,15 @@ func (s *step) runTask(task string) (string, api.TaskRun, string) {
 	var rec api.TaskRun
 	if jerr := json.Unmarshal(raw, &rec); jerr != nil {
 		s.Fatalf("leo run %s --json: %v (%v): %s", task, err, jerr, out)
+	}
+	if rec.ID == "" {
+		// A run that did not succeed: run_failed, the record under "run".
+		var failed struct {
+			Run api.TaskRun `json:"run"`
+		}
+		if json.Unmarshal(raw, &failed) == nil {
+			rec = failed.Run
+		}
 	}
 	return m, rec, out
 }

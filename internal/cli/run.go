@@ -260,6 +260,9 @@ func printRun(w io.Writer, r api.TaskRun) error {
 	if r.Reason != "" || r.Message != "" {
 		p.field("reason", runDetail(api.TaskRun{Reason: r.Reason, Message: r.Message}))
 	}
+	if r.ResetsAt != nil {
+		p.field("resets at", r.ResetsAt.UTC().Format(time.RFC3339))
+	}
 	if r.Harness != "" {
 		h := r.Harness
 		if r.Attempt > 0 {

@@ -297,6 +297,10 @@ func runDetail(r api.TaskRun) string {
 		parts = append(parts, r.Message)
 	}
 	detail := strings.Join(parts, ": ")
+	if r.ResetsAt != nil {
+		// A limited run: when its limit resets, in RFC 3339 UTC.
+		detail = "resets " + r.ResetsAt.UTC().Format(time.RFC3339) + "; " + detail
+	}
 	if r.Attempt > 1 {
 		detail += fmt.Sprintf(" (attempt %d)", r.Attempt)
 	}

@@ -506,3 +506,20 @@ func TestRunWaitCoversEveryAttempt(t *testing.T) {
 		t.Errorf("morning (default 30m): %v, want %v", got, want)
 	}
 }
+
+// A limited run shows its outcome and when its limit resets, in the table
+// and in the JSON (resets_at).
+func TestTaskHistoryShowsALimitedRun(t *testing.T) {
+	e, h := taskEnv(t)
+	d := startTaskDaemon(t, h)
+	d.tasks = []api.Task{{Name: "morning"}}
+	start := time.Now().Add(-time.Hour)
+	reset := time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC)
+	d.history = api.TaskHistory{Runs: []api.TaskRun{{ID: "20260101T070000.000Z", Task: "morning", Trigger: api.TriggerSchedule,
+		Start: start, End: start.Add(time.Second), Outcome: api.OutcomeLimited, Reason: api.ReasonUsageLimit, ResetsAt: &reset,
+		Message: "You’ve hit your usage limit."}}}
+	r := e.run("task", "history", "morning")
+	mustContain(t, "limited run", r.stdout, "limited", "resets 2031-05-06T07:00:00Z; usage_limit: You’ve hit your usage limit.")
+	r = e.run("task", "history", "morning", "--json")
+	mustContain(t, "limited run --json", r.stdout, `"outcome":"limited"`, `"reason":"usage_limit"`, `"resets_at":"2031-05-06T07:00:00Z"`)
+}

@@ -30,11 +30,11 @@ func TestNotifyValidationNamesScopeAndField(t *testing.T) {
 		{"command empty item", "notify:\n  - command: [x, \"\"]\n    events: [idle]\n",
 			"notify[0].command: item 2: expected a non-empty string, got an empty string"},
 		{"events missing", "notify:\n  - command: [x]\n",
-			"notify[0].events: required: the events to send (needs_input, errored, limited, idle, task_failed, task_succeeded, crash_loop)"},
+			"notify[0].events: required: the events to send (needs_input, errored, limited, resumed, idle, task_failed, task_succeeded, crash_loop)"},
 		{"event unknown", "notify:\n  - command: [x]\n    events: [idle, turn_ended]\n",
-			`notify[0].events: unknown event "turn_ended" (valid: needs_input, errored, limited, idle, task_failed, task_succeeded, crash_loop)`},
+			`notify[0].events: unknown event "turn_ended" (valid: needs_input, errored, limited, resumed, idle, task_failed, task_succeeded, crash_loop)`},
 		{"template event unknown", "templates:\n  a:\n    notify:\n      - {command: [x], events: [nope]}\n",
-			`templates.a.notify[0].events: unknown event "nope" (valid: needs_input, errored, limited, idle, task_failed, task_succeeded, crash_loop)`},
+			`templates.a.notify[0].events: unknown event "nope" (valid: needs_input, errored, limited, resumed, idle, task_failed, task_succeeded, crash_loop)`},
 		{"template second entry", "templates:\n  a:\n    notify:\n      - {command: [x], events: [idle]}\n      - {webhook: \"ftp://h/x\", events: [idle]}\n",
 			"templates.a.notify[1].webhook: must be an http:// or https:// URL"},
 		{"task webhook no host", "tasks:\n  t:\n    schedule: \"0 7 * * *\"\n    prompt_file: p.md\n    notify:\n      - {webhook: \"https:///x\", events: [task_failed]}\n",
@@ -73,11 +73,11 @@ func TestNotifyValidationNamesScopeAndField(t *testing.T) {
 
 func TestNotifyFindingsCarryTheirPosition(t *testing.T) {
 	c := parseTestYAML(t, "notify:\n  - command: [x]\n    events: [idle]\n  - command: [y]\n    events: [nope]\n")
-	f := wantFinding(t, c, `notify[1].events: unknown event "nope" (valid: needs_input, errored, limited, idle, task_failed, task_succeeded, crash_loop)`)
+	f := wantFinding(t, c, `notify[1].events: unknown event "nope" (valid: needs_input, errored, limited, resumed, idle, task_failed, task_succeeded, crash_loop)`)
 	if f.Line != 5 {
 		t.Errorf("line %d, want 5 (the events: key of the second entry)", f.Line)
 	}
-	f = wantFinding(t, parseTestYAML(t, "notify:\n  - {command: [x]}\n"), "notify[0].events: required: the events to send (needs_input, errored, limited, idle, task_failed, task_succeeded, crash_loop)")
+	f = wantFinding(t, parseTestYAML(t, "notify:\n  - {command: [x]}\n"), "notify[0].events: required: the events to send (needs_input, errored, limited, resumed, idle, task_failed, task_succeeded, crash_loop)")
 	if f.Line != 2 {
 		t.Errorf("line %d, want 2 (the entry)", f.Line)
 	}

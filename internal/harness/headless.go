@@ -25,6 +25,8 @@ type EventStream interface {
 // RunResult is the outcome of a headless run as its event stream states
 // it. The runner combines it with the exit status:
 //
+//   - Limited: a usage or rate limit stopped the run (outcome limited,
+//     reason usage_limit), whatever else the stream said;
 //   - Error != "": the run failed (reason harness_error), whatever the
 //     exit code;
 //   - else a non-zero exit: failed (exit_status);
@@ -39,6 +41,12 @@ type RunResult struct {
 	Succeeded bool
 	// Error is the failure the stream stated, in the harness's words.
 	Error string
+	// Limited: the run ended on a usage or rate limit the harness did not
+	// ride out itself (Error says it in the harness's words). ResetsAt is
+	// when the limit resets as the harness stated it, zero when it did
+	// not say.
+	Limited  bool
+	ResetsAt time.Time
 	// Warnings are errors the harness reported and recovered from (codex's
 	// "Reconnecting... 1/5"); they do not fail a run.
 	Warnings []string
@@ -47,11 +55,6 @@ type RunResult struct {
 	// Usage and CostUSD are what the harness reported, nil when nothing.
 	Usage   *Usage
 	CostUSD *float64
-	// Limited: the failure was a usage or rate limit (the run is recorded
-	// limited, not failed); ResetsAt is when it resets, where the
-	// harness said (zero: it did not).
-	Limited  bool
-	ResetsAt time.Time
 }
 
 // Usage is what a harness reports about tokens. CacheReadTokens are

@@ -94,7 +94,7 @@ func check(r *Record) error {
 	switch r.Outcome {
 	case OutcomeSucceeded, OutcomeFailed, OutcomeTimeout, OutcomeSkipped, OutcomeLimited:
 	default:
-		return fmt.Errorf("history record for task %q: outcome %q is not one of succeeded, failed, timeout, skipped", r.Task, r.Outcome)
+		return fmt.Errorf("history record for task %q: outcome %q is not one of succeeded, failed, timeout, skipped, limited", r.Task, r.Outcome)
 	}
 	if r.Outcome != OutcomeSucceeded && r.Reason == "" {
 		return fmt.Errorf("history record for task %q: outcome %s needs a reason", r.Task, r.Outcome)

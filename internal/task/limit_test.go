@@ -88,18 +88,27 @@ func TestRunLimitedThenRetriedAfterTheReset(t *testing.T) {
 }
 
 // A run a limit stopped is recorded limited with the reset the harness
-// named (codex's words, opencode's retry-after; claude's 429 names none),
-// over each fake's imitation of its CLI's stream.
+// named (codex's words, opencode's retry-after, a claude subscription's
+// words), over each fake's imitation of its CLI's stream; claude's 429 to
+// an API key, and pi's, name none.
 func TestRunLimitedIsRecordedLimited(t *testing.T) {
 	forEachHarness(t, func(t *testing.T, g *rig) {
-		g.scope.Env = map[string]string{"FAKE_SCENARIO": "limited", "FAKE_LIMIT_RESETS_IN": "120"}
+		g.scope.Env = map[string]string{"FAKE_SCENARIO": "limited"}
+		if g.scope.HarnessName == "claude" {
+			rec := g.wait(g.run(context.Background(), g.job()))
+			wantOutcome(t, rec, OutcomeLimited, ReasonUsageLimit)
+			if rec.ResetsAt != nil {
+				t.Fatalf("claude's 429 to an API key names no reset: %v", rec.ResetsAt)
+			}
+		}
+		g.scope.Env["FAKE_LIMIT_RESETS_IN"] = "120"
 		before := time.Now()
 		rec := g.wait(g.run(context.Background(), g.job()))
 		wantOutcome(t, rec, OutcomeLimited, ReasonUsageLimit)
 		switch g.scope.HarnessName {
-		case "claude":
+		case "pi":
 			if rec.ResetsAt != nil {
-				t.Fatalf("claude's 429 names no reset: %v", rec.ResetsAt)
+				t.Fatalf("pi's stream names no reset: %v", rec.ResetsAt)
 			}
 		default:
 			if rec.ResetsAt == nil || rec.ResetsAt.Before(before.Add(time.Minute)) || rec.ResetsAt.After(time.Now().Add(4*time.Minute)) {

@@ -657,8 +657,9 @@ func TestRunOutcomes(t *testing.T) {
 		// A usage or rate limit is limited, not failed (TestRunLimitedIsRecordedLimited).
 		{"limited", map[string]string{"FAKE_SCENARIO": "limited"}, map[string]want{
 			"claude":   {OutcomeLimited, ReasonUsageLimit, 1, "API Error: Request rejected (429)"},
-			"codex":    {OutcomeLimited, ReasonUsageLimit, 1, "You've hit your usage limit (fake)"},
-			"opencode": {OutcomeLimited, ReasonUsageLimit, 1, "Too Many Requests (fake)"},
+			"codex":    {OutcomeLimited, ReasonUsageLimit, 1, "hit your usage limit"},
+			"opencode": {OutcomeLimited, ReasonUsageLimit, 1, "Rate limit reached for requests"},
+			"pi":       {OutcomeLimited, ReasonUsageLimit, 0, "429 Rate limit reached"}, // pi exits 0
 		}},
 		// An error the stream states fails the run even when the process exits 0.
 		{"error event then exit 0", map[string]string{"FAKE_SCENARIO": "stream_error_exit0"}, map[string]want{

@@ -38,6 +38,8 @@ type serviceRig struct {
 	jobs  []Job
 	hold  map[string]chan struct{}
 	reply map[string]Record // what a task's runs answer
+	// during, when set, runs inside each one-shot run (before its reply).
+	during func(ctx context.Context, j Job)
 	// events is what the service published.
 	events eventLog
 }
@@ -111,7 +113,11 @@ func newServiceRig(t *testing.T, start time.Time, yaml string, persistent func(r
 			r.jobs = append(r.jobs, j)
 			h := r.hold[j.Task]
 			out := r.reply[j.Task]
+			during := r.during
 			r.mu.Unlock()
+			if during != nil {
+				during(ctx, j)
+			}
 			if h != nil {
 				select {
 				case <-h:

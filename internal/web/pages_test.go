@@ -873,3 +873,13 @@ func TestAgentPageShowsTheWorktree(t *testing.T) {
 	f.agents["plain"] = api.Agent{Name: "plain", Template: "assistant", Harness: "claude", State: api.StateRunning, TmuxSession: "leo-plain"}
 	mustLack(t, "agent page without a worktree", s.get("/web/agents/plain", http.StatusOK), `id="agent-worktree"`)
 }
+
+// A limited last run shows its outcome and when the limit resets.
+func TestTasksPageShowsALimitedRun(t *testing.T) {
+	s, f := pagesSite(t, pagesYAML)
+	reset := time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC)
+	f.tasks["nightly"] = api.Task{Name: "nightly", Runtime: "oneshot", Harness: "codex", Timezone: "Local", Enabled: true,
+		LastRun: &api.TaskRun{Outcome: api.OutcomeLimited, Reason: api.ReasonUsageLimit, ResetsAt: &reset, Start: time.Now()}}
+	body := s.get("/web/tasks", http.StatusOK)
+	mustHave(t, "tasks page", body, `<span class="outcome-limited">limited</span> <span class="hint">(usage_limit)</span> <span class="hint resets-at">resets `+reset.Local().Format("2006-01-02 15:04"))
+}

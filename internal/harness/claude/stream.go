@@ -3,9 +3,8 @@ package claude
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 )
@@ -16,9 +15,10 @@ var _ harness.EventStreamer = Claude{}
 // (docs/harness-behaviour/claude.md, "Headless runs"): the outcome is the
 // final result event's; is_error true fails even with subtype success; a
 // top-level error event fails; a stream without a result states nothing.
-func (Claude) NewEventStream() harness.EventStream { return &stream{} }
+func (Claude) NewEventStream() harness.EventStream { return &stream{now: time.Now} }
 
 type stream struct {
+	now       func() time.Time // resolves a reset text ("resets 3pm")
 	initID    string
 	anyID     string
 	lastText  string // the last top-level assistant message's text
@@ -28,9 +28,6 @@ type stream struct {
 	haveResult bool
 	result     event  // the result event, its Message and Errors dropped
 	resultErr  string // its failure reason, if it is one
-	// rateLimited: an assistant message was claude's API error of a rate
-	// or usage limit (its error field "rate_limit").
-	rateLimited bool
 }
 
 // event is the union of the fields leo reads; everything else is skipped.
@@ -49,6 +46,7 @@ type event struct {
 	Error       json.RawMessage `json:"error"`
 	// result
 	IsError      harness.Flag    `json:"is_error"`
+	APIStatus    harness.Count   `json:"api_error_status"`
 	Result       harness.Text    `json:"result"`
 	Errors       json.RawMessage `json:"errors"`
 	TotalCostUSD harness.Number  `json:"total_cost_usd"`
@@ -100,9 +98,6 @@ func (s *stream) Line(line []byte) {
 		// is the main conversation's.
 		if ev.ParentToolUseID != "" {
 			return
-		}
-		if rawText(ev.Error) == errRateLimit {
-			s.rateLimited = true
 		}
 		if ev.Message == nil {
 			return
@@ -163,6 +158,7 @@ func (s *stream) Result() harness.RunResult {
 		}
 		if res.IsError || res.Subtype != "success" {
 			r.Error = s.resultErr
+			r.Limited, r.ResetsAt = s.limit(res)
 		} else {
 			r.Succeeded = true
 			if res.Result != "" {
@@ -174,18 +170,21 @@ func (s *stream) Result() harness.RunResult {
 		r.Succeeded = false
 		r.Error = s.errorText
 	}
-	if r.Error != "" && (s.rateLimited || limitText().MatchString(r.Error)) {
-		r.Limited, r.ResetsAt = true, resetsAt(r.Error, now())
-	}
 	return r
 }
 
-// limitText is how claude words a limit in a failed result: its API
-// error of a 429 ("API Error: Request rejected (429) · …") and its usage
-// limit texts ("You've hit your session limit · resets 3pm").
-var limitText = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\(429\)|rate[ _]limit|hit your (?:session |weekly |usage )?limit|usage limit`)
-})
+// limit reads a failed result as a usage or rate limit: the API's 429
+// (claude gave up waiting: it waits out a short retry-after itself, as
+// testdata/streams/limitonce_* shows, and not a long one, limited_*), or a
+// subscription's "You've hit your … limit · resets 3pm" (limit.go).
+func (s *stream) limit(res event) (bool, time.Time) {
+	text := string(res.Result)
+	hit := strings.Contains(text, "hit your") && strings.Contains(text, "limit")
+	if res.APIStatus != 429 && !hit {
+		return false, time.Time{}
+	}
+	return true, resetsAt(text, s.now())
+}
 
 // resultError is a failed result's reason: its text, else its errors,
 // else its subtype.

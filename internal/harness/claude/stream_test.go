@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/harness/harnesstest"
@@ -74,6 +75,21 @@ func TestEventStreamRealCaptures(t *testing.T) {
 				}
 			case "cutonce":
 				succeeded()
+			case "limitonce":
+				// A 429 with a retry-after of 5 s: claude waits it out
+				// itself (one api_retry, status 429) and the run succeeds:
+				// no limit for leo to act on.
+				succeeded()
+				if r.Limited || len(r.Warnings) != 1 || r.Warnings[0] != "API retry 1/10: status 429 rate_limit" {
+					t.Errorf("Limited %v, Warnings %q", r.Limited, r.Warnings)
+				}
+			case "limited":
+				// A 429 with a retry-after of 90 s: claude gives up at once
+				// (exit 1, result api_error_status 429), in words that
+				// name no time.
+				if !r.Limited || r.Succeeded || c.Meta.Exit != 1 || !strings.HasPrefix(r.Error, "API Error: Request rejected (429)") || !r.ResetsAt.IsZero() {
+					t.Errorf("want limited, no reset (exit 1, got %d): %+v", c.Meta.Exit, r)
+				}
 			case "http500", "http401", "cut":
 				// Retries exhausted (CLAUDE_CODE_MAX_RETRIES=2 for 5xx and
 				// a dropped stream; a 401 is retried the default ten
@@ -250,5 +266,28 @@ func TestEventStreamHugeFields(t *testing.T) {
 			continue
 		}
 		t.Run(c.Scenario, func(t *testing.T) { harnesstest.CheckHugeFields(t, Claude{}, c.Data) })
+	}
+}
+
+// TestEventStreamReadsLimits: a failed result is a limit on the API's 429
+// or in a subscription's words, whose reset is read as the TUI's is.
+func TestEventStreamReadsLimits(t *testing.T) {
+	now := time.Date(2026, 12, 3, 13, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		line    string
+		limited bool
+		at      time.Time
+	}{
+		{`{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429) · slow down"}`, true, time.Time{}},
+		{`{"type":"result","subtype":"success","is_error":true,"api_error_status":null,"result":"You've hit your session limit · resets 3pm (UTC)"}`, true, time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC)},
+		{`{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"result":"API Error: 500 boom"}`, false, time.Time{}},
+		{`{"type":"result","subtype":"success","is_error":false,"api_error_status":429,"result":"fine"}`, false, time.Time{}},
+	} {
+		s := &stream{now: func() time.Time { return now }}
+		s.Line([]byte(tc.line))
+		r := s.Result()
+		if r.Limited != tc.limited || !r.ResetsAt.Equal(tc.at) {
+			t.Errorf("%s: Limited %v ResetsAt %v, want %v %v", tc.line, r.Limited, r.ResetsAt, tc.limited, tc.at)
+		}
 	}
 }

@@ -2,8 +2,7 @@ package codex
 
 import (
 	"encoding/json"
-	"regexp"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
@@ -21,9 +20,10 @@ const noTerminalEvent = "the stream ended without turn.completed or turn.failed"
 // and error items are retries and notices it recovers from, recorded as
 // warnings: an error followed by turn.completed is a success. Unlike
 // claude and opencode, an error event alone does not fail the run.
-func (Codex) NewEventStream() harness.EventStream { return &stream{} }
+func (Codex) NewEventStream() harness.EventStream { return &stream{now: time.Now} }
 
 type stream struct {
+	now       func() time.Time // the day a "try again at 6:27 AM." is on
 	threadID  string
 	reply     string
 	lastError string
@@ -114,7 +114,7 @@ func (s *stream) Result() harness.RunResult {
 		r.Succeeded = true
 	case "failed":
 		r.Error = s.failMsg
-		r.Limited, r.ResetsAt = streamLimit(s.failMsg, time.Now())
+		r.Limited, r.ResetsAt = s.limit(s.failMsg)
 	default:
 		r.Error = s.lastError
 		if r.Error == "" {
@@ -124,19 +124,20 @@ func (s *stream) Result() harness.RunResult {
 	return r
 }
 
-// streamLimitWords are how codex words a usage or rate limit in exec's
-// stream: its UsageLimitReached error ("You've hit your usage limit. …
-// try again at 2:47 PM.") and the 429 it gives up on after its retries
-// ("exceeded retry limit, last status: 429 Too Many Requests").
-var streamLimitWords = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)usage limit|rate limit|usage_limit_reached|429 Too Many Requests`)
-})
-
-// streamLimit is whether a failed run's words say a limit, and its reset
-// as far as they say (codex words it in local time, to the minute).
-func streamLimit(msg string, now time.Time) (bool, time.Time) {
-	if !streamLimitWords().MatchString(msg) {
+// limit reads a failed turn's words as a usage limit. codex exec --json
+// carries no codex_error_info: only the words of its usage_limit_reached
+// ("You’ve hit your usage limit. … try again at 6:27 AM.", captured in
+// testdata/streams/limited_*) or of a rate limit it gave up on (429).
+func (s *stream) limit(msg string) (bool, time.Time) {
+	lower := strings.ToLower(msg)
+	if !strings.Contains(lower, "usage limit") && !strings.Contains(lower, "429 too many requests") {
 		return false, time.Time{}
 	}
-	return true, retryAt(msg, now.In(codexZone()))
+	at := retryAt(msg, s.now().In(codexZone()))
+	if !at.IsZero() {
+		// codex names the minute (its resets_at cut to %M): the limit is
+		// over by the end of it.
+		at = at.Add(time.Minute)
+	}
+	return true, at
 }

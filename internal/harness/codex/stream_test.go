@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/harness/harnesstest"
@@ -93,6 +95,8 @@ func TestEventStreamRealCaptures(t *testing.T) {
 				}
 			case "cut":
 				failed("stream disconnected before completion: Transport error: network error: error decoding response body")
+			case "limited", "limitonce":
+				checkLimitCapture(t, c.Data, c.Meta.Exit, r)
 			default:
 				t.Fatalf("capture %s has no expectation: add one", c.Path)
 			}
@@ -234,5 +238,45 @@ func TestEventStreamHugeFields(t *testing.T) {
 			continue
 		}
 		t.Run(c.Scenario, func(t *testing.T) { harnesstest.CheckHugeFields(t, Codex{}, c.Data) })
+	}
+}
+
+// checkLimitCapture: codex 0.171.0 does not retry a usage_limit_reached
+// (one request, exit 1, in both limit captures): the run is limited, with
+// the reset at the end of the minute codex named.
+func checkLimitCapture(t *testing.T, data []byte, exit int, r harness.RunResult) {
+	t.Helper()
+	m := regexp.MustCompile(`try again at (\d{1,2}:\d{2} [AP]M)\.`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("the capture names no reset")
+	}
+	if !r.Limited || r.Succeeded || exit != 1 || !strings.HasPrefix(r.Error, "You’ve hit your usage limit.") {
+		t.Fatalf("want limited in codex's words (exit 1, got %d): %+v", exit, r)
+	}
+	named, _ := time.Parse("3:04 PM", string(m[1]))
+	if got := r.ResetsAt.In(codexZone()); got.Hour() != named.Add(time.Minute).Hour() || got.Minute() != named.Add(time.Minute).Minute() {
+		t.Errorf("ResetsAt = %v, want the end of %s", r.ResetsAt, m[1])
+	}
+}
+
+// TestEventStreamReadsLimits: a failed turn is a limit only in the words of
+// one; the reset is resolved against the stream's day.
+func TestEventStreamReadsLimits(t *testing.T) {
+	now := time.Date(2026, 12, 3, 6, 20, 0, 0, codexZone())
+	for text, want := range map[string]struct {
+		limited bool
+		at      time.Time
+	}{
+		"You’ve hit your usage limit. Try again at 6:27 AM.":              {true, time.Date(2026, 12, 3, 6, 28, 0, 0, codexZone())},
+		"You’ve hit your usage limit. Try again later.":                   {true, time.Time{}},
+		"exceeded retry limit, last status: 429 Too Many Requests":        {true, time.Time{}},
+		"unexpected status 401 Unauthorized: modelserver: scripted error": {false, time.Time{}},
+	} {
+		s := &stream{now: func() time.Time { return now }}
+		s.Line([]byte(`{"type":"turn.failed","error":{"message":` + strconv.Quote(text) + `}}`))
+		r := s.Result()
+		if r.Limited != want.limited || !r.ResetsAt.Equal(want.at) || r.Error != text {
+			t.Errorf("%q: Limited %v ResetsAt %v, want %v %v", text, r.Limited, r.ResetsAt, want.limited, want.at)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -9,12 +10,12 @@ import (
 
 // opencode run's stream of a 429 it did not retry past: an error event
 // with the APIError's status and response headers; retry-after names
-// the reset.
+// the reset, counted from the event's own time.
 func TestEventStreamReadsLimits(t *testing.T) {
-	before := time.Now()
+	at := time.Now().Truncate(time.Millisecond)
 	r := harnesstest.FeedStream(Opencode{}, lines(
-		`{"type":"error","timestamp":1,"sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Too Many Requests","statusCode":429,"isRetryable":true,"responseHeaders":{"retry-after":"5"}}}}`))
-	if !r.Limited || r.ResetsAt.Before(before.Add(5*time.Second-time.Millisecond)) || r.ResetsAt.After(time.Now().Add(5*time.Second)) {
+		`{"type":"error","timestamp":`+strconv.FormatInt(at.UnixMilli(), 10)+`,"sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Too Many Requests","statusCode":429,"isRetryable":true,"responseHeaders":{"retry-after":"5"}}}}`))
+	if d := r.ResetsAt.Sub(at); !r.Limited || d < 5*time.Second || d > 5*time.Second+time.Millisecond {
 		t.Fatalf("429 with retry-after: %+v", r)
 	}
 	r = harnesstest.FeedStream(Opencode{}, lines(

@@ -25,6 +25,10 @@ func (Opencode) NewEventStream() harness.EventStream { return &stream{} }
 type stream struct {
 	sessionID string
 	errMsg    string
+	// limited: the error was the API's 429 (opencode waited its
+	// retry-after out itself and gave up); resetsAt from its headers.
+	limited  bool
+	resetsAt time.Time
 
 	// The last message that had text: its id and its parts in order.
 	msgID string
@@ -34,10 +38,6 @@ type stream struct {
 	usage    *harness.Usage
 	cost     float64
 	haveCost bool
-	// limited: the error was a rate or usage limit (limitOf), resetting
-	// at resetsAt where the response said.
-	limited  bool
-	resetsAt time.Time
 }
 
 type textPart struct {
@@ -48,6 +48,7 @@ type textPart struct {
 type event struct {
 	Type      harness.Text    `json:"type"`
 	SessionID harness.Text    `json:"sessionID"`
+	Timestamp harness.Number  `json:"timestamp"` // Unix ms
 	Error     json.RawMessage `json:"error"`
 	Part      *struct {
 		ID        harness.Text   `json:"id"`
@@ -79,7 +80,14 @@ func (s *stream) Line(line []byte) {
 	case "error":
 		if s.errMsg == "" {
 			s.errMsg = harness.ClipText(errorText(ev.Error), harness.MaxErrorBytes)
-			s.limited, s.resetsAt = limitOf(ev.Error, time.Now().UnixMilli())
+			// The API's 429 (testdata/streams/limited_*): opencode waits
+			// each retry-after out itself and emits this once it gives
+			// up; read as the TUI's turn error is (signal.go).
+			var at int64
+			if ev.Timestamp.Set {
+				at = int64(ev.Timestamp.Value)
+			}
+			s.limited, s.resetsAt = limitOf(ev.Error, at)
 		}
 	case "text":
 		if p := ev.Part; p != nil {
@@ -154,7 +162,7 @@ func errorText(raw json.RawMessage) string {
 }
 
 func (s *stream) Result() harness.RunResult {
-	r := harness.RunResult{SessionID: s.sessionID, Usage: s.usage}
+	r := harness.RunResult{SessionID: s.sessionID, Usage: s.usage, Limited: s.limited, ResetsAt: s.resetsAt}
 	if s.haveCost {
 		c := s.cost
 		r.CostUSD = &c
@@ -169,7 +177,6 @@ func (s *stream) Result() harness.RunResult {
 	switch {
 	case s.errMsg != "":
 		r.Error = s.errMsg
-		r.Limited, r.ResetsAt = s.limited, s.resetsAt
 	case s.sessionID != "":
 		r.Succeeded = true
 	}

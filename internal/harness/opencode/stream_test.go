@@ -64,6 +64,19 @@ func TestEventStreamRealCaptures(t *testing.T) {
 				if r.Reply != "" || r.Usage != nil {
 					t.Errorf("a failed run with no step reported %+v", r)
 				}
+			case "limitonce":
+				// A 429 with retry-after 5: opencode waits it out itself
+				// and the run succeeds; nothing for leo to act on.
+				if !r.Succeeded || r.Limited || c.Meta.Exit != 0 || r.Reply != "ACK "+marker {
+					t.Errorf("want success, not limited (exit %d): %+v", c.Meta.Exit, r)
+				}
+			case "limited":
+				// Every turn answered 429: opencode retries, waiting each
+				// retry-after, for about 90 s, then one error event with
+				// statusCode 429 and the last answer's headers; exit 1.
+				if !r.Limited || r.Succeeded || c.Meta.Exit != 1 || !strings.HasPrefix(r.Error, "APIError: Rate limit reached") {
+					t.Errorf("want limited (exit 1, got %d): %+v", c.Meta.Exit, r)
+				}
 			default:
 				t.Fatalf("capture %s has no expectation: add one", c.Path)
 			}

@@ -118,6 +118,10 @@ func (s *stream) Result() harness.RunResult {
 		r.Succeeded = true
 	case "failed":
 		r.Error = s.failMsg
+		// A rate or usage limit pi gave up retrying: limited, not
+		// failed. pi names no reset (testdata/streams/limited_*: the
+		// server's retry-after is not in its stream).
+		r.Limited = limitPattern().MatchString(s.failMsg)
 	}
 	// No agent_end: nothing stated. The runner then goes by the exit
 	// status (a crash's own words), else "the stream ended without a

@@ -50,6 +50,20 @@ func TestStreamCaptures(t *testing.T) {
 			t.Errorf("%s: %+v", name, r)
 		}
 	}
+	// A 429 on every try (the Chat API's rate_limit_exceeded with a
+	// retry-after): pi retries three times, gives up, exits 0 — limited,
+	// with no reset (pi's stream names none). Once: retried, a success.
+	if r := streamFile(t, "testdata/streams/limited_v0.73.1.jsonl"); r.Succeeded || !r.Limited || !r.ResetsAt.IsZero() || !strings.Contains(r.Error, "429") || len(r.Warnings) != 3 {
+		t.Errorf("limited: %+v", r)
+	}
+	if r := streamFile(t, "testdata/streams/limitonce_v0.73.1.jsonl"); !r.Succeeded || r.Limited {
+		t.Errorf("limitonce: %+v", r)
+	}
+	for _, name := range []string{"http500", "http401"} {
+		if r := streamFile(t, "testdata/streams/"+name+"_v0.73.1.jsonl"); r.Limited {
+			t.Errorf("%s taken for a limit: %+v", name, r)
+		}
+	}
 	// Not retried (401): failed at once, no warning.
 	if r := streamFile(t, "testdata/streams/http401_v0.73.1.jsonl"); r.Succeeded || !strings.Contains(r.Error, "401") || len(r.Warnings) != 0 {
 		t.Errorf("http401: %+v", r)

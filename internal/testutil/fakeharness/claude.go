@@ -349,21 +349,25 @@ func claudeHeadless(p parsedArgs) int {
 		retries(500, "server_error")
 		emit(synthetic("server_error", text))
 		return finish(result("success", true, text, map[string]any{"api_error_status": 500, "stop_reason": "stop_sequence", "total_cost_usd": 0, "usage": fullUsage(0, 0), "modelUsage": map[string]any{}}), 0)
+	case "limited":
+		// An API key's 429 that claude gave up on
+		// (testdata/streams/limited_*): no time; with a reset, a
+		// subscription's words, which name one.
+		text := "API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later."
+		status := any(429)
+		if in, ok := limitResetsIn(); ok {
+			text = fmt.Sprintf("You've hit your session limit · resets in %dm %ds", int(in.Minutes()), int(in.Seconds())%60)
+			status = nil
+		}
+		// No api_retry: claude gives up at once on a long retry-after.
+		emit(synthetic("rate_limit", text))
+		return finish(result("success", true, text, map[string]any{"api_error_status": status, "stop_reason": "stop_sequence", "total_cost_usd": 0, "usage": fullUsage(0, 0), "modelUsage": map[string]any{}}), 1)
 	case "not_logged_in":
 		text := "Not logged in · Please run /login"
 		emit(assistant(text))
 		return finish(result("success", true, text, map[string]any{"api_error_status": nil}), 1)
 	case "turn_failed":
 		return finish(result("error_during_execution", true, "turn failed (fake)", map[string]any{"errors": []string{"turn failed (fake)"}}), 1)
-	case "limited":
-		// An API key's 429, as claude 2.1.197 streams it: the assistant
-		// message of its API error (error "rate_limit"), then an error
-		// result with the same words; no reset time.
-		text := "API Error: Request rejected (429) · rate limited (fake)"
-		msg := assistant(text)
-		msg["error"] = "rate_limit"
-		emit(msg)
-		return finish(result("success", true, text, nil), 1)
 	case "max_turns":
 		return finish(result("error_max_turns", true, "", map[string]any{"errors": []string{"Reached max turns"}}), 1)
 	case "stream_error_exit0":

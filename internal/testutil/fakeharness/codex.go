@@ -305,10 +305,12 @@ func codexExec(p parsedArgs, pos []string) int {
 		}
 		return end(1)
 	case "limited":
-		// codex's UsageLimitReached, with its reset in local time to the
-		// minute (format_retry_timestamp).
-		at := time.Now().Add(limitResetsIn()).Add(time.Minute - time.Nanosecond).Truncate(time.Minute)
-		msg := "You've hit your usage limit (fake). Upgrade to Pro, or try again at " + at.Format("3:04 PM") + "."
+		// usage_limit_reached (testdata/streams/limited_*): codex does not
+		// retry it and names the reset's minute in local time.
+		msg := "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again later."
+		if in, ok := limitResetsIn(); ok {
+			msg = strings.TrimSuffix(msg, "later.") + "at " + time.Now().Add(in).Format("3:04 PM") + "."
+		}
 		emit(map[string]any{"type": "error", "message": msg})
 		emit(map[string]any{"type": "turn.failed", "error": map[string]any{"message": msg}})
 		return end(1)

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	leoharness "github.com/blackpaw-studio/leo/internal/harness"
 	"github.com/blackpaw-studio/leo/internal/testutil"
@@ -244,6 +245,10 @@ func TestFakeHeadlessStreamsMatchReal(t *testing.T) {
 		{"codex", "turn_failed", "http500", []string{modelWarning}},
 		{"opencode", "success", "first", nil},
 		{"opencode", "turn_failed", "http500", nil},
+		{"claude", "limited", "limited", nil},
+		{"codex", "limited", "limited", []string{modelWarning}},
+		{"opencode", "limited", "limited", nil},
+		{"pi", "limited", "limited", nil},
 	}
 	for _, p := range pairs {
 		t.Run(p.harness+"/"+p.fake+"~"+p.real, func(t *testing.T) {
@@ -278,7 +283,7 @@ func TestFakeHeadlessStreamsMatchReal(t *testing.T) {
 				es.Line(l)
 			}
 			rr, fr := es.Result(), fake.result
-			if rr.Succeeded != fr.Succeeded || (rr.Error == "") != (fr.Error == "") || (rr.Usage == nil) != (fr.Usage == nil) || (rr.CostUSD == nil) != (fr.CostUSD == nil) ||
+			if rr.Succeeded != fr.Succeeded || rr.Limited != fr.Limited || (rr.Error == "") != (fr.Error == "") || (rr.Usage == nil) != (fr.Usage == nil) || (rr.CostUSD == nil) != (fr.CostUSD == nil) ||
 				(p.notInFake == nil && len(rr.Warnings) > 0 != (len(fr.Warnings) > 0)) {
 				t.Errorf("outcomes differ:\nreal %+v\nfake %+v", rr, fr)
 			}
@@ -294,4 +299,37 @@ func minus(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// TestFakeHeadlessLimits: the fakes' limited scenario with a reset reads as
+// limited with that reset through each adapter (codex names the minute:
+// the adapter takes its end), and FAKE_LIMIT_ONCE limits only the first run.
+func TestFakeHeadlessLimits(t *testing.T) {
+	for _, h := range []string{"claude", "codex", "opencode"} {
+		t.Run(h, func(t *testing.T) {
+			t.Parallel()
+			before := time.Now()
+			r := runFakeHeadless(t, h, map[string]string{"FAKE_SCENARIO": "limited", "FAKE_LIMIT_RESETS_IN": "300"}).result
+			after := time.Now()
+			lo, hi := before.Add(300*time.Second).Truncate(time.Second), after.Add(300*time.Second).Add(time.Second)
+			if h == "codex" {
+				lo, hi = before.Add(300*time.Second).Truncate(time.Minute).Add(time.Minute), after.Add(300*time.Second).Truncate(time.Minute).Add(time.Minute)
+			}
+			if !r.Limited || r.Succeeded || r.ResetsAt.Before(lo) || r.ResetsAt.After(hi) {
+				t.Errorf("limited with a reset in 300s: %+v, want ResetsAt in [%v, %v]", r, lo, hi)
+			}
+			r = runFakeHeadless(t, h, map[string]string{"FAKE_SCENARIO": "limited"}).result
+			if !r.Limited || !r.ResetsAt.IsZero() {
+				t.Errorf("limited without a reset: %+v", r)
+			}
+			flag := filepath.Join(t.TempDir(), "limited-once")
+			env := map[string]string{"FAKE_SCENARIO": "limited", "FAKE_LIMIT_ONCE": flag}
+			if r := runFakeHeadless(t, h, env).result; !r.Limited {
+				t.Errorf("first run with FAKE_LIMIT_ONCE not limited: %+v", r)
+			}
+			if r := runFakeHeadless(t, h, env).result; r.Limited || !r.Succeeded {
+				t.Errorf("second run with FAKE_LIMIT_ONCE: %+v, want success", r)
+			}
+		})
+	}
 }

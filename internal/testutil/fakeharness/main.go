@@ -19,6 +19,10 @@
 //	FAKE_RAW_LOG         append the raw bytes the TUI read here
 //	FAKE_EXIT_ON_RESUME  a resume exits with this code at once
 //	FAKE_CRASH_AFTER_MS  exit after this long, with FAKE_CRASH_CODE (default 3)
+//	FAKE_LIMIT_RESETS_IN headless limited: the limit resets in this many
+//	                     seconds, said the harness's way (unset: no time)
+//	FAKE_LIMIT_ONCE      headless limited: only the run that creates this
+//	                     file is limited; later ones succeed
 //	FAKE_HANG_CHILD      "1": hang starts a copy of itself that hangs too,
 //	                     sharing stdout (a tool or MCP server the run left)
 //	FAKE_IGNORE_HUP      ignore SIGHUP (as opencode does)
@@ -62,6 +66,10 @@
 //	hang                the first event, then nothing, forever; with
 //	                    FAKE_HANG_CHILD=1 a child that hangs too and
 //	                    holds stdout (killing only the leader is not enough)
+//	limited             the harness's usage/rate limit as the real one
+//	                    states it when it gives up (the captures
+//	                    limited_*), exit 1: limited, with a reset when
+//	                    FAKE_LIMIT_RESETS_IN is set
 //	claude only: max_turns (error_max_turns result, exit 1)
 package main
 
@@ -74,6 +82,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -160,9 +169,38 @@ func turnDuration() time.Duration { return envMS("FAKE_TURN_MS", 50) }
 
 func scenario() string {
 	if s := os.Getenv("FAKE_SCENARIO"); s != "" {
+		if s == "limited" && !limitedThisRun() {
+			return "success"
+		}
 		return s
 	}
 	return "success"
+}
+
+// limitedThisRun: scenario limited limits every run; with
+// FAKE_LIMIT_ONCE=<file>, only the run that makes the file (the limit is
+// over by the retry). Decided once per process.
+var limitedThisRun = sync.OnceValue(func() bool {
+	flag := os.Getenv("FAKE_LIMIT_ONCE")
+	if flag == "" {
+		return true
+	}
+	f, err := os.OpenFile(flag, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return false
+	}
+	_ = f.Close()
+	return true
+})
+
+// limitResetsIn is FAKE_LIMIT_RESETS_IN (seconds until a limit resets);
+// false when unset: the limit names no reset.
+func limitResetsIn() (time.Duration, bool) {
+	n, err := strconv.Atoi(os.Getenv("FAKE_LIMIT_RESETS_IN"))
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return time.Duration(n) * time.Second, true
 }
 
 // exitOnResume is called on a launch that resumes: when
@@ -293,11 +331,4 @@ func hangForever() {
 	for {
 		time.Sleep(time.Hour)
 	}
-}
-
-// limitResetsIn is when the limited scenario's limit resets:
-// FAKE_LIMIT_RESETS_IN seconds from now (default 5), as the loopback model
-// server's limit errors say.
-func limitResetsIn() time.Duration {
-	return time.Duration(envInt("FAKE_LIMIT_RESETS_IN", 5)) * time.Second
 }

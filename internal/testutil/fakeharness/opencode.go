@@ -172,15 +172,18 @@ func opencodeRun(p parsedArgs, pos []string) int {
 		logEvent(map[string]any{"event": "exit", "code": code, "scenario": sc})
 		return code
 	}
-	errorEvent := func(msg string) {
+	apiError := func(msg string, status int, headers map[string]any) {
 		if !jsonOut {
 			fmt.Fprintln(os.Stderr, "Error: "+msg)
 			return
 		}
 		_ = out.Encode(map[string]any{"type": "error", "timestamp": ms(), "sessionID": id,
-			"error": map[string]any{"name": "APIError", "data": map[string]any{"message": msg, "statusCode": 500, "isRetryable": true,
-				"responseHeaders": map[string]any{"content-type": "application/json"}, "responseBody": `{"error":{"message":"` + msg + `"}}`,
+			"error": map[string]any{"name": "APIError", "data": map[string]any{"message": msg, "statusCode": status, "isRetryable": true,
+				"responseHeaders": headers, "responseBody": `{"error":{"message":"` + msg + `"}}`,
 				"metadata": map[string]any{"url": "http://127.0.0.1/v1/chat/completions"}}}})
+	}
+	errorEvent := func(msg string) {
+		apiError(msg, 500, map[string]any{"content-type": "application/json"})
 	}
 	tokens := func(in, out int) map[string]any {
 		return map[string]any{"total": in + out, "input": in, "output": out, "reasoning": 0, "cache": map[string]any{"write": 0, "read": 0}}
@@ -193,11 +196,13 @@ func opencodeRun(p parsedArgs, pos []string) int {
 		errorEvent("provider returned 500 (fake)")
 		return end(1)
 	case "limited":
-		// A 429 opencode gave up on: its APIError with the response's
-		// retry-after.
-		_ = out.Encode(map[string]any{"type": "error", "timestamp": ms(), "sessionID": id,
-			"error": map[string]any{"name": "APIError", "data": map[string]any{"message": "Too Many Requests (fake)", "statusCode": 429, "isRetryable": true,
-				"responseHeaders": map[string]any{"retry-after": fmt.Sprint(int(limitResetsIn().Seconds()))}}}})
+		// A 429 opencode gave up on after waiting its retry-afters out
+		// itself (testdata/streams/limited_*): the last answer's headers.
+		h := map[string]any{"content-type": "application/json", "retry-after": "0"}
+		if in, ok := limitResetsIn(); ok {
+			h["retry-after"] = strconv.Itoa(int(in.Seconds()))
+		}
+		apiError("Rate limit reached for requests. Please try again later.", 429, h)
 		return end(1)
 	case "not_logged_in":
 		errorEvent("No API key found for provider fake (not logged in)")

@@ -127,7 +127,7 @@ func piText(s string) []any { return []any{map[string]any{"type": "text", "text"
 
 func piAssistant(text, stop, errMsg string) map[string]any {
 	m := map[string]any{"role": "assistant", "content": piText(text), "api": "openai-completions", "provider": "fake", "model": "fake-model",
-		"usage":      map[string]any{"input": 10, "output": 3, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 13, "cost": map[string]any{"total": 0.0004}},
+		"usage":      map[string]any{"input": 10, "output": 3, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 13, "cost": map[string]any{"input": 0.0003, "output": 0.0001, "cacheRead": 0, "cacheWrite": 0, "total": 0.0004}},
 		"stopReason": stop, "timestamp": time.Now().UnixMilli()}
 	if text == "" {
 		m["content"] = []any{}
@@ -240,6 +240,12 @@ func piHeadless(st *piStore, p parsedArgs) int {
 	st.entry(map[string]any{"type": "message", "message": user})
 	logLine(map[string]any{"message": msg, "pid": os.Getpid()})
 	time.Sleep(turnDuration())
+	if sc == "limited" {
+		// A 429 on every try (testdata/streams/limited_*): pi retries it
+		// three times, each attempt its own agent run, then gives up and
+		// exits 0; its stream names no reset.
+		return piLimited(st, emit, user)
+	}
 	var a map[string]any
 	switch {
 	case sc == "turn_failed" || sc == "stream_error_exit0" || strings.Contains(msg, failMarker):
@@ -264,6 +270,38 @@ func piHeadless(st *piStore, p parsedArgs) int {
 	}
 	logEvent(map[string]any{"event": "exit", "code": 0, "scenario": sc})
 	return 0
+}
+
+// piLimitError is pi's words for the Chat API's 429 (the provider's
+// message after the status).
+const piLimitError = "429 Rate limit reached for requests. Please try again later."
+
+func piLimited(st *piStore, emit func(map[string]any), user map[string]any) int {
+	const maxAttempts = 3
+	emit(map[string]any{"type": "message_start", "message": user})
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			emit(map[string]any{"type": "agent_start"})
+			emit(map[string]any{"type": "turn_start"})
+		}
+		a := piAssistant("", "error", piLimitError)
+		emit(map[string]any{"type": "message_start", "message": a})
+		emit(map[string]any{"type": "message_end", "message": a})
+		emit(map[string]any{"type": "turn_end", "message": a, "toolResults": []any{}})
+		st.entry(map[string]any{"type": "message", "message": a})
+		msgs := []any{a}
+		if attempt == 0 {
+			msgs = []any{user, a}
+		}
+		emit(map[string]any{"type": "agent_end", "messages": msgs})
+		if attempt == maxAttempts {
+			emit(map[string]any{"type": "auto_retry_end", "success": false, "attempt": maxAttempts, "finalError": piLimitError})
+			logEvent(map[string]any{"event": "exit", "code": 0, "scenario": "limited"})
+			return 0
+		}
+		emit(map[string]any{"type": "auto_retry_start", "attempt": attempt + 1, "maxAttempts": maxAttempts,
+			"delayMs": 2000 << attempt, "errorMessage": piLimitError})
+	}
 }
 
 // piPasteLabel is the marker pi's editor shows for a paste of more than 10

@@ -16,6 +16,10 @@
 //	http500    every turn request answered 500
 //	http401    every turn request answered 401
 //	cut        every turn request's stream dropped before any text
+//	limited    every turn request answered the vendor's usage/rate limit
+//	           (modelserver.LimitReply) with a reset 90 s away
+//	limitonce  the first turn request answered the limit with a reset 5 s
+//	           away, then normally: what a CLI that waits a limit out does
 //
 // claude retries a 5xx ten times with growing delays; CLAUDE_CODE_MAX_RETRIES=2
 // bounds that here (noted in the meta). Every run is bounded by -timeout;
@@ -46,7 +50,7 @@ import (
 	"github.com/blackpaw-studio/leo/internal/testutil/modelserver"
 )
 
-var allScenarios = []string{"first", "resume", "transient", "cutonce", "http500", "http401", "cut"}
+var allScenarios = []string{"first", "resume", "transient", "cutonce", "http500", "http401", "cut", "limited", "limitonce"}
 
 type meta struct {
 	Harness  string   `json:"harness"`
@@ -199,10 +203,24 @@ func capture(h, bin, outRoot string, scenarios []string, timeout time.Duration) 
 				}
 				return modelserver.Reply{Text: "x", Cut: true}
 			})
+		case "limited", "limitonce":
+			reset := time.Now().Add(90 * time.Second)
+			if sc == "limitonce" {
+				reset = time.Now().Add(5 * time.Second)
+			}
+			ms.SetResponder(func(r modelserver.Request) modelserver.Reply {
+				if r.Side {
+					return modelserver.DefaultResponder(r)
+				}
+				if sc == "limitonce" && fails.Add(1) > 1 {
+					return modelserver.DefaultResponder(r)
+				}
+				return modelserver.LimitReply(r.API, reset, time.Now())
+			})
 		default:
 			return fmt.Errorf("unknown scenario %q", sc)
 		}
-		if h == "claude" && (sc == "http500" || sc == "cut" || sc == "transient" || sc == "cutonce") {
+		if h == "claude" && (sc == "http500" || sc == "cut" || sc == "transient" || sc == "cutonce" || sc == "limited") {
 			extra = append(extra, "CLAUDE_CODE_MAX_RETRIES=2")
 		}
 		cmd, err := a.Headless(spec)
