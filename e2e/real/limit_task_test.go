@@ -66,7 +66,7 @@ func (r *run) taskRunLimited(s *step) {
 		ctx, cancel := s.wait(time.Minute)
 		defer cancel()
 		logs, err := r.w.Leo(ctx, "task", "logs", r.limJob(), "--run", rec.ID)
-		if err != nil || !strings.Contains(string(logs), "limited: retrying at") {
+		if err != nil || !strings.Contains(string(logs), "a usage limit: retrying after") {
 			s.Fatalf("the run's log does not say when it retried: %v %s", err, lastLines(string(logs), 10))
 		}
 	case 1:
