@@ -32,11 +32,7 @@ func (r *run) answerPrompts(s *step) {
 	s.skipUnlessAsking(r.h)
 	name := r.approveAgent()
 	approved, denied := r.marker(), r.marker()
-	call := func(file string) *modelserver.ToolCall {
-		t := askTool[r.h]
-		t.Input = strings.ReplaceAll(t.Input, "leo-asked", file)
-		return &t
-	}
+	call := r.askCall
 	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
 		switch {
 		case q.Side:
@@ -151,6 +147,24 @@ func (r *run) answerPrompts(s *step) {
 	}
 }
 
+// askCall is the step's asking tool call (askTool) about file.
+func (r *run) askCall(file string) *modelserver.ToolCall {
+	t := askTool[r.h]
+	t.Input = strings.ReplaceAll(t.Input, "leo-asked", file)
+	return &t
+}
+
+// ensureRunning spawns the agent name (its template's) unless an earlier
+// step left it, and waits until its TUI is up.
+func (s *step) ensureRunning(name string) {
+	s.Helper()
+	if _, err := s.r.w.Client.Get(s.ctx, name); err != nil {
+		s.leo("agent", "spawn", name)
+		s.waitRunning(name, 3*time.Minute)
+		s.pane(name, realcli.ReadyText[s.r.h], time.Minute)
+	}
+}
+
 // answerFails runs leo args (with --json) and wants it to fail with code.
 func (s *step) answerFails(code api.Code, args ...string) {
 	s.Helper()
@@ -215,11 +229,7 @@ func (r *run) answerQuestion(s *step) {
 		return modelserver.DefaultResponder(q)
 	})
 	defer r.ms.SetResponder(nil)
-	if _, err := r.w.Client.Get(s.ctx, name); err != nil {
-		s.leo("agent", "spawn", name)
-		s.waitRunning(name, 3*time.Minute)
-		s.pane(name, realcli.ReadyText[r.h], time.Minute)
-	}
+	s.ensureRunning(name)
 	for _, c := range []struct{ marker, text string }{{picked, "beta.txt"}, {typed, "gamma.txt"}} {
 		s.send(name, "Ask me which file "+c.marker)
 		at := s.waitAttention(name, 3*time.Minute, "asking which file", func(at api.Attention) bool {
@@ -252,11 +262,7 @@ func (r *run) answerAlways(s *step) {
 	s.skipUnlessAsking(r.h)
 	name := r.approveAgent()
 	once, again := r.marker(), r.marker()
-	call := func(file string) *modelserver.ToolCall {
-		t := askTool[r.h]
-		t.Input = strings.ReplaceAll(t.Input, "leo-asked", file)
-		return &t
-	}
+	call := r.askCall
 	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
 		switch {
 		case q.Side:
@@ -269,11 +275,7 @@ func (r *run) answerAlways(s *step) {
 		return modelserver.DefaultResponder(q)
 	})
 	defer r.ms.SetResponder(nil)
-	if _, err := r.w.Client.Get(s.ctx, name); err != nil {
-		s.leo("agent", "spawn", name)
-		s.waitRunning(name, 3*time.Minute)
-		s.pane(name, realcli.ReadyText[r.h], time.Minute)
-	}
+	s.ensureRunning(name)
 	ws := r.workspace(name)
 
 	s.send(name, "Please create the file leo-always-1 "+once+" now")
