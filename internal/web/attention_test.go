@@ -101,7 +101,7 @@ func TestPagesLiveOnTheStream(t *testing.T) {
 	f.agents = attentionAgents(time.Now())
 	f.tasks["report"] = api.Task{Name: "report", Harness: "claude"}
 	for _, c := range []struct{ path, live string }{
-		{"/web/agents", `data-live="/web/partials/agents" data-live-on="agent.state agent.attention message.queued message.delivered message.failed turn.ended"`},
+		{"/web/agents", `data-live="/web/partials/agents" data-live-on="agent.state agent.attention agent.resumed message.queued message.delivered message.failed turn.ended"`},
 		{"/web/tasks", `data-live="/web/partials/tasks" data-live-on="task.run.started task.run.ended config.reloaded"`},
 		{"/web/agents/echo", `data-live="/web/agents/echo/panel"`},
 	} {
@@ -127,4 +127,19 @@ func TestPrintable(t *testing.T) {
 			t.Errorf("printable(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// A usage limit that holds an agent's queue says until when, on the list
+// and on the agent's page; without a hold nothing is said.
+func TestHeldUntilShowsOnTheListAndThePage(t *testing.T) {
+	s, f := pagesSite(t, pagesYAML)
+	f.agents = attentionAgents(time.Now().Add(-3 * time.Minute))
+	held := time.Now().Add(40 * time.Minute)
+	b := f.agents["bravo"]
+	b.HeldUntil = &held
+	f.agents["bravo"] = b
+	for _, path := range []string{"/web/agents", "/web/agents/bravo"} {
+		mustHave(t, path, s.get(path, http.StatusOK), `<div class="hint held-until">messages held until `, "leo delivers them then")
+	}
+	mustLack(t, "alpha's page", s.get("/web/agents/alpha", http.StatusOK), "held-until")
 }

@@ -104,7 +104,7 @@ func TestAgentPageShowsTheConversation(t *testing.T) {
 	}
 	// Today's usage, on the page and compactly in the list.
 	mustHave(t, "page", page, `<dt>Usage today</dt><dd id="agent-usage-today">12000 in / 3400 out, cache 90000 read / 0 written</dd>`,
-		`data-live-on="agent.state agent.attention message.queued message.delivered message.failed turn.ended"`)
+		`data-live-on="agent.state agent.attention agent.resumed message.queued message.delivered message.failed turn.ended"`)
 	for _, p := range []string{"/web/agents", "/web/partials/agents"} {
 		mustHave(t, p, s.get(p, http.StatusOK), `<th class="opt">Today</th>`, `<td class="opt usage-today">12.0k in / 3.4k out</td>`)
 	}
