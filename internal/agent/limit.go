@@ -216,6 +216,12 @@ func (a *agent) endLimit(gen int, why string, onItsOwn bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.limitGen++
+	if onItsOwn {
+		// The harness retried by itself (pi's auto-retry, opencode's): a
+		// limit it meets again is not leo's retry failing, so its
+		// backoff starts over instead of doubling with each attempt.
+		a.limitBackoff = 0
+	}
 	if a.limitLifted != nil {
 		close(a.limitLifted)
 		a.limitLifted = nil

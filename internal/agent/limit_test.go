@@ -192,6 +192,27 @@ func TestLimitWithoutAResetTimeBacksOff(t *testing.T) {
 	waitFor(t, "a hold after the good turn", 30*time.Second, func() bool { s := e.savedLimit(name); return s != nil && s.BackoffSeconds == 60 })
 }
 
+// A harness that retries a limit by itself (pi's auto-retry: each attempt
+// a limited end, then working again) gets a minute's hold each time, not
+// one doubled with every attempt: leo did not retry, so nothing of leo's
+// failed. Captured: pi's four attempts of a 429 had left a 32-minute hold.
+func TestLimitRetriedByTheHarnessDoesNotDoubleTheBackoff(t *testing.T) {
+	const name = "codex"
+	e, _, _ := limitEnv(t)
+	m := e.manager()
+	limitedAgent(t, e, m, name, time.Time{})
+	waitAttention(t, m, name, api.AttentionLimited)
+	for attempt := range 4 {
+		m.Signal(context.Background(), name, harness.Signal{Kind: harness.SignalWorking})
+		waitFor(t, "the hold ended by the harness going on", 30*time.Second, func() bool { return e.savedLimit(name) == nil })
+		m.Signal(context.Background(), name, harness.Signal{Kind: harness.SignalLimited, Text: "429 rate limited"})
+		waitFor(t, "the next attempt's hold", 30*time.Second, func() bool { return e.savedLimit(name) != nil })
+		if s := e.savedLimit(name); s.BackoffSeconds != 60 {
+			t.Fatalf("attempt %d: a %d s hold, want 60 s", attempt+2, s.BackoffSeconds)
+		}
+	}
+}
+
 // A daemon restarted while an agent is limited holds on until the same
 // time: the hold and its reset come back from the record.
 func TestLimitHoldSurvivesADaemonRestart(t *testing.T) {
@@ -299,5 +320,26 @@ func TestLimitLiftedWhenTheHarnessGoesOnByItself(t *testing.T) {
 	}
 	if !strings.Contains(why, "by itself") {
 		t.Fatalf("agent.resumed reason %q", why)
+	}
+}
+
+// A reset while a limit holds the agent: the new conversation's TUI comes
+// up (running), and the hold stands — the limit is the provider's, not the
+// conversation's.
+func TestLimitResetWhileHeldStartsTheAgent(t *testing.T) {
+	for _, name := range []string{"codex", "pi"} {
+		t.Run(name, func(t *testing.T) {
+			e, _, _ := limitEnv(t)
+			m := e.manager()
+			limitedAgent(t, e, m, name, time.Time{})
+			waitAttention(t, m, name, api.AttentionLimited)
+			if _, err := m.Reset(context.Background(), name); err != nil {
+				t.Fatal(err)
+			}
+			e.waitState(m, name, api.StateRunning)
+			if e.savedLimit(name) == nil {
+				t.Fatal("the reset dropped the hold")
+			}
+		})
 	}
 }
