@@ -18,7 +18,9 @@ func TestTurnEndSignalLoadsTheExtension(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hook := harness.TurnEndHook{Command: []string{"/usr/bin/leo", "hook", "turn-end", "--harness", "pi"}, Dir: dir}
+	// The hook program is a name under the test's own dir: never run here,
+	// and never a system directory's.
+	hook := harness.TurnEndHook{Command: []string{filepath.Join(dir, "bin", "leo"), "hook", "turn-end", "--harness", "pi"}, Dir: dir}
 	out, err := Pi{}.TurnEndSignal(context.Background(), spec, cmd, hook)
 	if err != nil {
 		t.Fatal(err)
