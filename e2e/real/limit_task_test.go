@@ -24,31 +24,11 @@ const limitFor = 15 * time.Second
 func (r *run) taskRunLimited(s *step) {
 	r.limitedNoRetry(s)
 	m := r.marker()
-	var mu sync.Mutex
-	var reset time.Time
-	limited, answered := 0, 0
-	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
-		if q.Side || !slices.Contains(q.Markers, m) {
-			return modelserver.DefaultResponder(q)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		now := time.Now()
-		if reset.IsZero() {
-			reset = now.Add(limitFor)
-		}
-		if now.Before(reset) {
-			limited++
-			return modelserver.LimitReply(q.API, reset, now)
-		}
-		answered++
-		return modelserver.Reply{Text: "ACK " + m}
-	})
+	w := &limitWindow{marker: m, window: limitFor}
+	r.ms.SetResponder(w.reply)
 	defer r.ms.SetResponder(nil)
 	_, rec, out := s.runTaskMarked(r.limJob(), m)
-	mu.Lock()
-	nLimited, nAnswered := limited, answered
-	mu.Unlock()
+	_, nLimited, nAnswered := w.counts()
 	s.Logf("%d limit answers, %d answered; record: attempt %d, outcome %s, warnings %q", nLimited, nAnswered, rec.Attempt, rec.Outcome, rec.Warnings)
 	if rec.Outcome != api.OutcomeSucceeded || !strings.Contains(rec.Reply, "ACK "+m) {
 		s.Fatalf("the limited run did not end succeeded with the reply: %s", out)
@@ -92,28 +72,11 @@ func (r *run) limitedNoRetry(s *step) {
 	if r.h == "claude" {
 		window = 90 * time.Second
 	}
-	var mu sync.Mutex
-	var reset time.Time
-	r.ms.SetResponder(func(q modelserver.Request) modelserver.Reply {
-		if q.Side || !slices.Contains(q.Markers, m) {
-			return modelserver.DefaultResponder(q)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		now := time.Now()
-		if reset.IsZero() {
-			reset = now.Add(window)
-		}
-		if now.Before(reset) {
-			return modelserver.LimitReply(q.API, reset, now)
-		}
-		return modelserver.Reply{Text: "ACK " + m}
-	})
+	w := &limitWindow{marker: m, window: window}
+	r.ms.SetResponder(w.reply)
 	defer r.ms.SetResponder(nil)
 	_, rec, out := s.runTaskMarked(r.limJobNoRetry(), m)
-	mu.Lock()
-	at := reset
-	mu.Unlock()
+	at, _, _ := w.counts()
 	s.Logf("without retries: outcome %s (%s), resets_at %v, attempt %d", rec.Outcome, rec.Reason, rec.ResetsAt, rec.Attempt)
 	if r.h == "claude" {
 		if rec.Outcome != api.OutcomeLimited || rec.Reason != api.ReasonUsageLimit || rec.ResetsAt != nil ||
@@ -141,4 +104,41 @@ func (r *run) limitedNoRetry(s *step) {
 	if err != nil || !strings.Contains(string(hist), "limited") || !strings.Contains(string(hist), "resets ") {
 		s.Fatalf("leo task history does not show the limit: %v %s", err, hist)
 	}
+}
+
+// limitWindow answers the turn requests carrying marker with the vendor's
+// limit error (modelserver.LimitReply) for window from the first of them,
+// then "ACK marker"; it counts both kinds of answer.
+type limitWindow struct {
+	marker string
+	window time.Duration
+
+	mu                sync.Mutex
+	reset             time.Time
+	limited, answered int
+}
+
+func (w *limitWindow) reply(q modelserver.Request) modelserver.Reply {
+	if q.Side || !slices.Contains(q.Markers, w.marker) {
+		return modelserver.DefaultResponder(q)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	if w.reset.IsZero() {
+		w.reset = now.Add(w.window)
+	}
+	if now.Before(w.reset) {
+		w.limited++
+		return modelserver.LimitReply(q.API, w.reset, now)
+	}
+	w.answered++
+	return modelserver.Reply{Text: "ACK " + w.marker}
+}
+
+// counts is the limit's reset and how many of each answer were given.
+func (w *limitWindow) counts() (reset time.Time, limited, answered int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.reset, w.limited, w.answered
 }
