@@ -35,17 +35,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 func TestWorktreeAgentsThroughTheCLI(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.WriteConfigExtra("    worktree: true\n", nil)
-	repo := w.Workspaces
-	if err := os.MkdirAll(filepath.Join(repo, "claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(repo, "claude", "README"), []byte("x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gitIn(t, repo, "init", "--quiet")
-	gitIn(t, repo, "add", "-A")
-	gitIn(t, repo, "commit", "--quiet", "-m", "first")
+	repo := worktreeRepo(t, w)
 	w.startDaemon()
 	ctx := context.Background()
 	leo := func(args ...string) (string, error) {
